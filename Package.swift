@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "keystore",
+    products: [
+        .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
+        .executable(name: "keystore", targets: ["keystore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(name: "StellarKeystore", dependencies: ["CSodium"]),
+        .executableTarget(
+            name: "keystore",
+            dependencies: [
+                "StellarKeystore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore"]),
+        // Depending on the executable makes `swift test` build the binary the CLI tests run.
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "StellarKeystore"]),
+    ]
+)

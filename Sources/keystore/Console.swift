@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StellarKeystore
+
+/// Standard input, output and error, written with write(2) so that nothing sits in a buffer at exit.
+enum Console {
+    static func print(_ line: String) {
+        write(Array((line + "\n").utf8), to: STDOUT_FILENO)
+    }
+
+    /// One line on stderr, prefixed so that a person knows which program spoke.
+    static func error(_ message: String) {
+        write(Array("keystore: \(message)\n".utf8), to: STDERR_FILENO)
+    }
+
+    static func warn(_ message: String) {
+        write(Array("keystore: warning: \(message)\n".utf8), to: STDERR_FILENO)
+    }
+
+    static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to fd: Int32) {
+        bytes.withUnsafeBytes { write($0, to: fd) }
+    }
+
+    /// Prints `value` as one line of JSON with sorted keys.
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(value)
+        data.append(UInt8(ascii: "\n"))
+        data.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+    }
+
+    /// All of standard input as text, without trailing white space. Not for secrets.
+    static func readStandardInputText() -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

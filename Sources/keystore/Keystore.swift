@@ -1,0 +1,31 @@
+import ArgumentParser
+import StellarKeystore
+
+@main
+struct Keystore: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "keystore",
+        abstract: "An encrypted local keystore for Stellar keys.",
+        discussion: """
+            Secrets (PINs, seeds) are never taken from the command line: they come from the terminal, \
+            standard input, a file descriptor or a file. Exit codes are listed in the README.
+            """,
+        version: version,
+        subcommands: [StrKeyCommand.self]
+    )
+
+    /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as KeystoreError {
+            Console.error(error.message)
+            Self.exit(withError: ExitCode(error.exitStatus.rawValue))
+        } catch {
+            Self.exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `keystore` binary run as a subprocess, the way a user or a script runs it.
+///
+/// Standard input comes from a file and standard output and error go to files, so that no pipe can fill up and
+/// deadlock however much the command prints, and the two streams stay apart.
+struct KeystoreProcess {
+    struct Result {
+        let status: Int32
+        let stdoutBytes: [UInt8]
+        let stderrBytes: [UInt8]
+        var stdout: String { String(decoding: stdoutBytes, as: UTF8.self) }
+        var stderr: String { String(decoding: stderrBytes, as: UTF8.self) }
+        var stderrLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
+    }
+
+    static let binary: String = {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("keystore"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("keystore"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keystore"),
+        ]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            fatalError("the keystore binary was not found beside the tests: \(candidates.map(\.path))")
+        }
+        return found.path
+    }()
+
+    /// Environment variables set for every run on top of the test's own; `nil` removes a variable.
+    var environment: [String: String?] = [:]
+
+    /// Runs `keystore arguments…`, feeding `stdin` and making each `files[n]` readable on descriptor n.
+    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:]) throws -> Result {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var inputs = files
+        inputs[0] = stdin
+        for (fd, content) in inputs {
+            let path = scratch.appendingPathComponent("fd\(fd)").path
+            try Data(content).write(to: URL(fileURLWithPath: path))
+            posix_spawn_file_actions_addopen(&actions, fd, path, O_RDONLY, 0)
+        }
+        let outPath = scratch.appendingPathComponent("stdout").path
+        let errPath = scratch.appendingPathComponent("stderr").path
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value ?? nil }
+        let argv = [Self.binary] + arguments
+        let pid = try withCStrings(argv) { argv in
+            try withCStrings(env.map { "\($0.key)=\($0.value)" }) { envp in
+                var pid: pid_t = 0
+                let rc = posix_spawn(&pid, Self.binary, &actions, nil, argv, envp)
+                guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+                return pid
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7F == 0
+        return Result(
+            status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F),
+            stdoutBytes: Array(try Data(contentsOf: URL(fileURLWithPath: outPath))),
+            stderrBytes: Array(try Data(contentsOf: URL(fileURLWithPath: errPath))))
+    }
+}
+
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) throws -> R) rethrows -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { pointers.forEach { free($0) } }
+    return try body(pointers)
+}
