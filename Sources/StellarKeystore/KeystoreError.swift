@@ -24,8 +24,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case vaultExists = 6
     /// The vault file is not one we can open: corrupt, tampered with, a newer format, or unsafe parameters.
     case vaultDamaged = 7
-    /// The file system said no: unreadable or unwritable directory, disk full, lock not available.
-    case fileSystem = 8
+    /// The system said no: unreadable or unwritable directory, disk full, not enough memory for the KDF.
+    case system = 8
     /// A session token that is expired, forged, malformed or for another identity.
     case session = 9
     /// The command refused to do something risky without an explicit flag (e.g. a seed to a pipe).

@@ -1,0 +1,26 @@
+/// The name of an identity, which is also the stem of its vault's file name: 1 to 64 of `[a-z0-9._-]`, starting
+/// with a letter or digit so that it can never be `.`, `..` or a hidden file.
+public struct IdentityName: Hashable, Sendable, Comparable {
+    public let rawValue: String
+    public static let `default` = IdentityName(unchecked: "default")
+
+    public init(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let allowed = { (byte: UInt8) in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        guard (1...64).contains(bytes.count), bytes.allSatisfy(allowed),
+              bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "_"), bytes[0] != UInt8(ascii: "-")
+        else { throw VaultError.invalidName(text) }
+        rawValue = text
+    }
+
+    private init(unchecked: String) { rawValue = unchecked }
+
+    public static func < (lhs: IdentityName, rhs: IdentityName) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+extension IdentityName: CustomStringConvertible {
+    public var description: String { rawValue }
+}
