@@ -5,6 +5,11 @@ import StellarKeystore
 enum CLIError: KeystoreError {
     case secretOnCommandLine(String)
     case invalidHex
+    case noTerminal(alternatives: String)
+    case unreadableSecret(source: String, reason: String)
+    case secretLineTooLong(source: String)
+    case conflictingOptions(String)
+    case seedToNonTerminal
 
     var message: String {
         switch self {
@@ -12,13 +17,25 @@ enum CLIError: KeystoreError {
             "Refusing to read \(what) (the command line is visible to other users)."
         case .invalidHex:
             "The payload is not valid hex (an even number of 0-9, a-f)."
+        case .noTerminal(let alternatives):
+            "There is no terminal to ask on; pass it with \(alternatives)."
+        case .unreadableSecret(let source, let reason):
+            "Cannot read from \(source): \(reason)."
+        case .secretLineTooLong(let source):
+            "The line read from \(source) is too long to be a PIN or a secret seed; check what is being passed."
+        case .conflictingOptions(let options):
+            "Use only one of \(options)."
+        case .seedToNonTerminal:
+            "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
         }
     }
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine: .refused
-        case .invalidHex: .invalidInput
+        case .secretOnCommandLine, .seedToNonTerminal: .refused
+        case .invalidHex, .secretLineTooLong: .invalidInput
+        case .unreadableSecret: .system
+        case .noTerminal, .conflictingOptions: .usage
         }
     }
 }

@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import StellarKeystore
 
 @main
@@ -13,11 +16,16 @@ struct Keystore: ParsableCommand {
             standard input, a file descriptor or a file. Exit codes are listed in the README.
             """,
         version: version,
-        subcommands: [StrKeyCommand.self]
+        subcommands: [
+            Signup.self, Login.self, ChangePIN.self, Export.self, List.self, Remove.self, Address.self,
+            StrKeyCommand.self,
+        ]
     )
 
     /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
     static func main() {
+        // A full disk or a file-size limit must come back as an error we can report, not a signal.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -1,0 +1,108 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+
+/// Which keystore, and how to print; shared by every command that touches a vault.
+struct HomeOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The keystore directory.",
+        discussion: "Default: $KEYSTORE_HOME, else $XDG_DATA_HOME/keystore, else ~/.local/share/keystore.",
+        valueName: "dir"))
+    var home: String?
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func store() throws -> VaultStore {
+        if let home { return VaultStore(directory: home) }
+        return VaultStore(directory: try VaultStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+    }
+
+    /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own
+    /// key over a chmod, and the seed inside stays encrypted.
+    func warnAboutPermissions(of store: VaultStore, _ name: IdentityName?) {
+        for warning in store.permissionWarnings(for: name) { Console.warn(warning) }
+    }
+}
+
+/// One identity in a keystore.
+struct IdentityOptions: ParsableArguments {
+    @OptionGroup var keystore: HomeOptions
+
+    @Option(help: ArgumentHelp("The identity: 1-64 of a-z 0-9 . _ -", valueName: "name"))
+    var name: String = IdentityName.default.rawValue
+
+    var json: Bool { keystore.json }
+
+    func store() throws -> VaultStore { try keystore.store() }
+    func identity() throws -> IdentityName { try IdentityName(name) }
+
+    /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked
+    /// for a PIN that could not be used.
+    func vaultReadyForPIN(in store: VaultStore, _ name: IdentityName) throws -> Vault {
+        let vault = try store.vault(named: name)
+        if let wait = store.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        keystore.warnAboutPermissions(of: store, name)
+        return vault
+    }
+}
+
+/// How a command gets the PIN of an existing vault: the terminal by default, or exactly one of three
+/// script-friendly sources. There is deliberately no option that takes the PIN itself.
+struct PINOptions: ParsableArguments {
+    @Flag(help: "Read the PIN from the first line of standard input.")
+    var pinStdin = false
+
+    @Option(help: ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path"))
+    var pinFile: String?
+
+    @Option(help: ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n"))
+    var pinFd: Int32?
+
+    static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
+
+    func validate() throws {
+        guard [pinStdin, pinFile != nil, pinFd != nil].filter({ $0 }).count <= 1 else {
+            throw ValidationError("Use only one of \(Self.alternatives).")
+        }
+    }
+
+    /// Whether the PIN will be typed by a person at the terminal.
+    var isInteractive: Bool { !pinStdin && pinFile == nil && pinFd == nil }
+
+    /// The PIN, from wherever the options say; not checked for strength (that is for new PINs only).
+    func read(prompt: String = "PIN: ") throws -> PIN {
+        if pinStdin { return try PIN(SecretInput.line(from: STDIN_FILENO, describing: "standard input")) }
+        if let pinFile { return try PIN(SecretInput.line(fromFile: pinFile)) }
+        if let pinFd { return try PIN(SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)")) }
+        return try PIN(SecretInput.prompt(prompt, instead: Self.alternatives))
+    }
+
+    /// A PIN being chosen: from a script once, or typed twice at the terminal; then checked for strength.
+    func readNew(prompt: String = "New PIN (6 digits): ") throws -> PIN {
+        if !isInteractive {
+            let pin = try read()
+            try pin.checkStrength()
+            return pin
+        }
+        return try Self.promptNew(prompt, instead: Self.alternatives)
+    }
+
+    /// Asks twice, because a typo in an unechoed PIN would otherwise lock the key away for good.
+    static func promptNew(_ prompt: String, instead alternatives: String) throws -> PIN {
+        let pin = try PIN(SecretInput.prompt(prompt, instead: alternatives))
+        try pin.checkStrength()
+        let confirmation = try SecretInput.prompt("Repeat the PIN: ", instead: alternatives)
+        guard let confirmed = try? PIN(confirmation), pin.isEqual(to: confirmed) else { throw PINError.mismatch }
+        return pin
+    }
+}
+
+extension KDFParameters.Level: ExpressibleByArgument {}

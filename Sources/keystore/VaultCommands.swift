@@ -1,0 +1,245 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+
+/// What the vault commands print with `--json`. Never holds a secret (`export` writes its own).
+struct IdentityReport: Encodable {
+    var name: String
+    var address: String?
+    var path: String?
+    var backup: String?
+    var error: String?
+}
+
+struct Signup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create an identity: a new key, or an imported one, encrypted under a 6-digit PIN.",
+        discussion: """
+            Prints the new G… address. The PIN is asked twice on the terminal, or read once with --pin-stdin, \
+            --pin-file or --pin-fd. With --import the S… seed is read from the first line of standard input \
+            (or asked on the terminal); with --import --pin-stdin the PIN is the second line.
+            """)
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    @Flag(name: .customLong("import"), help: "Import an existing secret seed (S…) instead of generating a key.")
+    var importSeed = false
+
+    @Flag(help: "Replace an existing identity; its old vault is kept as NAME.vault.backup-….")
+    var replace = false
+
+    @Option(help: "Argon2id cost: interactive, moderate or sensitive.")
+    var kdf: KDFParameters.Level = .moderate
+
+    func run() throws {
+        let store = try identity.store()
+        let name = try identity.identity()
+        if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
+        let keyPair = importSeed ? try readSeed() : KeyPair.random()
+        let vault = try Vault.seal(keyPair, name: name, pin: pin.readNew(), kdf: kdf.parameters)
+        let backup = try store.create(vault, replacing: replace)
+        identity.keystore.warnAboutPermissions(of: store, name)
+        if identity.json {
+            try Console.printJSON(IdentityReport(
+                name: name.rawValue, address: keyPair.publicKey.accountID, path: store.path(of: name), backup: backup))
+        } else {
+            if let backup { Console.warn("the previous vault was kept as \(backup)") }
+            Console.print(keyPair.publicKey.accountID)
+        }
+    }
+
+    private func readSeed() throws -> KeyPair {
+        let line = isatty(STDIN_FILENO) != 0
+            ? try SecretInput.prompt("Secret seed (S…): ", instead: "standard input")
+            : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
+        do {
+            return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
+        } catch let error as StrKeyError {
+            throw ImportError(reason: error.message)
+        }
+    }
+
+    /// The seed's own error, restated so that it cannot be mistaken for a PIN problem.
+    struct ImportError: KeystoreError {
+        let reason: String
+        var message: String { "The imported secret seed is not valid: \(reason)" }
+        var exitStatus: ExitStatus { .invalidInput }
+    }
+}
+
+struct Login: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open an identity with its PIN and print its address.")
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    func run() throws {
+        let store = try identity.store()
+        let name = try identity.identity()
+        _ = try identity.vaultReadyForPIN(in: store, name)
+        let keyPair = try store.unlock(name, pin: pin.read())
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: keyPair.publicKey.accountID))
+        } else {
+            Console.print(keyPair.publicKey.accountID)
+        }
+    }
+}
+
+struct ChangePIN: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "change-pin",
+        abstract: "Re-encrypt an identity under a new PIN, with a new salt and nonce.",
+        discussion: """
+            The current PIN comes as for login; the new one is asked twice on the terminal, or read once from \
+            --new-pin-file or --new-pin-fd.
+            """)
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    @Option(help: ArgumentHelp("Read the new PIN from the first line of a file.", valueName: "path"))
+    var newPinFile: String?
+
+    @Option(help: ArgumentHelp("Read the new PIN from the first line of an open file descriptor.", valueName: "n"))
+    var newPinFd: Int32?
+
+    @Option(help: "Argon2id cost for the new encryption (default: keep the current one).")
+    var kdf: KDFParameters.Level?
+
+    func validate() throws {
+        if newPinFile != nil && newPinFd != nil { throw ValidationError("Use only one of --new-pin-file or --new-pin-fd.") }
+    }
+
+    func run() throws {
+        let store = try identity.store()
+        let name = try identity.identity()
+        _ = try identity.vaultReadyForPIN(in: store, name)
+        let current = try pin.read(prompt: "Current PIN: ")
+        let new: PIN
+        if let newPinFile {
+            new = try PIN(SecretInput.line(fromFile: newPinFile))
+            try new.checkStrength()
+        } else if let newPinFd {
+            new = try PIN(SecretInput.line(from: newPinFd, describing: "descriptor \(newPinFd)"))
+            try new.checkStrength()
+        } else {
+            // A person who mistyped the current PIN should hear so before choosing a new one.
+            if pin.isInteractive { _ = try store.unlock(name, pin: current) }
+            new = try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
+        }
+        let vault = try store.changePIN(name, from: current, to: new, kdf: kdf?.parameters)
+        if identity.json {
+            try Console.printJSON(IdentityReport(
+                name: name.rawValue, address: vault.publicKey.accountID, path: store.path(of: name)))
+        } else {
+            Console.print("PIN changed for \(name.rawValue) (\(vault.publicKey.accountID))")
+        }
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the secret seed (S…) of an identity, for a backup.",
+        discussion: "Refuses to write the seed to a pipe or a file unless --force is given.")
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    @Flag(help: "Write the seed even when standard output is not a terminal.")
+    var force = false
+
+    func run() throws {
+        guard force || isatty(STDOUT_FILENO) != 0 else { throw CLIError.seedToNonTerminal }
+        let store = try identity.store()
+        let name = try identity.identity()
+        _ = try identity.vaultReadyForPIN(in: store, name)
+        let keyPair = try store.unlock(name, pin: pin.read())
+        Console.warn("""
+            this is the secret seed of \(keyPair.publicKey.accountID): anyone who sees it controls the account. \
+            Keep it offline.
+            """)
+        // Written piece by piece so that the seed never becomes a Swift String, which could not be zeroed.
+        let seed = keyPair.secretSeedStrKey()
+        let (before, after) = identity.json
+            ? ("{\"address\":\"\(keyPair.publicKey.accountID)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n")
+            : ("", "\n")
+        Console.write(Array(before.utf8), to: STDOUT_FILENO)
+        seed.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
+        Console.write(Array(after.utf8), to: STDOUT_FILENO)
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the identities in the keystore with their addresses (no PIN needed).")
+
+    @OptionGroup var keystore: HomeOptions
+
+    func run() throws {
+        let store = try keystore.store()
+        keystore.warnAboutPermissions(of: store, nil)
+        let reports = try store.names().map { name in
+            do {
+                return IdentityReport(name: name.rawValue, address: try store.vault(named: name).publicKey.accountID)
+            } catch let error as KeystoreError {
+                return IdentityReport(name: name.rawValue, error: error.message)
+            }
+        }
+        if keystore.json {
+            struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
+            try Console.printJSON(Listing(directory: store.directory, identities: reports))
+            return
+        }
+        if reports.isEmpty { Console.warn("no identities in \(store.directory); create one with: keystore signup") }
+        for report in reports {
+            Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? ""))")")
+        }
+    }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Delete an identity, after its PIN (or --force).")
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    @Flag(help: "Delete without asking for the PIN.")
+    var force = false
+
+    func run() throws {
+        let store = try identity.store()
+        let name = try identity.identity()
+        let vault = force ? try store.vault(named: name) : try identity.vaultReadyForPIN(in: store, name)
+        try store.remove(name, pin: force ? nil : pin.read())
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID))
+        } else {
+            Console.print("Removed \(name.rawValue) (\(vault.publicKey.accountID))")
+        }
+    }
+}
+
+struct Address: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the address (G…) of an identity (no PIN needed).",
+        aliases: ["whoami"])
+
+    @OptionGroup var identity: IdentityOptions
+
+    func run() throws {
+        let store = try identity.store()
+        let name = try identity.identity()
+        let address = try store.vault(named: name).publicKey.accountID
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: address))
+        } else {
+            Console.print(address)
+        }
+    }
+}
