@@ -43,8 +43,8 @@ struct Throttle: Codable, Equatable {
 
     static func load(_ path: String) throws -> Throttle {
         guard let bytes = try AtomicFile.read(path, limit: 4096) else { return Throttle() }
-        // A damaged record fails closed: as if the free attempts were used up, without a wait yet.
-        return (try? JSONDecoder().decode(Throttle.self, from: Data(bytes))) ?? Throttle(failures: freeFailures)
+        // A damaged record fails closed: as if the free attempts were used up, so the next wrong PIN starts a wait.
+        return (try? JSONDecoder().decode(Throttle.self, from: Data(bytes))) ?? Throttle(failures: freeFailures - 1)
     }
 
     func save(_ path: String, directory: String) throws {

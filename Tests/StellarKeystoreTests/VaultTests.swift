@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+@testable import StellarKeystore
+
+/// Cheapest Argon2id cost libsodium accepts: the format and the store are under test here, not the KDF.
+let cheapKDF = KDFParameters(opsLimit: 1, memLimit: 8192)
+
+/// A vault file as a JSON object that tests edit, with the check digest recomputed from docs/FORMAT.md (an
+/// independent implementation of it, so the document and the code are held to the same bytes).
+struct VaultJSON {
+    var object: [String: Any]
+
+    init(_ bytes: [UInt8]) throws {
+        object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    subscript(path: String) -> Any? {
+        get {
+            let keys = path.split(separator: ".").map(String.init)
+            return keys.count == 1 ? object[keys[0]] : (object[keys[0]] as? [String: Any])?[keys[1]]
+        }
+        set {
+            let keys = path.split(separator: ".").map(String.init)
+            if keys.count == 1 { object[keys[0]] = newValue; return }
+            var inner = object[keys[0]] as? [String: Any] ?? [:]
+            inner[keys[1]] = newValue
+            object[keys[0]] = inner
+        }
+    }
+
+    mutating func recomputeCheck() {
+        let fields = ["format", "version", "name", "publicKey", "kdf.algorithm", "kdf.opsLimit", "kdf.memLimit",
+                      "kdf.salt", "cipher.algorithm", "cipher.nonce", "cipher.ciphertext", "createdAt"]
+        let text = fields.map { "\(self[$0]!)\n" }.joined()
+        let digest = Array(text.utf8).withUnsafeBytes { Sodium.sha256($0) }
+        self["check"] = Data(digest).base64EncodedString()
+    }
+
+    var bytes: [UInt8] {
+        Array(try! JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
+    }
+
+    /// `field` (base64) with one bit flipped in its first byte.
+    mutating func flipBit(in field: String) {
+        var raw = Data(base64Encoded: self[field] as! String)!
+        raw[0] ^= 0x01
+        self[field] = raw.base64EncodedString()
+    }
+}
+
+@Suite struct VaultTests {
+    let keyPair = KeyPair.random()
+    let pin = try! PIN("270419")
+    let name = try! IdentityName("alice")
+
+    func sealed() throws -> [UInt8] {
+        try Vault.seal(keyPair, name: name, pin: pin, kdf: cheapKDF).encoded()
+    }
+
+    @Test func sealedVaultOpensWithItsPINToTheSameKey() throws {
+        let vault = try Vault(file: sealed(), path: "v")
+        #expect(vault.name == name && vault.publicKey == keyPair.publicKey && vault.kdf == cheapKDF)
+        let opened = try vault.open(pin: pin)
+        #expect(opened == keyPair && opened.seed.isEqual(to: keyPair.seed))
+    }
+
+    @Test func wrongPINIsIncorrectPIN() throws {
+        let vault = try Vault(file: sealed(), path: "v")
+        #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)) { try vault.open(pin: PIN("270418")) }
+    }
+
+    @Test func everySealUsesFreshSaltAndNonce() throws {
+        let first = try VaultJSON(sealed()), second = try VaultJSON(sealed())
+        #expect(first["kdf.salt"] as? String != second["kdf.salt"] as? String)
+        #expect(first["cipher.nonce"] as? String != second["cipher.nonce"] as? String)
+        #expect(first["cipher.ciphertext"] as? String != second["cipher.ciphertext"] as? String)
+    }
+
+    @Test func theFileHoldsNoSecret() throws {
+        let text = String(decoding: try sealed(), as: UTF8.self)
+        let seedStrKey = String(decoding: keyPair.secretSeedStrKey().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        let seedBase64 = Data(keyPair.seed.withUnsafeBytes { Array($0) }).base64EncodedString()
+        #expect(!text.contains(seedStrKey) && !text.contains(seedBase64) && !text.contains("270419"))
+    }
+
+    @Test func theFileHasTheDocumentedFields() throws {
+        let json = try VaultJSON(sealed())
+        #expect(Set(json.object.keys) == ["format", "version", "name", "publicKey", "kdf", "cipher", "createdAt", "check"])
+        #expect(json["format"] as? String == "stellar-keystore-vault" && json["version"] as? Int == 1)
+        #expect(json["kdf.algorithm"] as? String == "argon2id13" && json["cipher.algorithm"] as? String == "xsalsa20poly1305")
+        #expect(Data(base64Encoded: json["kdf.salt"] as! String)?.count == 16)
+        #expect(Data(base64Encoded: json["cipher.nonce"] as! String)?.count == 24)
+        #expect(Data(base64Encoded: json["cipher.ciphertext"] as! String)?.count == 48)
+        var recomputed = json
+        recomputed.recomputeCheck()
+        #expect(recomputed["check"] as? String == json["check"] as? String)
+    }
+
+    /// Edits made without fixing the check digest: caught before any key derivation.
+    @Test(arguments: ["kdf.salt", "cipher.nonce", "cipher.ciphertext"])
+    func aNaiveEditIsReportedAsTampering(_ field: String) throws {
+        var json = try VaultJSON(sealed())
+        json.flipBit(in: field)
+        let error = try #require(throws: VaultError.self) { try Vault(file: json.bytes, path: "v") }
+        #expect(error == .tampered(path: "v", reason: "its check digest does not match its contents"))
+    }
+
+    @Test func aNaiveEditOfTheAddressOrCostIsReportedAsTampering() throws {
+        for (field, value) in [("publicKey", KeyPair.random().publicKey.accountID as Any), ("kdf.opsLimit", 2), ("kdf.memLimit", 16384)] {
+            var json = try VaultJSON(sealed())
+            json[field] = value
+            #expect(throws: VaultError.tampered(path: "v", reason: "its check digest does not match its contents")) {
+                try Vault(file: json.bytes, path: "v")
+            }
+        }
+    }
+
+    /// Edits with a recomputed digest: the cipher's MAC refuses them, indistinguishable from a wrong PIN.
+    @Test(arguments: ["kdf.salt", "cipher.nonce", "cipher.ciphertext"])
+    func aCarefulEditOfTheCiphertextFailsTheMAC(_ field: String) throws {
+        var json = try VaultJSON(sealed())
+        json.flipBit(in: field)
+        json.recomputeCheck()
+        let vault = try Vault(file: json.bytes, path: "v")
+        #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)) { try vault.open(pin: pin) }
+    }
+
+    @Test func aCarefulEditOfTheAddressIsCaughtAfterDecryption() throws {
+        var json = try VaultJSON(sealed())
+        json["publicKey"] = KeyPair.random().publicKey.accountID
+        json.recomputeCheck()
+        let vault = try Vault(file: json.bytes, path: "v")
+        #expect(throws: VaultError.tampered(path: "v", reason: "its address does not match its key")) { try vault.open(pin: pin, path: "v") }
+    }
+
+    @Test(arguments: [
+        ("kdf.memLimit", UInt64(1) << 40), ("kdf.memLimit", UInt64(4) << 30), ("kdf.memLimit", UInt64(1024)),
+        ("kdf.opsLimit", UInt64(1) << 32), ("kdf.opsLimit", UInt64(0)), ("kdf.opsLimit", UInt64(11)),
+    ])
+    func costsOutsideTheBoundsAreRefusedBeforeDerivingAnything(_ field: String, _ value: UInt64) throws {
+        var json = try VaultJSON(sealed())
+        json[field] = value
+        json.recomputeCheck()
+        #expect(throws: VaultError.unsafeParameters(path: "v")) { try Vault(file: json.bytes, path: "v") }
+    }
+
+    @Test func aNewerVersionIsRefusedByNumber() throws {
+        var json = try VaultJSON(sealed())
+        json["version"] = 2
+        #expect(throws: VaultError.unsupportedVersion(path: "v", version: 2)) { try Vault(file: json.bytes, path: "v") }
+        #expect(VaultError.unsupportedVersion(path: "v", version: 2).message.contains("version 2"))
+    }
+
+    @Test func damagedFilesAreCorruptWithAReason() throws {
+        let good = try sealed()
+        var wrongSalt = try VaultJSON(good)
+        wrongSalt["kdf.salt"] = Data(count: 15).base64EncodedString()
+        wrongSalt.recomputeCheck()
+        var missing = try VaultJSON(good)
+        missing["cipher"] = nil
+        let cases: [([UInt8], String)] = [
+            (Array(good.prefix(good.count / 2)), "it is not valid JSON"),
+            ([], "it is not valid JSON"),
+            (Array("[1,2]".utf8), "it is not valid JSON"),
+            (Array("{\"format\":\"other\",\"version\":1}".utf8), "it is not a keystore vault"),
+            (missing.bytes, "a field is missing or of the wrong type"),
+            (wrongSalt.bytes, "the salt is not 16 bytes of base64"),
+            (good + [UInt8](repeating: 0x20, count: Vault.maximumFileSize), "far too large"),
+        ]
+        for (bytes, reason) in cases {
+            let error = try #require(throws: VaultError.self) { try Vault(file: bytes, path: "v") }
+            guard case .corrupt(_, let found) = error else { Issue.record("\(reason): got \(error)"); continue }
+            #expect(found.contains(reason))
+            #expect(error.exitStatus == .vaultDamaged)
+        }
+    }
+}
+
+@Suite struct GoldenVaultTests {
+    struct Index: Decodable {
+        struct Entry: Decodable {
+            let file, pin, name, address, secretSeed, seed: String
+        }
+        let vaults: [Entry]
+    }
+
+    /// Vaults written by earlier versions must open forever, with their documented PINs, to the same keys.
+    @Test func everyGoldenVaultOpens() throws {
+        let entries = try Fixtures.load(Index.self, "vaults/vaults.json").vaults
+        #expect(entries.count >= 2)
+        for entry in entries {
+            let path = Fixtures.root.appendingPathComponent("vaults/\(entry.file)").path
+            let vault = try Vault(file: Array(try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+            #expect(vault.name.rawValue == entry.name && vault.publicKey.accountID == entry.address)
+            let keyPair = try vault.open(pin: PIN(entry.pin))
+            #expect(keyPair.seed.withUnsafeBytes { Array($0) } == Fixtures.hex(entry.seed))
+            #expect(keyPair == (try KeyPair(secretSeed: entry.secretSeed)))
+            #expect(throws: VaultError.self) { try vault.open(pin: PIN("503816")) }
+        }
+    }
+
+    @Test func goldenSeedsAreTheRFC8032Keys() throws {
+        let entries = try Fixtures.load(Index.self, "vaults/vaults.json").vaults
+        let vectors = try Ed25519Vectors.load()
+        for (entry, vector) in zip(entries, vectors) {
+            #expect(Fixtures.hex(entry.seed) == Array(Fixtures.hex(vector.secretKey).prefix(32)))
+            #expect(try PublicKey(accountID: entry.address).rawRepresentation == Fixtures.hex(vector.publicKey))
+        }
+    }
+}
