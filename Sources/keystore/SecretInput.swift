@@ -66,8 +66,9 @@ enum SecretInput {
         let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard tty >= 0 else { throw CLIError.noTerminal(alternatives: alternatives) }
         defer { close(tty) }
-        Console.write(Array(question.utf8), to: tty)
+        // Echo goes off before the question shows, so that nothing typed in answer to it can be echoed.
         let echoWasOn = Terminal.disableEcho(tty)
+        Console.write(Array(question.utf8), to: tty)
         defer {
             if echoWasOn { Terminal.restore() }
             Console.write(Array("\n".utf8), to: tty)  // the user's Enter was not echoed

@@ -32,45 +32,68 @@ struct KeystoreProcess {
     /// Environment variables set for every run on top of the test's own; `nil` removes a variable.
     var environment: [String: String?] = [:]
 
+    /// A started `keystore`, for tests that talk to it (through a pseudo-terminal) while it runs.
+    struct Running {
+        let pid: pid_t
+        let scratch: URL
+
+        func wait() throws -> Result {
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let exited = status & 0x7F == 0
+            return Result(
+                status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F),
+                stdoutBytes: Array(try Data(contentsOf: scratch.appendingPathComponent("stdout"))),
+                stderrBytes: Array(try Data(contentsOf: scratch.appendingPathComponent("stderr"))))
+        }
+    }
+
     /// Runs `keystore arguments…`, feeding `stdin` and making each `files[n]` readable on descriptor n.
-    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:]) throws -> Result {
+    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = []) throws -> Result {
+        try start(arguments, stdin: stdin, files: files, prefix: prefix).wait()
+    }
+
+    /// Starts `keystore arguments…` in a new session. Without `terminal` it has no controlling terminal, so a
+    /// prompt fails at once instead of waiting on the terminal of whoever runs the tests; with `terminal` (a
+    /// pseudo-terminal's path) that terminal is its standard input and controlling terminal. `prefix` runs the
+    /// binary through another program (e.g. `setpriv` to drop root).
+    func start(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], terminal: String? = nil,
+               prefix: [String] = []) throws -> Running {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var inputs = files
-        inputs[0] = stdin
+        if terminal == nil { inputs[0] = stdin }
         for (fd, content) in inputs {
             let path = scratch.appendingPathComponent("fd\(fd)").path
             try Data(content).write(to: URL(fileURLWithPath: path))
             posix_spawn_file_actions_addopen(&actions, fd, path, O_RDONLY, 0)
         }
-        let outPath = scratch.appendingPathComponent("stdout").path
-        let errPath = scratch.appendingPathComponent("stderr").path
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Opened after setsid(), so the terminal becomes the controlling one.
+        if let terminal { posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0) }
+        posix_spawn_file_actions_addopen(&actions, 1, scratch.appendingPathComponent("stdout").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, scratch.appendingPathComponent("stderr").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc ≥ 2.26; hidden behind _GNU_SOURCE)
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value ?? nil }
-        let argv = [Self.binary] + arguments
+        let argv = prefix + [Self.binary] + arguments
         let pid = try withCStrings(argv) { argv in
             try withCStrings(env.map { "\($0.key)=\($0.value)" }) { envp in
                 var pid: pid_t = 0
-                let rc = posix_spawn(&pid, Self.binary, &actions, nil, argv, envp)
+                let rc = posix_spawnp(&pid, argv[0]!, &actions, &attributes, argv, envp)
                 guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
                 return pid
             }
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = status & 0x7F == 0
-        return Result(
-            status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F),
-            stdoutBytes: Array(try Data(contentsOf: URL(fileURLWithPath: outPath))),
-            stderrBytes: Array(try Data(contentsOf: URL(fileURLWithPath: errPath))))
+        return Running(pid: pid, scratch: scratch)
     }
 }
 

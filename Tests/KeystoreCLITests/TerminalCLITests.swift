@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pseudo-terminal playing the person at the keyboard: it waits for a prompt, types an answer, and keeps
+/// everything the program showed on the screen.
+final class PseudoTerminal {
+    let master: Int32
+    let path: String
+    private(set) var screen = ""
+    private var cursor: String.Index
+
+    init() throws {
+        master = PseudoTerminal.posixOpenpt(O_RDWR | O_NOCTTY)
+        var name = [CChar](repeating: 0, count: 128)
+        guard master >= 0, PseudoTerminal.grantpt(master) == 0, PseudoTerminal.unlockpt(master) == 0,
+              PseudoTerminal.ptsnameR(master, &name, name.count) == 0
+        else { throw POSIXError(.ENOTTY) }
+        path = String(cString: name)
+        cursor = screen.startIndex
+    }
+
+    // Swift's Glibc module leaves out the X/Open pseudo-terminal functions, so they are looked up by name.
+    nonisolated(unsafe) private static let libc = dlopen(nil, RTLD_NOW)  // written once, by the lazy initializer
+    private static func function<F>(_ name: String, as type: F.Type) -> F {
+        unsafeBitCast(dlsym(libc, name)!, to: type)
+    }
+    private static let posixOpenpt = function("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
+    private static let grantpt = function("grantpt", as: (@convention(c) (Int32) -> Int32).self)
+    private static let unlockpt = function("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
+    private static let ptsnameR = function(
+        "ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
+
+    deinit { close(master) }
+
+    /// Reads the screen until `text` shows after what was already matched; records an issue after 30 s.
+    func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date() + 30
+        while Date() < deadline {
+            if let found = screen[cursor...].range(of: text) {
+                cursor = found.upperBound
+                return
+            }
+            var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) >= 0 else { continue }
+            if poller.revents & Int16(POLLIN) != 0 {
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                let count = read(master, &buffer, buffer.count)
+                if count > 0 {
+                    screen += String(decoding: buffer[0..<count], as: UTF8.self)
+                    cursor = min(cursor, screen.endIndex)
+                    continue
+                }
+            }
+            if poller.revents & Int16(POLLHUP | POLLERR) != 0 { break }
+        }
+        Issue.record("the terminal never showed \(text.debugDescription); it showed \(screen.debugDescription)",
+                     sourceLocation: sourceLocation)
+    }
+
+    func type(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    var echoIsOn: Bool {
+        var settings = termios()
+        return tcgetattr(master, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+    }
+}
+
+/// The interactive prompts, through a real (pseudo-)terminal: what a person sees and that what they type
+/// never shows.
+@Suite struct TerminalCLITests {
+    let home: KeystoreHome
+    let terminal: PseudoTerminal
+
+    init() throws {
+        home = try KeystoreHome()
+        terminal = try PseudoTerminal()
+    }
+
+    func start(_ arguments: [String]) throws -> KeystoreProcess.Running {
+        try home.keystore.start(arguments, terminal: terminal.path)
+    }
+
+    @Test func signupAsksTwiceWithoutEchoAndLoginOpens() throws {
+        let signup = try start(["signup", "--kdf", "interactive"])
+        terminal.waitFor("New PIN (6 digits): ")
+        #expect(!terminal.echoIsOn)
+        terminal.type("270419")
+        terminal.waitFor("Repeat the PIN: ")
+        terminal.type("270419")
+        let created = try signup.wait()
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.hasPrefix("G") && created.stdout.count == 57)
+        #expect(terminal.echoIsOn, "echo is back on for the shell")
+
+        let login = try start(["login"])
+        terminal.waitFor("PIN: ")
+        terminal.type("270419")
+        let opened = try login.wait()
+        #expect(opened.status == 0 && opened.stdout == created.stdout)
+        #expect(!terminal.screen.contains("270419"), "the PIN was echoed: \(terminal.screen)")
+    }
+
+    @Test func aMismatchedConfirmationCreatesNothing() throws {
+        let signup = try start(["signup", "--kdf", "interactive"])
+        terminal.waitFor("New PIN (6 digits): ")
+        terminal.type("270419")
+        terminal.waitFor("Repeat the PIN: ")
+        terminal.type("270418")
+        let result = try signup.wait()
+        #expect(result.status == 2 && result.stderr == "keystore: The two PINs did not match; nothing was changed. Run the command again.\n")
+        #expect(home.snapshot().keys.filter { $0.hasSuffix(".vault") }.isEmpty)
+    }
+
+    @Test func aWeakPINIsRefusedBeforeTheConfirmation() throws {
+        let signup = try start(["signup", "--kdf", "interactive"])
+        terminal.waitFor("New PIN (6 digits): ")
+        terminal.type("111111")
+        let result = try signup.wait()
+        #expect(result.status == 2 && result.stderr.contains("it repeats one digit"))
+        #expect(!terminal.screen.contains("Repeat"))
+    }
+
+    @Test func anImportedSeedIsNotEchoedEither() throws {
+        let signup = try start(["signup", "--import", "--kdf", "interactive"])
+        terminal.waitFor("Secret seed (S…): ")
+        terminal.type(KeystoreHome.golden.seed)
+        terminal.waitFor("New PIN (6 digits): ")
+        terminal.type("270419")
+        terminal.waitFor("Repeat the PIN: ")
+        terminal.type("270419")
+        let result = try signup.wait()
+        #expect(result.status == 0 && result.stdout == KeystoreHome.golden.address + "\n", "\(result.stderr)")
+        #expect(!terminal.screen.contains(KeystoreHome.golden.seed))
+    }
+
+    @Test func changePINChecksTheCurrentPINBeforeAskingForANewOne() throws {
+        try home.addGolden()
+        let wrong = try start(["change-pin", "--name", KeystoreHome.golden.name])
+        terminal.waitFor("Current PIN: ")
+        terminal.type("503816")
+        let refused = try wrong.wait()
+        #expect(refused.status == 3 && !terminal.screen.contains("New PIN"))
+
+        let change = try start(["change-pin", "--name", KeystoreHome.golden.name])
+        terminal.waitFor("Current PIN: ")
+        terminal.type("270419")
+        terminal.waitFor("New PIN (6 digits): ")
+        terminal.type("918273")
+        terminal.waitFor("Repeat the PIN: ")
+        terminal.type("918273")
+        let changed = try change.wait()
+        #expect(changed.status == 0, "\(changed.stderr)")
+        let login = try home.run(["login", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "918273\n")
+        #expect(login.status == 0 && login.stdout == KeystoreHome.golden.address + "\n")
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A keystore directory of its own for one test, and `keystore` pointed at it.
+final class KeystoreHome {
+    let path: String
+    let keystore: KeystoreProcess
+
+    static let fixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("fixtures")
+    /// The golden vault with PIN 270419 and the RFC 8032 TEST 1 seed (fixtures/vaults/vaults.json).
+    static let golden = (name: "golden-interactive", pin: "270419",
+                         address: "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR",
+                         seed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-home-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        keystore = KeystoreProcess(environment: ["KEYSTORE_HOME": path, "XDG_DATA_HOME": nil])
+    }
+
+    deinit {
+        chmod(path, 0o700)
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    func run(_ arguments: [String], stdin: String = "", files: [Int32: String] = [:], prefix: [String] = []) throws -> KeystoreProcess.Result {
+        try keystore.run(arguments, stdin: Array(stdin.utf8), files: files.mapValues { Array($0.utf8) }, prefix: prefix)
+    }
+
+    /// Copies the golden vault in, under its own name.
+    func addGolden() throws {
+        let source = Self.fixtures.appendingPathComponent("vaults/\(Self.golden.name).vault").path
+        try FileManager.default.copyItem(atPath: source, toPath: vaultPath(Self.golden.name))
+        chmod(vaultPath(Self.golden.name), 0o600)
+    }
+
+    func vaultPath(_ name: String) -> String { "\(path)/\(name).vault" }
+
+    /// Every file in the directory with its bytes.
+    func snapshot() -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            files[name] = try? Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
+        }
+        return files
+    }
+
+    /// The vault files only: the throttle record beside them is allowed to change.
+    func vaults() -> [String: Data] { snapshot().filter { $0.key.hasSuffix(".vault") || $0.key.contains(".vault.") } }
+}
+
+@Suite struct VaultCLITests {
+    /// The whole life of an identity, as a script drives it, with the PIN through each non-interactive channel.
+    @Test func signupLoginChangePINExportRemove() throws {
+        let home = try KeystoreHome()
+        let signup = try home.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        let address = signup.stdout.trimmingCharacters(in: .newlines)
+        #expect(address.count == 56 && address.hasPrefix("G"))
+        #expect(try home.run(["address"]).stdout == address + "\n")
+        #expect(try home.run(["whoami"]).stdout == address + "\n")
+
+        let login = try home.run(["login", "--pin-fd", "3"], files: [3: "270419\n"])
+        #expect(login.status == 0 && login.stdout == address + "\n" && login.stderr.isEmpty)
+
+        let change = try home.run(["change-pin", "--pin-stdin", "--new-pin-fd", "4", "--kdf", "interactive"],
+                                  stdin: "270419\n", files: [4: "503816\n"])
+        #expect(change.status == 0, "\(change.stderr)")
+        let pinFile = home.path + "/../pin-\(UUID().uuidString)"
+        try "503816\n".write(toFile: pinFile, atomically: false, encoding: .utf8)
+        chmod(pinFile, 0o600)
+        defer { unlink(pinFile) }
+        let newLogin = try home.run(["login", "--pin-file", pinFile, "--json"])
+        #expect(newLogin.status == 0 && newLogin.stdout.contains("\"address\":\"\(address)\""))
+        #expect(try home.run(["login", "--pin-stdin"], stdin: "270419\n").status == 3)
+
+        let export = try home.run(["export", "--force", "--pin-stdin"], stdin: "503816\n")
+        #expect(export.status == 0 && export.stderr.contains("secret seed"))
+        let seed = export.stdout.trimmingCharacters(in: .newlines)
+        #expect(seed.count == 56 && seed.hasPrefix("S"))
+        // The exported seed is the same key: imported elsewhere, it has the same address.
+        let copy = try home.run(["signup", "--import", "--name", "copy", "--kdf", "interactive", "--pin-stdin"],
+                                stdin: "\(seed)\n918273\n")
+        #expect(copy.status == 0 && copy.stdout == address + "\n")
+
+        let remove = try home.run(["remove", "--pin-stdin"], stdin: "503816\n")
+        #expect(remove.status == 0 && remove.stdout.contains(address))
+        #expect(try home.run(["address"]).status == 5)
+        let list = try home.run(["list"])
+        #expect(list.stdout == "copy\t\(address)\n")
+    }
+
+    @Test func importedSeedsAndExportsAgree() throws {
+        let home = try KeystoreHome()
+        let golden = KeystoreHome.golden
+        let signup = try home.run(["signup", "--import", "--pin-stdin", "--kdf", "interactive", "--json"],
+                                  stdin: "  \(golden.seed) \n270419\n")
+        #expect(signup.status == 0 && signup.stdout.contains("\"address\":\"\(golden.address)\""))
+        #expect(!signup.stdout.contains(golden.seed) && !signup.stderr.contains(golden.seed))
+        let export = try home.run(["export", "--force", "--pin-stdin", "--json"], stdin: "270419\n")
+        let object = try JSONSerialization.jsonObject(with: Data(export.stdoutBytes)) as? [String: String]
+        #expect(object == ["name": "default", "address": golden.address, "secretSeed": golden.seed])
+    }
+
+    @Test func goldenVaultOpensFromTheCommandLine() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let login = try home.run(["login", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
+        #expect(login.status == 0 && login.stdout == KeystoreHome.golden.address + "\n")
+        let list = try home.run(["list", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(list.stdoutBytes)) as? [String: Any]
+        let identities = object?["identities"] as? [[String: String]]
+        #expect(identities == [["name": KeystoreHome.golden.name, "address": KeystoreHome.golden.address]])
+    }
+
+    @Test func replacingKeepsABackup() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let before = try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(KeystoreHome.golden.name)))
+        let replace = try home.run(["signup", "--name", KeystoreHome.golden.name, "--replace", "--kdf", "interactive", "--pin-stdin"],
+                                   stdin: "918273\n")
+        #expect(replace.status == 0 && replace.stderr.contains("backup"))
+        let backups = home.snapshot().filter { $0.key.hasPrefix("\(KeystoreHome.golden.name).vault.backup-") }
+        #expect(backups.count == 1 && backups.first?.value == before)
+        #expect(replace.stdout != KeystoreHome.golden.address + "\n")
+    }
+
+    @Test func listShowsDamagedVaultsWithoutFailing() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        try Data("{".utf8).write(to: URL(fileURLWithPath: home.vaultPath("broken")))
+        let list = try home.run(["list"])
+        #expect(list.status == 0)
+        #expect(list.stdout.contains("broken\t(cannot be read: ") && list.stdout.contains(KeystoreHome.golden.address))
+    }
+
+    @Test func thePINCannotBeGivenOnTheCommandLine() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        for arguments in [["login", "270419"], ["login", "--pin", "270419"], ["login", "--pin-stdin", "--pin-fd", "3"]] {
+            let result = try home.run(arguments + ["--name", KeystoreHome.golden.name])
+            #expect(result.status == 64, "\(arguments)")
+        }
+    }
+
+    @Test func exportRefusesAPipeWithoutForce() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let result = try home.run(["export", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
+        #expect(result.status == 10 && result.stdout.isEmpty && result.stderr.contains("--force"))
+    }
+}
