@@ -52,15 +52,21 @@ enum Console {
 
     /// All of standard input as text, without trailing white space. Not for secrets.
     static func readStandardInputText() -> String {
+        var bytes = readStandardInput()
+        while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// All of standard input, byte for byte. Not for secrets.
+    static func readStandardInput() -> [UInt8] {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 }

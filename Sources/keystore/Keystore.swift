@@ -17,7 +17,8 @@ struct Keystore: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Signup.self, Login.self, ChangePIN.self, Export.self, List.self, Remove.self, Address.self,
+            Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
+            Address.self, Sign.self, SignMessage.self, Verify.self,
             StrKeyCommand.self,
         ]
     )

@@ -36,13 +36,20 @@ struct HomeOptions: ParsableArguments {
 struct IdentityOptions: ParsableArguments {
     @OptionGroup var keystore: HomeOptions
 
-    @Option(help: ArgumentHelp("The identity: 1-64 of a-z 0-9 . _ -", valueName: "name"))
-    var name: String = IdentityName.default.rawValue
+    @Option(help: ArgumentHelp(
+        "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
+        valueName: "name"))
+    var name: String?
 
     var json: Bool { keystore.json }
 
     func store() throws -> VaultStore { try keystore.store() }
-    func identity() throws -> IdentityName { try IdentityName(name) }
+    func identity() throws -> IdentityName { try name.map(IdentityName.init) ?? .default }
+
+    /// The identity as sessions know it: the keystore directory and the name.
+    func sessionIdentity() throws -> SessionStore.Identity {
+        SessionStore.Identity(keystore: try store().directory, name: try identity())
+    }
 
     /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked
     /// for a PIN that could not be used.

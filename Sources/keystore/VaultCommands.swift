@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,16 +77,38 @@ struct Signup: ParsableCommand {
 
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Open an identity with its PIN and print its address.")
+        abstract: "Open an identity with its PIN and print its address.",
+        discussion: """
+            With --session, also start a signed-in session and print a shell line that sets KEYSTORE_SESSION:             eval "$(keystore login --session)". While it lasts, sign and sign-message need no PIN.
+            """)
 
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var pin: PINOptions
+
+    @Flag(help: "Start a signed-in session for scripts.")
+    var session = false
+
+    @Option(help: ArgumentHelp("How long the session lasts, up to 24h: e.g. 90s, 15m, 8h, 1h30m.", valueName: "duration"))
+    var ttl: SessionDuration = SessionDuration(seconds: SessionStore.defaultTTL)
 
     func run() throws {
         let store = try identity.store()
         let name = try identity.identity()
         _ = try identity.vaultReadyForPIN(in: store, name)
         let keyPair = try store.unlock(name, pin: pin.read())
+        if session {
+            let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+            let token = try sessions.open(keyPair, for: identity.sessionIdentity(), ttl: ttl.seconds)
+            if identity.json {
+                struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
+                try Console.printJSON(Output(name: name.rawValue, address: keyPair.publicKey.accountID,
+                                             token: token.stringValue, expiresIn: ttl.seconds))
+            } else {
+                Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
+                Console.warn("signed in as \(name.rawValue) (\(keyPair.publicKey.accountID)) for \(ttl)")
+            }
+            return
+        }
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: keyPair.publicKey.accountID))
         } else {
@@ -217,6 +244,9 @@ struct Remove: ParsableCommand {
         let name = try identity.identity()
         let vault = force ? try store.vault(named: name) : try identity.vaultReadyForPIN(in: store, name)
         try store.remove(name, pin: force ? nil : pin.read())
+        // A removed identity keeps no signed-in session either.
+        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+        try? sessions.closeAll(for: identity.sessionIdentity())
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID))
         } else {

@@ -100,12 +100,17 @@ enum Sodium {
     // MARK: Hashing
 
     static func sha256(_ data: UnsafeRawBufferPointer) -> [UInt8] {
+        sha256(parts: [data])
+    }
+
+    /// SHA-256 of the concatenation of `parts`, without copying them together.
+    static func sha256(parts: [UnsafeRawBufferPointer]) -> [UInt8] {
         initialize()
+        var state = crypto_hash_sha256_state()
+        _ = crypto_hash_sha256_init(&state)
+        for part in parts { _ = crypto_hash_sha256_update(&state, input(part), UInt64(part.count)) }
         var digest = [UInt8](repeating: 0, count: sha256Bytes)
-        digest.withUnsafeMutableBufferPointer { out in
-            _ = crypto_hash_sha256(
-                out.baseAddress!, input(data), UInt64(data.count))
-        }
+        digest.withUnsafeMutableBufferPointer { _ = crypto_hash_sha256_final(&state, $0.baseAddress!) }
         return digest
     }
 

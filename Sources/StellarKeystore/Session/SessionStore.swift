@@ -1,0 +1,212 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Signed-in sessions: an unlocked seed kept for a while, re-encrypted under a random key that only the
+/// session token holds, in a private directory that is normally in memory (tmpfs).
+///
+/// A session file is JSON: `format` "keystore-session", `version` 1, `name`, `keystore` (the vault directory),
+/// `publicKey`, `expiresAt` (seconds since 1970, shown by `status`), and `nonce` and `ciphertext` (base64): the
+/// secretbox, under the token's key, of 8 bytes of big-endian expiry, SHA-256 of "keystore\nname\npublicKey",
+/// and the 32-byte seed. Expiry and identity are checked from inside the box, so editing the clear copies
+/// achieves nothing.
+public struct SessionStore: Sendable {
+    public static let longestTTL = 24 * 3600
+    public static let defaultTTL = 15 * 60
+    static let format = "keystore-session"
+
+    public let directory: String
+    let now: @Sendable () -> Date
+
+    public init(directory: String, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.directory = directory
+        self.now = now
+    }
+
+    /// `$XDG_RUNTIME_DIR/keystore` (per-user tmpfs under systemd), else `/dev/shm/keystore-UID` (tmpfs on Linux),
+    /// else `/tmp/keystore-UID`.
+    public static func defaultDirectory(environment: [String: String]) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/keystore" }
+        var info = stat()
+        let base = stat("/dev/shm", &info) == 0 && info.st_mode & S_IFMT == S_IFDIR ? "/dev/shm" : "/tmp"
+        return "\(base)/keystore-\(geteuid())"
+    }
+
+    /// Which identity a session belongs to.
+    public struct Identity: Sendable, Equatable {
+        public let keystore: String
+        public let name: IdentityName
+
+        /// `keystore` is made absolute and free of symlinks where it exists, so that two spellings of one
+        /// directory are one identity.
+        public init(keystore: String, name: IdentityName) {
+            var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            self.keystore = realpath(keystore, &resolved) != nil
+                ? String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                : keystore
+            self.name = name
+        }
+    }
+
+    /// What `status` can say without the token, from the clear part of the session files.
+    public struct Summary: Sendable {
+        public let id: String
+        public let name: String
+        public let keystore: String
+        public let publicKey: String
+        public let expiresAt: Date
+    }
+
+    private struct File: Codable {
+        var format: String
+        var version: Int
+        var name: String
+        var keystore: String
+        var publicKey: String
+        var expiresAt: Int64
+        var nonce: String
+        var ciphertext: String
+    }
+
+    // MARK: Opening and closing
+
+    /// Starts a session for `keyPair` lasting `ttl` seconds (1 s to 24 h) and returns its token.
+    public func open(_ keyPair: KeyPair, for identity: Identity, ttl: Int) throws -> SessionToken {
+        guard (1...Self.longestTTL).contains(ttl) else { throw SessionError.invalidTTL }
+        try preparePrivateDirectory()
+        removeExpired()
+        let token = SessionToken.random()
+        let expiresAt = Int64(now().timeIntervalSince1970) + Int64(ttl)
+        let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
+        let plaintext = SecureBytes(count: 72) { out in
+            withUnsafeBytes(of: UInt64(expiresAt).bigEndian) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+            let binding = Self.binding(identity, keyPair.publicKey)
+            UnsafeMutableRawBufferPointer(rebasing: out[8..<40]).copyBytes(from: binding)
+            keyPair.seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[40..<72]).copyMemory(from: $0) }
+        }
+        let ciphertext = plaintext.withUnsafeBytes { text in
+            token.key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: text, nonce: nonce, key: $0) }
+        }
+        let file = File(format: Self.format, version: 1, name: identity.name.rawValue, keystore: identity.keystore,
+                        publicKey: keyPair.publicKey.accountID, expiresAt: expiresAt,
+                        nonce: Data(nonce).base64EncodedString(), ciphertext: Data(ciphertext).base64EncodedString())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.write(Array(try encoder.encode(file)) + [0x0A], to: path(of: token), directory: directory)
+        return token
+    }
+
+    /// The key pair of a live session of `identity`, or of whichever identity the session is for when `identity`
+    /// is nil. Expired sessions are deleted on the way.
+    public func keyPair(for token: SessionToken, identity: Identity?) throws -> KeyPair {
+        let path = path(of: token)
+        guard let bytes = try AtomicFile.read(path, limit: 4096) else { throw SessionError.ended }
+        guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
+              file.version == 1,
+              let nonce = Data(base64Encoded: file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
+              let ciphertext = Data(base64Encoded: file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes
+        else { throw SessionError.forged }
+        var opened = false
+        let plaintext = SecureBytes(count: 72) { out in
+            opened = token.key.withUnsafeBytes {
+                Sodium.secretBoxOpen(ciphertext: Array(ciphertext), nonce: Array(nonce), key: $0, plaintext: out)
+            }
+        }
+        guard opened else { throw SessionError.forged }
+        let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
+        let left = expiresAt - Int64(now().timeIntervalSince1970)
+        // A clock set back must not stretch a session beyond the longest one.
+        guard left > 0, left <= Self.longestTTL else {
+            unlink(path)
+            throw SessionError.expired
+        }
+        let keyPair = try KeyPair(seed: plaintext.slice(40..<72))
+        let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
+        // The clear name and directory are only trusted once they hash to the binding inside the box.
+        let claimed = (try? IdentityName(file.name)).map { Identity(keystore: file.keystore, name: $0) }
+        guard let claimed, binding == Self.binding(claimed, keyPair.publicKey) else { throw SessionError.forged }
+        guard identity == nil || identity == claimed else {
+            throw SessionError.otherIdentity(name: file.name)
+        }
+        return keyPair
+    }
+
+    /// Ends a session by deleting its file, which kills the token with it. Returns whether there was one.
+    @discardableResult
+    public func close(_ token: SessionToken) throws -> Bool {
+        if unlink(path(of: token)) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw AtomicFile.ioError("remove", path(of: token))
+    }
+
+    /// Ends every session of `identity`; returns how many there were.
+    @discardableResult
+    public func closeAll(for identity: Identity) throws -> Int {
+        let sessions = summaries().filter { $0.name == identity.name.rawValue && $0.keystore == identity.keystore }
+        for session in sessions where unlink("\(directory)/\(session.id).session") != 0 && errno != ENOENT {
+            throw AtomicFile.ioError("remove", "\(directory)/\(session.id).session")
+        }
+        return sessions.count
+    }
+
+    /// The unexpired sessions in the directory, as their clear parts say (unauthenticated: for display only).
+    public func summaries() -> [Summary] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var found: [Summary] = []
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            guard name.hasSuffix(".session"),
+                  let bytes = try? AtomicFile.read("\(directory)/\(name)", limit: 4096),
+                  let file = try? JSONDecoder().decode(File.self, from: Data(bytes)),
+                  file.expiresAt > nowSeconds
+            else { continue }
+            found.append(Summary(id: String(name.dropLast(".session".count)), name: file.name, keystore: file.keystore,
+                                 publicKey: file.publicKey, expiresAt: Date(timeIntervalSince1970: Double(file.expiresAt))))
+        }
+        return found.sorted { $0.expiresAt < $1.expiresAt }
+    }
+
+    // MARK: Internals
+
+    func path(of token: SessionToken) -> String { "\(directory)/\(token.fileName)" }
+
+    static func binding(_ identity: Identity, _ publicKey: PublicKey) -> [UInt8] {
+        let text = Array("\(identity.keystore)\n\(identity.name.rawValue)\n\(publicKey.accountID)".utf8)
+        return text.withUnsafeBytes { Sodium.sha256($0) }
+    }
+
+    /// Deletes expired session files, so that encrypted seeds do not pile up.
+    private func removeExpired() {
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        let nowSeconds = Int64(now().timeIntervalSince1970)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let path = "\(directory)/\(name)"
+            guard name.hasSuffix(".session"), let bytes = try? AtomicFile.read(path, limit: 4096) else { continue }
+            let file = try? JSONDecoder().decode(File.self, from: Data(bytes))
+            if let file, file.expiresAt > nowSeconds { continue }
+            unlink(path)
+        }
+    }
+
+    /// Creates the directory 0700 if needed, and refuses one that is not ours alone: in a shared /tmp, someone
+    /// else could have created it first to read or plant sessions.
+    private func preparePrivateDirectory() throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw AtomicFile.ioError("create", directory) }
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { throw AtomicFile.ioError("open", directory) }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw SessionError.unsafeDirectory(directory)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeystore
+
+/// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`, or plain seconds.
+struct SessionDuration: ExpressibleByArgument, CustomStringConvertible {
+    let seconds: Int
+
+    init(seconds: Int) { self.seconds = seconds }
+
+    init?(argument: String) {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
+        var total = 0, number = 0, digits = 0
+        for character in argument {
+            if let digit = character.asciiDigitValue {
+                number = number * 10 + digit
+                digits += 1
+                guard digits <= 6 else { return nil }
+            } else if let unit = units[character], digits > 0 {
+                total += number * unit
+                number = 0
+                digits = 0
+            } else {
+                return nil
+            }
+        }
+        total += number
+        guard total >= 1, total <= SessionStore.longestTTL, !argument.isEmpty else { return nil }
+        seconds = total
+    }
+
+    var description: String {
+        let (hours, minutes, secs) = (seconds / 3600, seconds % 3600 / 60, seconds % 60)
+        return [(hours, "h"), (minutes, "min"), (secs, "s")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: " ")
+    }
+}
+
+extension Character {
+    /// 0–9 for the ASCII digits only (`isNumber` and `wholeNumberValue` accept other scripts' digits too).
+    var asciiDigitValue: Int? {
+        guard let ascii = asciiValue, ascii >= UInt8(ascii: "0"), ascii <= UInt8(ascii: "9") else { return nil }
+        return Int(ascii - UInt8(ascii: "0"))
+    }
+}
+
+struct Logout: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "End the signed-in session in KEYSTORE_SESSION (or, with --all, every session of the identity).",
+        discussion: "The session file is deleted, so the token is useless from then on, wherever copies of it are.")
+
+    @OptionGroup var identity: IdentityOptions
+
+    @Flag(help: "End every session of the identity, not only the one in KEYSTORE_SESSION.")
+    var all = false
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+        var ended = 0
+        if all {
+            ended = try sessions.closeAll(for: identity.sessionIdentity())
+        } else {
+            guard let text = environment[SigningKeyOptions.sessionVariable], !text.isEmpty else {
+                throw SessionError.none(name: try identity.identity().rawValue)
+            }
+            ended = try sessions.close(SessionToken(text)) ? 1 : 0
+        }
+        if identity.json {
+            struct Output: Encodable { let ended: Int }
+            try Console.printJSON(Output(ended: ended))
+        } else {
+            Console.print("unset \(SigningKeyOptions.sessionVariable)")
+            Console.warn(ended == 1 ? "session ended" : "\(ended) sessions ended")
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tell whether a signed-in session is open and when it expires; exit 9 when none is.",
+        discussion: """
+            With KEYSTORE_SESSION set, checks that token (fully: it must open its session). Otherwise lists the \
+            identity's open sessions.
+            """)
+
+    @OptionGroup var identity: IdentityOptions
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+        var open = sessions.summaries()
+        if let text = environment[SigningKeyOptions.sessionVariable], !text.isEmpty {
+            let token = try SessionToken(text)
+            let wanted = identity.name == nil && identity.keystore.home == nil ? nil : try identity.sessionIdentity()
+            let keyPair = try sessions.keyPair(for: token, identity: wanted)
+            open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == keyPair.publicKey.accountID }
+        } else {
+            let wanted = try identity.sessionIdentity()
+            open = open.filter { $0.name == wanted.name.rawValue && $0.keystore == wanted.keystore }
+        }
+        guard !open.isEmpty else { throw SessionError.none(name: try identity.identity().rawValue) }
+        let now = Date()
+        if identity.json {
+            struct Output: Encodable { let name, address, expiresAt: String; let secondsLeft: Int }
+            struct Listing: Encodable { let sessions: [Output] }
+            try Console.printJSON(Listing(sessions: open.map {
+                Output(name: $0.name, address: $0.publicKey, expiresAt: $0.expiresAt.formatted(.iso8601),
+                       secondsLeft: Int($0.expiresAt.timeIntervalSince(now)))
+            }))
+        } else {
+            for session in open {
+                let left = SessionDuration(seconds: max(1, Int(session.expiresAt.timeIntervalSince(now))))
+                Console.print("\(session.name) \(session.publicKey) signed in until \(session.expiresAt.formatted(.iso8601)) (\(left) left)")
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+
+struct SignMessage: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-message",
+        abstract: "Sign a message the SEP-53 way: Ed25519 over SHA-256(\"Stellar Signed Message:\\n\" + message).",
+        discussion: """
+            The message is the argument (UTF-8), --file, or standard input byte for byte. \
+            With --pin-stdin, the PIN is the first line of standard input and the message the rest. \
+            With --batch, standard input is newline-delimited JSON requests (see the README).
+            """)
+
+    @OptionGroup var key: SigningKeyOptions
+
+    @Argument(help: "The message, as UTF-8 text.")
+    var message: String?
+
+    @Option(help: ArgumentHelp("Read the message from a file.", valueName: "path"))
+    var file: String?
+
+    @Option(help: "How to print the signature.")
+    var format: SignatureFormat = .base64
+
+    @Flag(help: "Print the signature in hex (same as --format hex).")
+    var hex = false
+
+    @Flag(help: "Sign newline-delimited JSON requests from standard input, one result per line.")
+    var batch = false
+
+    func validate() throws {
+        if batch && (message != nil || file != nil) {
+            throw ValidationError("--batch reads its requests from standard input; drop the message and --file.")
+        }
+        if message != nil && file != nil { throw ValidationError("Give the message as an argument or --file, not both.") }
+    }
+
+    func run() throws {
+        let format = hex ? .hex : format
+        let keyPair = try key.keyPair()
+        if batch {
+            let outcome = BatchSigner(sign: keyPair.messageSignature(for:), format: format).run(reading: STDIN_FILENO)
+            if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
+            return
+        }
+        let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file)
+        let signature = keyPair.messageSignature(for: bytes)
+        if key.identity.json {
+            struct Output: Encodable { let address, signature, hash: String }
+            try Console.printJSON(Output(address: keyPair.publicKey.accountID, signature: format.encode(signature),
+                                         hash: Hex.string(SignedMessage.hash(of: bytes))))
+        } else {
+            Console.print(format.encode(signature))
+        }
+    }
+}
+
+struct Sign: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign raw bytes with Ed25519 (e.g. a transaction hash or a SEP-10 challenge hash).",
+        discussion: """
+            The payload comes from --file, --hex, --base64, or standard input byte for byte. \
+            With --batch, standard input is newline-delimited JSON requests (see the README).
+            """)
+
+    @OptionGroup var key: SigningKeyOptions
+    @OptionGroup var payload: PayloadOptions
+
+    @Option(help: "How to print the signature.")
+    var format: SignatureFormat = .base64
+
+    @Flag(help: "Sign newline-delimited JSON requests from standard input, one result per line.")
+    var batch = false
+
+    func validate() throws {
+        if batch && payload.sourceCount > 0 {
+            throw ValidationError("--batch reads its requests from standard input; drop --file, --hex and --base64.")
+        }
+    }
+
+    func run() throws {
+        let keyPair = try key.keyPair()
+        if batch {
+            let outcome = BatchSigner(sign: keyPair.signature(for:), format: format).run(reading: STDIN_FILENO)
+            if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
+            return
+        }
+        let signature = keyPair.signature(for: try payload.bytes())
+        if key.identity.json {
+            struct Output: Encodable { let address, signature: String }
+            try Console.printJSON(Output(address: keyPair.publicKey.accountID, signature: format.encode(signature)))
+        } else {
+            Console.print(format.encode(signature))
+        }
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a signature against an address; exit 0 when valid, 1 when not. Needs no vault.",
+        discussion: """
+            Checks a SEP-53 message signature, or with --raw a signature over the payload bytes themselves. \
+            The signature may be base64 or hex.
+            """)
+
+    @Option(help: ArgumentHelp("The signer's account (G…).", valueName: "G…"))
+    var address: String
+
+    @Option(help: ArgumentHelp("The signature, base64 or hex.", valueName: "sig"))
+    var signature: String
+
+    @OptionGroup var payload: PayloadOptions
+
+    @Argument(help: "The message, as UTF-8 text.")
+    var message: String?
+
+    @Flag(help: "Verify a raw Ed25519 signature over the payload, not a SEP-53 message signature.")
+    var raw = false
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let publicKey = try PublicKey(accountID: address)
+        let signatureBytes = try SignatureFormat.decode(signature)
+        let bytes = try payload.bytes(text: message)
+        let valid = raw
+            ? publicKey.isValidSignature(signatureBytes, for: bytes)
+            : publicKey.isValidMessageSignature(signatureBytes, for: bytes)
+        if json {
+            struct Output: Encodable { let address: String; let valid: Bool }
+            try Console.printJSON(Output(address: publicKey.accountID, valid: valid))
+        } else if valid {
+            Console.print("valid")
+        }
+        guard valid else { throw SigningError.invalidSignature }
+    }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeystore
+
+/// How a signing command gets its key: the signed-in session named by `$KEYSTORE_SESSION` if there is one,
+/// else the vault and its PIN (terminal, `--pin-stdin`, `--pin-file` or `--pin-fd`, as for `login`).
+struct SigningKeyOptions: ParsableArguments {
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    static let sessionVariable = "KEYSTORE_SESSION"
+
+    func keyPair() throws -> KeyPair {
+        let environment = ProcessInfo.processInfo.environment
+        if let text = environment[Self.sessionVariable], !text.isEmpty {
+            do {
+                let token = try SessionToken(text)
+                let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+                // Without --name or --home the session says which identity it is.
+                let wanted = identity.name == nil && identity.keystore.home == nil ? nil : try identity.sessionIdentity()
+                return try sessions.keyPair(for: token, identity: wanted)
+            } catch let error as SessionError {
+                // A dead session falls back to the PIN only where one was given or a person can type it;
+                // a script must not sit waiting on a prompt nobody sees.
+                guard !pin.isInteractive || SecretInput.hasTerminal else { throw error }
+                Console.warn("\(error.message) Using the PIN instead.")
+            }
+        }
+        let store = try identity.store()
+        let name = try identity.identity()
+        _ = try identity.vaultReadyForPIN(in: store, name)
+        return try store.unlock(name, pin: pin.read())
+    }
+}
+
+/// How signatures are printed.
+enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
+    case base64, hex
+
+    func encode(_ signature: [UInt8]) -> String {
+        switch self {
+        case .base64: Data(signature).base64EncodedString()
+        case .hex: Hex.string(signature)
+        }
+    }
+
+    /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.
+    static func decode(_ text: String) throws -> [UInt8] {
+        if text.utf8.count == 128, let bytes = Hex.bytes(text) { return bytes }
+        guard let data = Data(base64Encoded: text), data.count == 64 else { throw SigningError.malformedSignature }
+        return Array(data)
+    }
+}
+
+/// Where the bytes to sign or verify come from: `--file`, `--hex`, `--base64`, an argument, or standard input.
+struct PayloadOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Read the payload from a file.", valueName: "path"))
+    var file: String?
+
+    @Option(name: .customLong("hex"), help: ArgumentHelp("The payload as hex.", valueName: "hex"))
+    var payloadHex: String?
+
+    @Option(name: .customLong("base64"), help: ArgumentHelp("The payload as base64.", valueName: "b64"))
+    var payloadBase64: String?
+
+    var sourceCount: Int { [file != nil, payloadHex != nil, payloadBase64 != nil].filter { $0 }.count }
+
+    /// The payload; `text` is the command's argument, if it takes one. Standard input is read whole and as is,
+    /// byte for byte: `echo` adds a newline that becomes part of what is signed.
+    func bytes(text: String? = nil) throws -> [UInt8] {
+        guard sourceCount + (text == nil ? 0 : 1) <= 1 else {
+            throw CLIError.conflictingOptions("a payload argument, --file, --hex or --base64")
+        }
+        if let text { return Array(text.utf8) }
+        return try Self.bytes(file: file, hex: payloadHex, base64: payloadBase64)
+    }
+
+    static func bytes(file: String?, hex payloadHex: String? = nil, base64 payloadBase64: String? = nil) throws -> [UInt8] {
+        if let payloadHex {
+            guard let bytes = Hex.bytes(payloadHex) else { throw CLIError.invalidHex }
+            return bytes
+        }
+        if let payloadBase64 {
+            guard let data = Data(base64Encoded: payloadBase64) else { throw SigningError.malformedBase64 }
+            return Array(data)
+        }
+        if let file {
+            guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: file)) else {
+                throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable")
+            }
+            return Array(bytes)
+        }
+        return Console.readStandardInput()
+    }
+}
+
+enum SigningError: KeystoreError {
+    case malformedSignature
+    case malformedBase64
+    case invalidSignature
+    case batchFailures(failed: Int, total: Int)
+
+    var message: String {
+        switch self {
+        case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."
+        case .malformedBase64: "The payload is not valid base64."
+        case .invalidSignature: "The signature does not match this message and address."
+        case .batchFailures(let failed, let total): "\(failed) of \(total) requests failed; see their error lines."
+        }
+    }
+
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalidSignature: .invalidSignature
+        default: .invalidInput
+        }
+    }
+}
