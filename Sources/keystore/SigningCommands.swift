@@ -42,7 +42,7 @@ struct SignMessage: ParsableCommand {
         let format = hex ? .hex : format
         let keyPair = try key.keyPair()
         if batch {
-            let outcome = BatchSigner(sign: keyPair.messageSignature(for:), format: format).run(reading: STDIN_FILENO)
+            let outcome = BatchSigner(sign: { keyPair.messageSignature(for: $0) }, format: format).run(reading: STDIN_FILENO)
             if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
             return
         }
@@ -84,7 +84,7 @@ struct Sign: ParsableCommand {
     func run() throws {
         let keyPair = try key.keyPair()
         if batch {
-            let outcome = BatchSigner(sign: keyPair.signature(for:), format: format).run(reading: STDIN_FILENO)
+            let outcome = BatchSigner(sign: { keyPair.signature(for: $0) }, format: format).run(reading: STDIN_FILENO)
             if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
             return
         }

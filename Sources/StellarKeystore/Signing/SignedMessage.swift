@@ -18,6 +18,10 @@ extension KeyPair {
     public func messageSignature(for message: [UInt8]) -> [UInt8] {
         signature(for: SignedMessage.hash(of: message))
     }
+
+    public func messageSignature(for message: UnsafeRawBufferPointer) -> [UInt8] {
+        signature(for: SignedMessage.hash(of: message))
+    }
 }
 
 extension PublicKey {
