@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+@testable import StellarKeystore
+
+struct SEP53Vectors: Decodable {
+    struct Vector: Decodable {
+        let name: String
+        let messageText: String?
+        let messageBase64: String?
+        let seed: String
+        let address: String
+        let signatureBase64: String
+        let signatureHex: String
+
+        var message: [UInt8] {
+            if let messageText { return Array(messageText.utf8) }
+            return Array(Data(base64Encoded: messageBase64!)!)
+        }
+    }
+    let vectors: [Vector]
+
+    static func load() throws -> [Vector] { try Fixtures.load(Self.self, "sep53-messages.json").vectors }
+}
+
+@Suite struct SignedMessageTests {
+    @Test func sep53VectorsSignAndVerify() throws {
+        let vectors = try SEP53Vectors.load()
+        #expect(vectors.count == 3)
+        for vector in vectors {
+            let keyPair = try KeyPair(secretSeed: vector.seed)
+            #expect(keyPair.publicKey.accountID == vector.address)
+            let signature = keyPair.messageSignature(for: vector.message)
+            #expect(Data(signature).base64EncodedString() == vector.signatureBase64, "\(vector.name)")
+            #expect(Hex.string(signature) == vector.signatureHex)
+            #expect(keyPair.publicKey.isValidMessageSignature(signature, for: vector.message))
+            // A SEP-53 signature is not a signature of the bare message.
+            #expect(!keyPair.publicKey.isValidSignature(signature, for: vector.message))
+        }
+    }
+
+    @Test func aFlippedBitAnywhereFailsVerification() throws {
+        let vector = try SEP53Vectors.load()[0]
+        let publicKey = try PublicKey(accountID: vector.address)
+        let signature = Fixtures.hex(vector.signatureHex)
+        for bit in 0..<(vector.message.count * 8) {
+            var message = vector.message
+            message[bit / 8] ^= 1 << (bit % 8)
+            #expect(!publicKey.isValidMessageSignature(signature, for: message))
+        }
+        for bit in 0..<(signature.count * 8) {
+            var flipped = signature
+            flipped[bit / 8] ^= 1 << (bit % 8)
+            #expect(!publicKey.isValidMessageSignature(flipped, for: vector.message))
+        }
+        for bit in 0..<256 {
+            var key = publicKey.rawRepresentation
+            key[bit / 8] ^= 1 << (bit % 8)
+            guard let other = try? PublicKey(rawRepresentation: key) else { continue }
+            #expect(!other.isValidMessageSignature(signature, for: vector.message))
+        }
+    }
+
+    @Test func theHashIsSHA256OfPrefixAndMessage() {
+        let message = Array("Hello, World!".utf8)
+        let expected = (Array("Stellar Signed Message:\n".utf8) + message).withUnsafeBytes { Sodium.sha256($0) }
+        #expect(SignedMessage.hash(of: message) == expected)
+    }
+}
+
+@Suite struct SessionStoreTests {
+    let directory = TemporaryDirectory()
+    let clock = ManualClock()
+    var sessions: SessionStore { SessionStore(directory: directory.path + "/run", now: { [clock] in clock.now }) }
+    let keyPair = KeyPair.random()
+    var identity: SessionStore.Identity { .init(keystore: directory.path, name: .default) }
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+    }
+
+    func sessionFile(_ token: SessionToken) -> String { sessions.path(of: token) }
+
+    @Test func aSessionGivesBackTheKeyUntilItExpires() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        #expect(try sessions.keyPair(for: token, identity: identity) == keyPair)
+        #expect(try sessions.keyPair(for: token, identity: nil) == keyPair)
+        #expect(try SessionToken(token.stringValue).id == token.id)
+        clock.advance(59)
+        #expect(try sessions.keyPair(for: token, identity: identity) == keyPair)
+        clock.advance(1)
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: token, identity: identity) }
+        #expect(!FileManager.default.fileExists(atPath: sessionFile(token)), "an expired session is deleted")
+    }
+
+    @Test func theFileHoldsNoSeedInTheClear() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: sessionFile(token))))
+        let seed = keyPair.seed.withUnsafeBytes { Array($0) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let seedStrKey = String(decoding: keyPair.secretSeedStrKey().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        #expect(!bytes.indices.contains { bytes[$0...].starts(with: seed) })
+        #expect(!text.contains(Hex.string(seed)) && !text.contains(Data(seed).base64EncodedString()) && !text.contains(seedStrKey))
+        #expect(!text.contains(Hex.string(token.key.withUnsafeBytes { Array($0) })), "nor the token's key")
+        let mode = try FileManager.default.attributesOfItem(atPath: sessionFile(token))[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+    }
+
+    @Test func theTokenAloneIsUselessOnceTheFileIsGone() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        #expect(try sessions.close(token))
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: token, identity: identity) }
+        #expect(try !sessions.close(token))
+    }
+
+    @Test func theFileAloneIsUselessWithoutTheTokensKey() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let guess = try SessionToken("kss1-" + Hex.string(token.id) + "-" + String(repeating: "ab", count: 32))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: guess, identity: identity) }
+    }
+
+    @Test(arguments: ["ciphertext", "nonce"])
+    func aTamperedFileIsForged(_ field: String) throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let path = sessionFile(token)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var raw = Data(base64Encoded: object[field] as! String)!
+        raw[3] ^= 0x10
+        object[field] = raw.base64EncodedString()
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func editingTheClearExpiryOrIdentityAchievesNothing() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let path = sessionFile(token)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        object["expiresAt"] = (object["expiresAt"] as! Int) + 3600
+        object["name"] = "other"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: token, identity: nil) }
+        object["name"] = "default"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        clock.advance(61)
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func aSessionServesOnlyItsOwnIdentity() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: other) }
+        let elsewhere = SessionStore.Identity(keystore: "/somewhere/else", name: .default)
+        #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: elsewhere) }
+    }
+
+    @Test(arguments: ["", "kss1-", "kss2-" + String(repeating: "0", count: 32) + "-" + String(repeating: "0", count: 64),
+                      "kss1-" + String(repeating: "0", count: 31) + "-" + String(repeating: "0", count: 64),
+                      "kss1-" + String(repeating: "0", count: 32) + "-" + String(repeating: "g", count: 64),
+                      "kss1-" + String(repeating: "0", count: 32) + "-" + String(repeating: "0", count: 64) + "-"])
+    func malformedTokensAreRefused(_ text: String) {
+        #expect(throws: SessionError.malformed) { try SessionToken(text) }
+    }
+
+    @Test func lifetimesAreBetweenOneSecondAndADay() throws {
+        #expect(throws: SessionError.invalidTTL) { try sessions.open(keyPair, for: identity, ttl: 0) }
+        #expect(throws: SessionError.invalidTTL) { try sessions.open(keyPair, for: identity, ttl: 24 * 3600 + 1) }
+        _ = try sessions.open(keyPair, for: identity, ttl: 24 * 3600)
+    }
+
+    @Test func aSharedSessionDirectoryIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: sessions.directory, withIntermediateDirectories: true)
+        chmod(sessions.directory, 0o755)
+        #expect(throws: SessionError.unsafeDirectory(sessions.directory)) { try sessions.open(keyPair, for: identity, ttl: 60) }
+    }
+
+    @Test func logoutAllEndsEverySessionOfTheIdentityOnly() throws {
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let first = try sessions.open(keyPair, for: identity, ttl: 60)
+        _ = try sessions.open(keyPair, for: identity, ttl: 60)
+        let kept = try sessions.open(keyPair, for: other, ttl: 60)
+        #expect(sessions.summaries().count == 3)
+        #expect(try sessions.closeAll(for: identity) == 2)
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: first, identity: identity) }
+        #expect(try sessions.keyPair(for: kept, identity: other) == keyPair)
+    }
+}
