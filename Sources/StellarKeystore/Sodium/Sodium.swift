@@ -114,6 +114,37 @@ enum Sodium {
         return digest
     }
 
+    /// PBKDF2-HMAC-SHA-512 (RFC 8018) into `output` (at most 64 bytes: one block, all BIP39 needs).
+    static func pbkdf2SHA512(
+        password: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, iterations: Int,
+        output: UnsafeMutableRawBufferPointer
+    ) {
+        initialize()
+        precondition(output.count <= hmacSHA512Bytes && iterations >= 1)
+        // The keyed state is computed once and copied for every iteration.
+        var keyed = crypto_auth_hmacsha512_state()
+        _ = crypto_auth_hmacsha512_init(&keyed, input(password), password.count)
+        var block = [UInt8](repeating: 0, count: hmacSHA512Bytes)
+        var sum = [UInt8](repeating: 0, count: hmacSHA512Bytes)
+        var state = keyed
+        _ = crypto_auth_hmacsha512_update(&state, input(salt), UInt64(salt.count))
+        let one: [UInt8] = [0, 0, 0, 1]
+        _ = crypto_auth_hmacsha512_update(&state, one, 4)
+        _ = crypto_auth_hmacsha512_final(&state, &block)
+        sum = block
+        for _ in 1..<iterations {
+            state = keyed
+            _ = crypto_auth_hmacsha512_update(&state, block, UInt64(block.count))
+            _ = crypto_auth_hmacsha512_final(&state, &block)
+            for index in sum.indices { sum[index] ^= block[index] }
+        }
+        output.copyBytes(from: sum.prefix(output.count))
+        block.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+        sum.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
+        withUnsafeMutableBytes(of: &state) { sodium_memzero($0.baseAddress, $0.count) }
+        withUnsafeMutableBytes(of: &keyed) { sodium_memzero($0.baseAddress, $0.count) }
+    }
+
     /// HMAC-SHA-512 into `output` (64 bytes), for BIP39's PBKDF2 and SLIP-10.
     static func hmacSHA512(
         key: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
