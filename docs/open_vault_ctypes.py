@@ -23,11 +23,13 @@ def strkey(version_byte, payload):
 
 def open_vault(path, pin):
     v = json.load(open(path, encoding="utf-8"))
-    assert v["format"] == "stellar-keystore-vault" and v["version"] == 1
+    assert v["format"] == "stellar-keystore-vault" and v["version"] in (1, 2)
     kdf, cipher = v["kdf"], v["cipher"]
     assert 1 <= kdf["opsLimit"] <= 10 and 8192 <= kdf["memLimit"] <= 1 << 30
     fields = [v["format"], v["version"], v["name"], v["publicKey"], kdf["algorithm"], kdf["opsLimit"],
               kdf["memLimit"], kdf["salt"], cipher["algorithm"], cipher["nonce"], cipher["ciphertext"], v["createdAt"]]
+    if v["version"] == 2:
+        fields.append(v["account"])
     digest = hashlib.sha256("".join(f"{f}\n" for f in fields).encode()).digest()
     assert base64.b64decode(v["check"]) == digest, "damaged or edited"
     assert kdf["algorithm"] == "argon2id13" and cipher["algorithm"] == "xsalsa20poly1305"
@@ -40,10 +42,11 @@ def open_vault(path, pin):
                               ctypes.c_ulonglong(kdf["opsLimit"]), ctypes.c_size_t(kdf["memLimit"]), ARGON2ID13)
     assert rc == 0, "out of memory"
     box = base64.b64decode(cipher["ciphertext"])
-    seed = ctypes.create_string_buffer(32)
-    rc = sodium.crypto_secretbox_open_easy(seed, box, ctypes.c_ulonglong(len(box)),
+    plaintext = ctypes.create_string_buffer(len(box) - 16)
+    rc = sodium.crypto_secretbox_open_easy(plaintext, box, ctypes.c_ulonglong(len(box)),
                                            base64.b64decode(cipher["nonce"]), key)
     assert rc == 0, "incorrect PIN"
+    seed = ctypes.create_string_buffer(plaintext.raw[:32], 32)
     public, secret = ctypes.create_string_buffer(32), ctypes.create_string_buffer(64)
     sodium.crypto_sign_seed_keypair(public, secret, seed)
     assert strkey(6 << 3, public.raw) == v["publicKey"], "tampered"

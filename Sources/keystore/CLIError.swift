@@ -10,6 +10,7 @@ enum CLIError: KeystoreError {
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
     case seedToNonTerminal
+    case phraseToNonTerminal
 
     var message: String {
         switch self {
@@ -22,17 +23,19 @@ enum CLIError: KeystoreError {
         case .unreadableSecret(let source, let reason):
             "Cannot read from \(source): \(reason)."
         case .secretLineTooLong(let source):
-            "The line read from \(source) is too long to be a PIN or a secret seed; check what is being passed."
+            "The line read from \(source) is too long to be a PIN, a seed or a recovery phrase; check what is being passed."
         case .conflictingOptions(let options):
             "Use only one of \(options)."
         case .seedToNonTerminal:
             "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
+        case .phraseToNonTerminal:
+            "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
         }
     }
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine, .seedToNonTerminal: .refused
+        case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal: .refused
         case .invalidHex, .secretLineTooLong: .invalidInput
         case .unreadableSecret: .system
         case .noTerminal, .conflictingOptions: .usage

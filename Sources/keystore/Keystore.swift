@@ -6,7 +6,7 @@ import StellarKeystore
 
 @main
 struct Keystore: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = "0.2.0"
 
     static let configuration = CommandConfiguration(
         commandName: "keystore",
@@ -18,7 +18,7 @@ struct Keystore: ParsableCommand {
         version: version,
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
-            Address.self, Sign.self, SignMessage.self, Verify.self,
+            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self,
             StrKeyCommand.self,
         ]
     )

@@ -10,8 +10,8 @@ import StellarKeystore
 /// Lines are read one byte per read(2), never more: whatever follows the secret on the same descriptor (a seed
 /// after a PIN, a payload to sign) is left for the command to read.
 enum SecretInput {
-    /// Longer lines are refused rather than silently cut: a secret line is never longer than an `S…` seed.
-    static let lineLimit = 256
+    /// Longer lines are refused rather than silently cut: no PIN, seed or recovery phrase is this long.
+    static let lineLimit = 1024
 
     /// The first line of `fd`, without its line ending.
     static func line(from fd: Int32, describing source: String) throws -> SecureBytes {

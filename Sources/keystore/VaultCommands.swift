@@ -39,13 +39,48 @@ struct Signup: ParsableCommand {
     @Option(help: "Argon2id cost: interactive, moderate or sensitive.")
     var kdf: KDFParameters.Level = .moderate
 
+    @Flag(help: "Make the key from a new SEP-5 recovery phrase, shown once to write down.")
+    var mnemonic = false
+
+    @Option(help: "Words in the recovery phrase: 12, 15, 18, 21 or 24.")
+    var words = 24
+
+    @Option(help: "With --mnemonic, the account to use: m/44'/148'/N'.")
+    var account: UInt32 = 0
+
+    @Flag(help: "With --mnemonic, print the phrase even when standard output is not a terminal.")
+    var printPhrase = false
+
+    func validate() throws {
+        if mnemonic && importSeed { throw ValidationError("Use --mnemonic or --import, not both; to restore a phrase use 'keystore recover'.") }
+        if mnemonic && !Mnemonic.wordCounts.contains(words) { throw ValidationError("--words is 12, 15, 18, 21 or 24.") }
+        if mnemonic && identity.json { throw ValidationError("--json is not offered with --mnemonic: the phrase is for a person to write down.") }
+    }
+
     func run() throws {
         let store = try identity.store()
         let name = try identity.identity()
         if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
-        let keyPair = importSeed ? try readSeed() : KeyPair.random()
-        let vault = try Vault.seal(keyPair, name: name, pin: pin.readNew(), kdf: kdf.parameters)
+        if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
+        var phrase: Mnemonic?
+        var root: (root: AccountRoot, account: UInt32)?
+        let keyPair: KeyPair
+        if mnemonic {
+            let generated = try Mnemonic.generate(wordCount: words)
+            let accounts = AccountRoot(bip39Seed: generated.seed())
+            keyPair = try accounts.keyPair(account: account)
+            (phrase, root) = (generated, (accounts, account))
+        } else {
+            keyPair = importSeed ? try readSeed() : KeyPair.random()
+        }
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin.readNew(), kdf: kdf.parameters)
         let backup = try store.create(vault, replacing: replace)
+        if let phrase {
+            // Shown only once the vault is safely written, so that a failure cannot leave a phrase for no key.
+            Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
+            phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
+            Console.write(Array("\n".utf8), to: STDOUT_FILENO)
+        }
         identity.keystore.warnAboutPermissions(of: store, name)
         if identity.json {
             try Console.printJSON(IdentityReport(

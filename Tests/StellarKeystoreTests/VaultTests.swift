@@ -31,7 +31,8 @@ struct VaultJSON {
     mutating func recomputeCheck() {
         let fields = ["format", "version", "name", "publicKey", "kdf.algorithm", "kdf.opsLimit", "kdf.memLimit",
                       "kdf.salt", "cipher.algorithm", "cipher.nonce", "cipher.ciphertext", "createdAt"]
-        let text = fields.map { "\(self[$0]!)\n" }.joined()
+        // Version 2 appends the account number.
+        let text = (fields + (self["account"] == nil ? [] : ["account"])).map { "\(self[$0]!)\n" }.joined()
         let digest = Array(text.utf8).withUnsafeBytes { Sodium.sha256($0) }
         self["check"] = Data(digest).base64EncodedString()
     }
@@ -146,9 +147,9 @@ struct VaultJSON {
 
     @Test func aNewerVersionIsRefusedByNumber() throws {
         var json = try VaultJSON(sealed())
-        json["version"] = 2
-        #expect(throws: VaultError.unsupportedVersion(path: "v", version: 2)) { try Vault(file: json.bytes, path: "v") }
-        #expect(VaultError.unsupportedVersion(path: "v", version: 2).message.contains("version 2"))
+        json["version"] = 3
+        #expect(throws: VaultError.unsupportedVersion(path: "v", version: 3)) { try Vault(file: json.bytes, path: "v") }
+        #expect(VaultError.unsupportedVersion(path: "v", version: 3).message.contains("version 3"))
     }
 
     @Test func damagedFilesAreCorruptWithAReason() throws {
@@ -179,7 +180,12 @@ struct VaultJSON {
 @Suite struct GoldenVaultTests {
     struct Index: Decodable {
         struct Entry: Decodable {
-            let file, pin, name, address, secretSeed, seed: String
+            struct OtherAccount: Decodable { let account: UInt32; let address: String }
+            let file, pin, name, address, secretSeed: String
+            let version: Int
+            let seed: String?
+            let account: UInt32?
+            let otherAccount: OtherAccount?
         }
         let vaults: [Entry]
     }
@@ -187,23 +193,29 @@ struct VaultJSON {
     /// Vaults written by earlier versions must open forever, with their documented PINs, to the same keys.
     @Test func everyGoldenVaultOpens() throws {
         let entries = try Fixtures.load(Index.self, "vaults/vaults.json").vaults
-        #expect(entries.count >= 2)
+        #expect(entries.count >= 3 && Set(entries.map(\.version)) == [1, 2])
         for entry in entries {
             let path = Fixtures.root.appendingPathComponent("vaults/\(entry.file)").path
             let vault = try Vault(file: Array(try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
             #expect(vault.name.rawValue == entry.name && vault.publicKey.accountID == entry.address)
-            let keyPair = try vault.open(pin: PIN(entry.pin))
-            #expect(keyPair.seed.withUnsafeBytes { Array($0) } == Fixtures.hex(entry.seed))
+            let (keyPair, root) = try vault.openWithRoot(pin: PIN(entry.pin))
+            if let seed = entry.seed { #expect(keyPair.seed.withUnsafeBytes { Array($0) } == Fixtures.hex(seed)) }
             #expect(keyPair == (try KeyPair(secretSeed: entry.secretSeed)))
-            #expect(throws: VaultError.self) { try vault.open(pin: PIN("503816")) }
+            #expect(vault.account == entry.account && (root != nil) == (entry.version == 2))
+            if let other = entry.otherAccount {
+                #expect(try root?.keyPair(account: other.account).publicKey.accountID == other.address)
+            }
+            let json = try VaultJSON(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            #expect(json["version"] as? Int == entry.version)
+            #expect(throws: VaultError.self) { try vault.open(pin: PIN(entry.pin == "503816" ? "614253" : "503816")) }
         }
     }
 
     @Test func goldenSeedsAreTheRFC8032Keys() throws {
         let entries = try Fixtures.load(Index.self, "vaults/vaults.json").vaults
         let vectors = try Ed25519Vectors.load()
-        for (entry, vector) in zip(entries, vectors) {
-            #expect(Fixtures.hex(entry.seed) == Array(Fixtures.hex(vector.secretKey).prefix(32)))
+        for (entry, vector) in zip(entries.filter { $0.version == 1 }, vectors) {
+            #expect(Fixtures.hex(entry.seed!) == Array(Fixtures.hex(vector.secretKey).prefix(32)))
             #expect(try PublicKey(accountID: entry.address).rawRepresentation == Fixtures.hex(vector.publicKey))
         }
     }

@@ -5,10 +5,11 @@ import Foundation
 #endif
 
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
-/// derives from the PIN. docs/FORMAT.md describes the file byte for byte.
+/// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
+/// root encrypted with it. docs/FORMAT.md describes the file byte for byte.
 public struct Vault: Sendable {
     public static let formatName = "stellar-keystore-vault"
-    public static let currentVersion = 1
+    public static let currentVersion = 2
     static let kdfAlgorithm = "argon2id13"
     static let cipherAlgorithm = "xsalsa20poly1305"
     /// No vault is near this size; anything larger is refused before it is parsed.
@@ -18,23 +19,31 @@ public struct Vault: Sendable {
     public let publicKey: PublicKey
     public let kdf: KDFParameters
     public let createdAt: String
+    /// The SEP-5 account number of this identity's key, for a vault made from a recovery phrase (version 2).
+    public let account: UInt32?
     let salt: [UInt8]
     let nonce: [UInt8]
     let ciphertext: [UInt8]
 
-    /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce.
+    /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce; with `root`, also the SEP-5 account
+    /// root that `keyPair` is account `root.account` of (format version 2).
     public static func seal(
-        _ keyPair: KeyPair, name: IdentityName, pin: PIN, kdf: KDFParameters = .default, createdAt: Date = Date()
+        _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
+        kdf: KDFParameters = .default, createdAt: Date = Date()
     ) throws -> Vault {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
         let key = try kdf.deriveKey(pin: pin, salt: salt)
-        let ciphertext = keyPair.seed.withUnsafeBytes { seed in
-            key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: seed, nonce: nonce, key: $0) }
+        let plaintext = SecureBytes(count: root == nil ? 32 : 96) { out in
+            keyPair.seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[0..<32]).copyMemory(from: $0) }
+            root?.root.node.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[32..<96]).copyMemory(from: $0) }
+        }
+        let ciphertext = plaintext.withUnsafeBytes { text in
+            key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: text, nonce: nonce, key: $0) }
         }
         return Vault(
-            name: name, publicKey: keyPair.publicKey, kdf: kdf,
-            createdAt: createdAt.formatted(.iso8601), salt: salt, nonce: nonce, ciphertext: ciphertext)
+            name: name, publicKey: keyPair.publicKey, kdf: kdf, createdAt: createdAt.formatted(.iso8601),
+            account: root?.account, salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
     /// Decrypts the seed with `pin` and checks that it belongs to the stored address.
@@ -42,19 +51,29 @@ public struct Vault: Sendable {
     /// A wrong PIN and a modified salt, nonce or ciphertext look the same to the cipher; `init(file:path:)` has
     /// already told damage apart with the file's check digest, so a failure here is reported as a wrong PIN.
     public func open(pin: PIN, path: String = "vault") throws -> KeyPair {
+        try openWithRoot(pin: pin, path: path).keyPair
+    }
+
+    /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
+    public func openWithRoot(pin: PIN, path: String = "vault") throws -> (keyPair: KeyPair, root: AccountRoot?) {
         let key = try kdf.deriveKey(pin: pin, salt: salt)
         var opened = false
-        let seed = SecureBytes(count: ciphertext.count - Sodium.secretBoxMACBytes) { seed in
+        let plaintext = SecureBytes(count: ciphertext.count - Sodium.secretBoxMACBytes) { plaintext in
             opened = key.withUnsafeBytes {
-                Sodium.secretBoxOpen(ciphertext: ciphertext, nonce: nonce, key: $0, plaintext: seed)
+                Sodium.secretBoxOpen(ciphertext: ciphertext, nonce: nonce, key: $0, plaintext: plaintext)
             }
         }
         guard opened else { throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0) }
-        let keyPair = try KeyPair(seed: seed)
+        let keyPair = try KeyPair(seed: plaintext.slice(0..<32))
         guard keyPair.publicKey == publicKey else {
             throw VaultError.tampered(path: path, reason: "its address does not match its key")
         }
-        return keyPair
+        guard let account else { return (keyPair, nil) }
+        let root = AccountRoot(node: plaintext.slice(32..<96))
+        guard try root.keyPair(account: account) == keyPair else {
+            throw VaultError.tampered(path: path, reason: "its key is not account \(account) of its recovery phrase")
+        }
+        return (keyPair, root)
     }
 
     // MARK: The file
@@ -78,6 +97,8 @@ public struct Vault: Sendable {
         var kdf: KDF
         var cipher: Cipher
         var createdAt: String
+        /// Version 2 only.
+        var account: UInt32?
         var check: String
 
         /// SHA-256 over every other field, one per line, as they are written in the file (docs/FORMAT.md).
@@ -86,6 +107,7 @@ public struct Vault: Sendable {
         var expectedCheck: String {
             let fields = [format, String(version), name, publicKey, kdf.algorithm, String(kdf.opsLimit),
                           String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
+                + (account.map { [String($0)] } ?? [])
             let text = Array(fields.map { $0 + "\n" }.joined().utf8)
             return Data(text.withUnsafeBytes { Sodium.sha256($0) }).base64EncodedString()
         }
@@ -96,15 +118,15 @@ public struct Vault: Sendable {
         var version: Int?
     }
 
-    /// The vault as the JSON bytes of format version 1.
+    /// The vault as JSON bytes: format version 1, or 2 when it holds an account root.
     public func encoded() -> [UInt8] {
         var file = File(
-            format: Self.formatName, version: Self.currentVersion, name: name.rawValue, publicKey: publicKey.accountID,
+            format: Self.formatName, version: account == nil ? 1 : 2, name: name.rawValue, publicKey: publicKey.accountID,
             kdf: .init(algorithm: Self.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit,
                        salt: Data(salt).base64EncodedString()),
             cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Data(nonce).base64EncodedString(),
                           ciphertext: Data(ciphertext).base64EncodedString()),
-            createdAt: createdAt, check: "")
+            createdAt: createdAt, account: account, check: "")
         file.check = file.expectedCheck
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -120,7 +142,7 @@ public struct Vault: Sendable {
         guard probe.format == Self.formatName else { throw corrupt("it is not a keystore vault") }
         guard let version = probe.version else { throw corrupt("it has no format version") }
         guard version <= Self.currentVersion else { throw VaultError.unsupportedVersion(path: path, version: version) }
-        guard version == 1 else { throw corrupt("format version \(version) does not exist") }
+        guard version >= 1 else { throw corrupt("format version \(version) does not exist") }
         guard let file = try? JSONDecoder().decode(File.self, from: data) else { throw corrupt("a field is missing or of the wrong type") }
         let kdf = KDFParameters(opsLimit: file.kdf.opsLimit, memLimit: file.kdf.memLimit)
         guard kdf.isWithinAcceptedBounds else { throw VaultError.unsafeParameters(path: path) }
@@ -129,21 +151,27 @@ public struct Vault: Sendable {
         guard file.cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(file.cipher.algorithm.prefix(40))'") }
         guard let salt = Data(base64Encoded: file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
         guard let nonce = Data(base64Encoded: file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
+        // Version 1: the seed. Version 2: the seed, then the 64-byte account root, and the account number.
+        let plaintextCount = version == 1 ? 32 : 96
+        guard (version == 2) == (file.account != nil) else {
+            throw corrupt(version == 1 ? "a version 1 vault has no account number" : "the account number is missing")
+        }
         guard let ciphertext = Data(base64Encoded: file.cipher.ciphertext),
-              ciphertext.count == Sodium.signSeedBytes + Sodium.secretBoxMACBytes
-        else { throw corrupt("the ciphertext is not 48 bytes of base64") }
+              ciphertext.count == plaintextCount + Sodium.secretBoxMACBytes
+        else { throw corrupt("the ciphertext is not \(plaintextCount + Sodium.secretBoxMACBytes) bytes of base64") }
         guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
         guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
-        self.init(name: name, publicKey: publicKey, kdf: kdf, createdAt: file.createdAt,
+        self.init(name: name, publicKey: publicKey, kdf: kdf, createdAt: file.createdAt, account: file.account,
                   salt: Array(salt), nonce: Array(nonce), ciphertext: Array(ciphertext))
     }
 
-    private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String,
+    private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String, account: UInt32?,
                  salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
         self.name = name
         self.publicKey = publicKey
         self.kdf = kdf
         self.createdAt = createdAt
+        self.account = account
         self.salt = salt
         self.nonce = nonce
         self.ciphertext = ciphertext

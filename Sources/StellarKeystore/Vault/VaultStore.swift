@@ -115,14 +115,24 @@ public struct VaultStore: Sendable {
 
     /// Opens an identity with its PIN, counting wrong PINs and refusing attempts while a wait is running.
     public func unlock(_ name: IdentityName, pin: PIN) throws -> KeyPair {
-        try withLock(writing: false) { try unlockHoldingLock(name, pin: pin).keyPair }
+        try unlockWithRoot(name, pin: pin).keyPair
+    }
+
+    /// Opens an identity with its PIN, also returning its SEP-5 account root if it was made from a phrase.
+    public func unlockWithRoot(_ name: IdentityName, pin: PIN) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+        try withLock(writing: false) {
+            let unlocked = try unlockHoldingLock(name, pin: pin)
+            return (unlocked.keyPair, unlocked.root)
+        }
     }
 
     /// Re-encrypts an identity under a new PIN, with new salt and nonce, and `kdf` or the vault's current cost.
     public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil) throws -> Vault {
         try withLock(writing: true) {
-            let (vault, keyPair) = try unlockHoldingLock(name, pin: current)
-            let resealed = try Vault.seal(keyPair, name: name, pin: new, kdf: kdf ?? vault.kdf)
+            let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current)
+            let resealed = try Vault.seal(
+                keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
+                createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             return resealed
         }
@@ -144,15 +154,15 @@ public struct VaultStore: Sendable {
 
     // MARK: Internals
 
-    private func unlockHoldingLock(_ name: IdentityName, pin: PIN) throws -> (vault: Vault, keyPair: KeyPair) {
+    private func unlockHoldingLock(_ name: IdentityName, pin: PIN) throws -> (vault: Vault, keyPair: KeyPair, root: AccountRoot?) {
         let vault = try vault(named: name)
         let throttlePath = throttlePath(of: name)
         var throttle = try Throttle.load(throttlePath)
         if let wait = throttle.secondsLeft(now: now()) { throw VaultError.throttled(secondsLeft: wait) }
         do {
-            let keyPair = try vault.open(pin: pin, path: path(of: name))
+            let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name))
             if throttle.failures > 0 { try clearThrottle(name) }
-            return (vault, keyPair)
+            return (vault, keyPair, root)
         } catch VaultError.incorrectPIN {
             throttle.recordFailure(now: now())
             // Where the count cannot be written (a read-only directory) the answer is still "incorrect PIN":
