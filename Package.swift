@@ -16,7 +16,14 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
-        .target(name: "StellarKeystore", dependencies: ["CSodium"]),
+        .target(
+            name: "CNormalization",
+            linkerSettings: [
+                .linkedLibrary("_FoundationICU", .when(platforms: [.linux])),
+                .linkedLibrary("stdc++", .when(platforms: [.linux])),
+            ]
+        ),
+        .target(name: "StellarKeystore", dependencies: ["CSodium", "CNormalization"]),
         .executableTarget(
             name: "keystore",
             dependencies: [

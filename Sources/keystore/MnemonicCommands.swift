@@ -40,7 +40,7 @@ struct Recover: ParsableCommand {
         if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
         let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: "))
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ") : nil
-        let root = AccountRoot(bip39Seed: mnemonic.seed(passphrase: secret))
+        let root = AccountRoot(bip39Seed: try mnemonic.seed(passphrase: secret))
         let keyPair = try root.keyPair(account: account)
         let vault = try Vault.seal(keyPair, root: (root, account), name: name, pin: pin.readNew(), kdf: kdf.parameters)
         let backup = try store.create(vault, replacing: replace)

@@ -67,7 +67,7 @@ struct Signup: ParsableCommand {
         let keyPair: KeyPair
         if mnemonic {
             let generated = try Mnemonic.generate(wordCount: words)
-            let accounts = AccountRoot(bip39Seed: generated.seed())
+            let accounts = AccountRoot(bip39Seed: try generated.seed())
             keyPair = try accounts.keyPair(account: account)
             (phrase, root) = (generated, (accounts, account))
         } else {

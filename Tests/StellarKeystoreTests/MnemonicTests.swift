@@ -36,7 +36,7 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
         for vector in vectors {
             let mnemonic = try Mnemonic(secure(vector.mnemonic))
             #expect(text(mnemonic.phrase) == vector.mnemonic)
-            let seed = mnemonic.seed(passphrase: vector.passphrase.isEmpty ? nil : secure(vector.passphrase))
+            let seed = try mnemonic.seed(passphrase: vector.passphrase.isEmpty ? nil : secure(vector.passphrase))
             #expect(seed.withUnsafeBytes { Hex.string($0) } == vector.bip39Seed, "\(vector.name)")
             let root = AccountRoot(bip39Seed: seed)
             #expect(root.key.withUnsafeBytes { Hex.string($0) } == vector.key44148)
@@ -86,16 +86,16 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
     @Test func aPassphraseIsNormalisedToo() throws {
         let mnemonic = try Mnemonic(secure("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"))
         // "é" precomposed and decomposed give the same seed; full-width "ｐ" equals "p".
-        let precomposed = mnemonic.seed(passphrase: secure("caf\u{E9}"))
-        let decomposed = mnemonic.seed(passphrase: secure("cafe\u{301}"))
+        let precomposed = try mnemonic.seed(passphrase: secure("caf\u{E9}"))
+        let decomposed = try mnemonic.seed(passphrase: secure("cafe\u{301}"))
         #expect(precomposed.isEqual(to: decomposed))
-        #expect(mnemonic.seed(passphrase: secure("ｐ4ss")).isEqual(to: mnemonic.seed(passphrase: secure("p4ss"))))
-        #expect(!mnemonic.seed(passphrase: secure("p4ss")).isEqual(to: mnemonic.seed()))
+        #expect(try mnemonic.seed(passphrase: secure("ｐ4ss")).isEqual(to: mnemonic.seed(passphrase: secure("p4ss"))))
+        #expect(try !mnemonic.seed(passphrase: secure("p4ss")).isEqual(to: mnemonic.seed()))
     }
 
     @Test func secretsArePrintedRedacted() throws {
         let mnemonic = try Mnemonic.generate()
-        let root = AccountRoot(bip39Seed: mnemonic.seed())
+        let root = AccountRoot(bip39Seed: try mnemonic.seed())
         #expect("\(mnemonic)" == "Mnemonic(24 words, redacted)" && "\(root)" == "AccountRoot(redacted)")
     }
 }
@@ -153,7 +153,7 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
 
     @Test func thePhraseIsNowhereInTheVault() throws {
         let mnemonic = try Mnemonic.generate(wordCount: 24)
-        let root = AccountRoot(bip39Seed: mnemonic.seed())
+        let root = AccountRoot(bip39Seed: try mnemonic.seed())
         let bytes = try Vault.seal(root.keyPair(account: 0), root: (root, 0), name: .default, pin: pin, kdf: cheapKDF).encoded()
         let file = String(decoding: bytes, as: UTF8.self)
         let phrase = text(mnemonic.phrase)

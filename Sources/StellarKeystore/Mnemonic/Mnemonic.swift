@@ -1,4 +1,8 @@
+#if os(Linux)
+internal import CNormalization
+#else
 import Foundation  // NFKD (decomposedStringWithCompatibilityMapping) is not in FoundationEssentials
+#endif
 
 /// A BIP39 recovery phrase (English wordlist): 12, 15, 18, 21 or 24 words encoding 128–256 bits of entropy and
 /// a checksum. The canonical phrase (lower case, single spaces) is kept in guarded memory.
@@ -41,13 +45,13 @@ public struct Mnemonic: Sendable {
     /// Parses a phrase as a person types it: any case, any white space between words, NFKD-normalised.
     /// Errors name the position of a bad word and the nearest real words, never the phrase itself.
     public init(_ text: SecureBytes) throws {
-        let words: [[UInt8]] = text.withUnsafeBytes { bytes in
+        let words: [[UInt8]] = try text.withUnsafeBytes { bytes in
             if bytes.allSatisfy({ $0 < 0x80 }) {
                 return bytes.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D })
                     .map { $0.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 } }
             }
             // Outside ASCII the phrase passes through a String to be normalised, which cannot be zeroed.
-            let normalized = String(decoding: bytes, as: UTF8.self).decomposedStringWithCompatibilityMapping.lowercased()
+            let normalized = try Self.nfkd(String(decoding: bytes, as: UTF8.self)).lowercased()
             return normalized.split(whereSeparator: \.isWhitespace).map { Array($0.utf8) }
         }
         guard Self.wordCounts.contains(words.count) else { throw MnemonicError.wrongWordCount(words.count) }
@@ -73,13 +77,13 @@ public struct Mnemonic: Sendable {
     }
 
     /// The 64-byte BIP39 seed: PBKDF2-HMAC-SHA512(phrase, "mnemonic" + passphrase, 2048 iterations), both NFKD.
-    public func seed(passphrase: SecureBytes? = nil) -> SecureBytes {
+    public func seed(passphrase: SecureBytes? = nil) throws -> SecureBytes {
         var salt = Array("mnemonic".utf8)
         if let passphrase {
-            salt += passphrase.withUnsafeBytes { bytes in
+            salt += try passphrase.withUnsafeBytes { bytes in
                 bytes.allSatisfy { $0 < 0x80 }
                     ? Array(bytes)
-                    : Array(String(decoding: bytes, as: UTF8.self).decomposedStringWithCompatibilityMapping.utf8)
+                    : Array(try Self.nfkd(String(decoding: bytes, as: UTF8.self)).utf8)
             }
         }
         defer { salt.withUnsafeMutableBytes { Sodium.zero($0) } }
@@ -88,6 +92,20 @@ public struct Mnemonic: Sendable {
                 salt.withUnsafeBytes { Sodium.pbkdf2SHA512(password: password, salt: $0, iterations: 2048, output: output) }
             }
         }
+    }
+
+    /// Unicode compatibility decomposition (NFKD), as BIP39 requires of phrase and passphrase.
+    static func nfkd(_ text: String) throws -> String {
+        #if os(Linux)
+        let source = Array(text.utf16)
+        // No code unit decomposes into more than 18 (U+FDFA), so this always has room.
+        var output = [UInt16](repeating: 0, count: source.count * 18 + 16)
+        let written = keystore_nfkd(source, Int32(source.count), &output, Int32(output.count))
+        guard written >= 0 else { throw MnemonicError.unnormalizable }
+        return String(decoding: output[0..<Int(written)], as: UTF16.self)
+        #else
+        return text.decomposedStringWithCompatibilityMapping
+        #endif
     }
 
     /// Up to three words of the list closest to `word` by edit distance, for a typo.
@@ -119,6 +137,7 @@ public enum MnemonicError: KeystoreError, Equatable {
     case unknownWord(position: Int, suggestions: [String])
     case badChecksum
     case accountOutOfRange
+    case unnormalizable
 
     public var message: String {
         switch self {
@@ -132,6 +151,8 @@ public enum MnemonicError: KeystoreError, Equatable {
             "The recovery phrase's checksum does not match: a word is wrong or words are in the wrong order."
         case .accountOutOfRange:
             "An account number is from 0 to 2147483647."
+        case .unnormalizable:
+            "The text could not be Unicode-normalised (NFKD); check it for invalid characters."
         }
     }
 
