@@ -17,13 +17,13 @@ let package = Package(
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
         .target(
-            name: "CNormalization",
+            name: "CPlatform",
             linkerSettings: [
                 .linkedLibrary("_FoundationICU", .when(platforms: [.linux])),
                 .linkedLibrary("stdc++", .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "StellarKeystore", dependencies: ["CSodium", "CNormalization"]),
+        .target(name: "StellarKeystore", dependencies: ["CSodium", "CPlatform"]),
         .executableTarget(
             name: "keystore",
             dependencies: [

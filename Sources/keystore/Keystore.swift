@@ -18,13 +18,15 @@ struct Keystore: ParsableCommand {
         version: version,
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
-            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self,
+            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, BenchKDF.self,
             StrKeyCommand.self,
         ]
     )
 
     /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
     static func main() {
+        // Before any secret is read: no core dump, no same-user debugger, may ever see it.
+        CoreDumps.disable()
         // A full disk or a file-size limit must come back as an error we can report, not a signal.
         signal(SIGXFSZ, SIG_IGN)
         do {

@@ -1,5 +1,5 @@
 #if os(Linux)
-internal import CNormalization
+internal import CPlatform
 #else
 import Foundation  // NFKD (decomposedStringWithCompatibilityMapping) is not in FoundationEssentials
 #endif

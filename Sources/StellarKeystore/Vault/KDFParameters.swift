@@ -41,4 +41,21 @@ public struct KDFParameters: Hashable, Sendable, Codable {
             guard derived else { throw VaultError.keyDerivationFailed(memLimit: memLimit) }
         }
     }
+
+    /// The median time of one key derivation at these costs on this machine: what one PIN guess costs whoever
+    /// holds a copy of the vault (`keystore bench-kdf`).
+    public func medianGuessTime(runs: Int) throws -> Duration {
+        let pin = try PIN("503816")
+        let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
+        let clock = ContinuousClock()
+        var times: [Duration] = []
+        for _ in 0..<max(runs, 1) {
+            var failure: Error?
+            times.append(clock.measure {
+                do { _ = try deriveKey(pin: pin, salt: salt) } catch { failure = error }
+            })
+            if let failure { throw failure }
+        }
+        return times.sorted()[times.count / 2]
+    }
 }
