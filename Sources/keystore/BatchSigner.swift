@@ -22,6 +22,8 @@ struct BatchSigner {
     let format: SignatureFormat
 
     private static let flushSize = 64 * 1024
+    /// No request comes near this; a longer line is answered with an error instead of being buffered.
+    static let longestLine = 1 << 20
 
     /// Reads `fd` to its end; returns how many requests there were and how many failed.
     func run(reading fd: Int32) -> (total: Int, failed: Int) {
@@ -32,6 +34,7 @@ struct BatchSigner {
         output.reserveCapacity(Self.flushSize + 4096)
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var atEnd = false
+        var discarding = false
         while !atEnd {
             Console.write(output, to: STDOUT_FILENO)
             output.removeAll(keepingCapacity: true)
@@ -49,6 +52,10 @@ struct BatchSigner {
                 while let end = buffer[start...].firstIndex(of: 0x0A) {
                     let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
                     start = end + 1
+                    if discarding {  // the tail of an over-long line, already answered
+                        discarding = false
+                        continue
+                    }
                     guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
                     total += 1
                     if !answer(line, decoder: decoder, into: &output) { failed += 1 }
@@ -59,6 +66,17 @@ struct BatchSigner {
                 }
             }
             pending.removeFirst(start)
+            // A line that never ends must not grow memory without bound: answer it as too long now and drop
+            // the rest of it as it arrives.
+            if pending.count > Self.longestLine {
+                if !discarding {
+                    total += 1
+                    failed += 1
+                    output += Array(#"{"error":"request line longer than 1 MiB","id":null}"#.utf8) + [0x0A]
+                }
+                discarding = true
+                pending.removeAll(keepingCapacity: true)
+            }
         }
         Console.write(output, to: STDOUT_FILENO)
         return (total, failed)

@@ -151,4 +151,14 @@ private func file(_ bytes: [UInt8]) throws -> String {
         #expect(answers[8]["error"] != nil)
         #expect(answers[9]["id"] is NSNull && answers[9]["signature"] != nil)
     }
+
+    @Test func anEndlessBatchLineIsAnsweredWithoutBufferingIt() throws {
+        let home = try homeWithSEP53Key()
+        let huge = "{\"message\":\"" + String(repeating: "a", count: 3 << 20) + "\"}"
+        let input = "270419\n" + huge + "\n" + #"{"id":2,"hex":"00"}"# + "\n"
+        let result = try home.run(["sign", "--batch", "--pin-stdin"], stdin: input)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(result.status == 2 && lines.count == 2)
+        #expect(lines.first?.contains("longer than 1 MiB") == true && lines.last?.hasPrefix(#"{"id":2,"signature":"#) == true)
+    }
 }
