@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import StellarKeystore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,5 +154,36 @@ final class KeystoreHome {
         try home.addGolden()
         let result = try home.run(["export", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
         #expect(result.status == 10 && result.stdout.isEmpty && result.stderr.contains("--force"))
+    }
+
+    @Test func parallelSignupsOfOneNameLetExactlyOneWin() throws {
+        let home = try KeystoreHome()
+        let runs = try (0..<8).map { _ in
+            try home.keystore.start(["signup", "--name", "race", "--kdf", "interactive", "--pin-stdin"], stdin: Array("270419\n".utf8))
+        }
+        let results = try runs.map { try $0.wait() }
+        #expect(results.filter { $0.status == 0 }.count == 1)
+        #expect(results.filter { $0.status == 6 && $0.stderr.contains("already exists") }.count == 7)
+        let winner = try #require(results.first { $0.status == 0 })
+        #expect(try home.run(["address", "--name", "race"]).stdout == winner.stdout)
+    }
+
+    @Test func loginsDuringPINChangesNeverSeeATornVault() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let name = KeystoreHome.golden.name
+        let change = try home.keystore.start(["change-pin", "--name", name, "--kdf", "interactive", "--pin-stdin", "--new-pin-fd", "0"],
+                                             stdin: Array("270419\n918273\n".utf8))
+        // While the change runs, every read sees a whole vault, old or new, never a torn one.
+        var reads = 0
+        repeat {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(name))))
+            let vault = try Vault(file: bytes, path: name)
+            #expect(vault.publicKey.accountID == KeystoreHome.golden.address)
+            reads += 1
+        } while kill(change.pid, 0) == 0 && reads < 2_000
+        #expect(try home.run(["address", "--name", name]).stdout == KeystoreHome.golden.address + "\n")
+        #expect(try change.wait().status == 0)
+        #expect(try home.run(["login", "--name", name, "--pin-stdin"], stdin: "918273\n").status == 0)
     }
 }
