@@ -25,8 +25,9 @@ struct BatchSigner {
     /// No request comes near this; a longer line is answered with an error instead of being buffered.
     static let longestLine = 1 << 20
 
-    /// Reads `fd` to its end; returns how many requests there were and how many failed.
-    func run(reading fd: Int32) -> (total: Int, failed: Int) {
+    /// Reads `fd` to its end, answering every request; throws at the end if any request failed, so that the
+    /// exit code says so.
+    func run(reading fd: Int32) throws {
         var total = 0, failed = 0
         let decoder = JSONDecoder()
         var pending: [UInt8] = []
@@ -79,7 +80,7 @@ struct BatchSigner {
             }
         }
         Console.write(output, to: STDOUT_FILENO)
-        return (total, failed)
+        if failed > 0 { throw SigningError.batchFailures(failed: failed, total: total) }
     }
 
     /// Appends the result line for one request; returns whether it was signed.

@@ -51,6 +51,12 @@ struct IdentityOptions: ParsableArguments {
         SessionStore.Identity(keystore: try store().directory, name: try identity())
     }
 
+    /// The identity a session must belong to, or nil when neither --name nor --home was given and the
+    /// session itself says which identity it is.
+    func sessionIdentityIfGiven() throws -> SessionStore.Identity? {
+        name == nil && keystore.home == nil ? nil : try sessionIdentity()
+    }
+
     /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked
     /// for a PIN that could not be used.
     func vaultReadyForPIN(in store: VaultStore, _ name: IdentityName) throws -> Vault {
@@ -113,3 +119,10 @@ struct PINOptions: ParsableArguments {
 }
 
 extension KDFParameters.Level: ExpressibleByArgument {}
+
+extension SessionStore {
+    /// The sessions of the user running keystore, in the directory the environment gives.
+    static var currentUser: SessionStore {
+        SessionStore(directory: defaultDirectory(environment: ProcessInfo.processInfo.environment))
+    }
+}

@@ -59,7 +59,7 @@ struct Logout: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+        let sessions = SessionStore.currentUser
         var ended = 0
         if all {
             ended = try sessions.closeAll(for: identity.sessionIdentity())
@@ -91,11 +91,11 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+        let sessions = SessionStore.currentUser
         var open = sessions.summaries()
         if let text = environment[SigningKeyOptions.sessionVariable], !text.isEmpty {
             let token = try SessionToken(text)
-            let wanted = identity.name == nil && identity.keystore.home == nil ? nil : try identity.sessionIdentity()
+            let wanted = try identity.sessionIdentityIfGiven()
             let keyPair = try sessions.keyPair(for: token, identity: wanted)
             open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == keyPair.publicKey.accountID }
         } else {

@@ -42,9 +42,7 @@ struct SignMessage: ParsableCommand {
         let format = hex ? .hex : format
         let keyPair = try key.keyPair()
         if batch {
-            let outcome = BatchSigner(sign: { keyPair.messageSignature(for: $0) }, format: format).run(reading: STDIN_FILENO)
-            if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
-            return
+            return try BatchSigner(sign: { keyPair.messageSignature(for: $0) }, format: format).run(reading: STDIN_FILENO)
         }
         let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file)
         let signature = keyPair.messageSignature(for: bytes)
@@ -84,9 +82,7 @@ struct Sign: ParsableCommand {
     func run() throws {
         let keyPair = try key.keyPair()
         if batch {
-            let outcome = BatchSigner(sign: { keyPair.signature(for: $0) }, format: format).run(reading: STDIN_FILENO)
-            if outcome.failed > 0 { throw SigningError.batchFailures(failed: outcome.failed, total: outcome.total) }
-            return
+            return try BatchSigner(sign: { keyPair.signature(for: $0) }, format: format).run(reading: STDIN_FILENO)
         }
         let signature = keyPair.signature(for: try payload.bytes())
         if key.identity.json {

@@ -19,9 +19,9 @@ struct SigningKeyOptions: ParsableArguments {
         if let text = environment[Self.sessionVariable], !text.isEmpty {
             do {
                 let token = try SessionToken(text)
-                let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: environment))
+                let sessions = SessionStore.currentUser
                 // Without --name or --home the session says which identity it is.
-                let wanted = identity.name == nil && identity.keystore.home == nil ? nil : try identity.sessionIdentity()
+                let wanted = try identity.sessionIdentityIfGiven()
                 return try sessions.keyPair(for: token, identity: wanted)
             } catch let error as SessionError {
                 // A dead session falls back to the PIN only where one was given or a person can type it;

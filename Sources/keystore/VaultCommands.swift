@@ -132,7 +132,7 @@ struct Login: ParsableCommand {
         _ = try identity.vaultReadyForPIN(in: store, name)
         let keyPair = try store.unlock(name, pin: pin.read())
         if session {
-            let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+            let sessions = SessionStore.currentUser
             let token = try sessions.open(keyPair, for: identity.sessionIdentity(), ttl: ttl.seconds)
             if identity.json {
                 struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
@@ -280,7 +280,7 @@ struct Remove: ParsableCommand {
         let vault = force ? try store.vault(named: name) : try identity.vaultReadyForPIN(in: store, name)
         try store.remove(name, pin: force ? nil : pin.read())
         // A removed identity keeps no signed-in session either.
-        let sessions = SessionStore(directory: SessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+        let sessions = SessionStore.currentUser
         try? sessions.closeAll(for: identity.sessionIdentity())
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID))

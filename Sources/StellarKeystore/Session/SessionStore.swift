@@ -158,12 +158,9 @@ public struct SessionStore: Sendable {
 
     /// The unexpired sessions in the directory, as their clear parts say (unauthenticated: for display only).
     public func summaries() -> [Summary] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
         var found: [Summary] = []
         let nowSeconds = Int64(now().timeIntervalSince1970)
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        for name in AtomicFile.fileNames(in: directory) ?? [] {
             guard name.hasSuffix(".session"),
                   let bytes = try? AtomicFile.read("\(directory)/\(name)", limit: 4096),
                   let file = try? JSONDecoder().decode(File.self, from: Data(bytes)),
@@ -186,11 +183,8 @@ public struct SessionStore: Sendable {
 
     /// Deletes expired session files, so that encrypted seeds do not pile up.
     private func removeExpired() {
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
         let nowSeconds = Int64(now().timeIntervalSince1970)
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        for name in AtomicFile.fileNames(in: directory) ?? [] {
             let path = "\(directory)/\(name)"
             guard name.hasSuffix(".session"), let bytes = try? AtomicFile.read(path, limit: 4096) else { continue }
             let file = try? JSONDecoder().decode(File.self, from: Data(bytes))

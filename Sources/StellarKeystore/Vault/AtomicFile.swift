@@ -54,6 +54,17 @@ enum AtomicFile {
         return bytes
     }
 
+    /// The names in `directory`, or nil when it cannot be opened (errno says why).
+    static func fileNames(in directory: String) -> [String]? {
+        guard let dir = opendir(directory) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) })
+        }
+        return names
+    }
+
     static func syncDirectory(_ directory: String) throws {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw ioError("open", directory) }

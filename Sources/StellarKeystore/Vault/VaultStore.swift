@@ -56,18 +56,13 @@ public struct VaultStore: Sendable {
 
     /// The identities in the directory, by name. Temporary files, backups and hidden files are not identities.
     public func names() throws -> [IdentityName] {
-        guard let dir = opendir(directory) else {
+        guard let files = AtomicFile.fileNames(in: directory) else {
             if errno == ENOENT { return [] }
             throw AtomicFile.ioError("list", directory)
         }
-        defer { closedir(dir) }
-        var names: [IdentityName] = []
-        while let entry = readdir(dir) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            guard file.hasSuffix(".vault"), let name = try? IdentityName(String(file.dropLast(".vault".count))) else { continue }
-            names.append(name)
-        }
-        return names.sorted()
+        return files.compactMap { file in
+            file.hasSuffix(".vault") ? try? IdentityName(String(file.dropLast(".vault".count))) : nil
+        }.sorted()
     }
 
     /// Warnings for a directory or vault that others can read: the seed is encrypted, but a copy lets them
