@@ -141,6 +141,9 @@ private struct FlatRequest {
         }
     }
 
+    /// What ends a number or literal value.
+    private static let valueEnds: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0D]
+
     var id: [UInt8] = Array("null".utf8)
     /// nil when there is no payload field, or more than one.
     var payload: Payload?
@@ -194,8 +197,7 @@ private struct FlatRequest {
                 }
             } else {
                 let valueStart = index
-                let delimiters: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0D]
-                while index < line.count, !delimiters.contains(line[index]) { index += 1 }
+                while index < line.count, !Self.valueEnds.contains(line[index]) { index += 1 }
                 let literal = Array(line[valueStart..<index])
                 // Only plain integers and null: other numbers and literals are checked by the full parser.
                 let digits = literal.first == UInt8(ascii: "-") ? literal.dropFirst() : literal[...]

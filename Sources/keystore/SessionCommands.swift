@@ -58,13 +58,12 @@ struct Logout: ParsableCommand {
     var all = false
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
         let sessions = SessionStore.currentUser
         var ended = 0
         if all {
             ended = try sessions.closeAll(for: identity.sessionIdentity())
         } else {
-            guard let text = environment[SigningKeyOptions.sessionVariable], !text.isEmpty else {
+            guard let text = SigningKeyOptions.sessionToken else {
                 throw SessionError.none(name: try identity.identity().rawValue)
             }
             ended = try sessions.close(SessionToken(text)) ? 1 : 0
@@ -90,10 +89,9 @@ struct Status: ParsableCommand {
     @OptionGroup var identity: IdentityOptions
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
         let sessions = SessionStore.currentUser
         var open = sessions.summaries()
-        if let text = environment[SigningKeyOptions.sessionVariable], !text.isEmpty {
+        if let text = SigningKeyOptions.sessionToken {
             let token = try SessionToken(text)
             let wanted = try identity.sessionIdentityIfGiven()
             let keyPair = try sessions.keyPair(for: token, identity: wanted)

@@ -14,9 +14,14 @@ struct SigningKeyOptions: ParsableArguments {
 
     static let sessionVariable = "KEYSTORE_SESSION"
 
+    /// The session token in the environment, if one is set.
+    static var sessionToken: String? {
+        guard let text = ProcessInfo.processInfo.environment[sessionVariable], !text.isEmpty else { return nil }
+        return text
+    }
+
     func keyPair() throws -> KeyPair {
-        let environment = ProcessInfo.processInfo.environment
-        if let text = environment[Self.sessionVariable], !text.isEmpty {
+        if let text = Self.sessionToken {
             do {
                 let token = try SessionToken(text)
                 let sessions = SessionStore.currentUser

@@ -280,8 +280,7 @@ struct Remove: ParsableCommand {
         let vault = force ? try store.vault(named: name) : try identity.vaultReadyForPIN(in: store, name)
         try store.remove(name, pin: force ? nil : pin.read())
         // A removed identity keeps no signed-in session either.
-        let sessions = SessionStore.currentUser
-        try? sessions.closeAll(for: identity.sessionIdentity())
+        _ = try? SessionStore.currentUser.closeAll(for: identity.sessionIdentity())
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID))
         } else {

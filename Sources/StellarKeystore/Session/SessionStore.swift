@@ -91,9 +91,7 @@ public struct SessionStore: Sendable {
             UnsafeMutableRawBufferPointer(rebasing: out[8..<40]).copyBytes(from: binding)
             keyPair.seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[40..<72]).copyMemory(from: $0) }
         }
-        let ciphertext = plaintext.withUnsafeBytes { text in
-            token.key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: text, nonce: nonce, key: $0) }
-        }
+        let ciphertext = plaintext.sealed(nonce: nonce, key: token.key)
         let file = File(format: Self.format, version: 1, name: identity.name.rawValue, keystore: identity.keystore,
                         publicKey: keyPair.publicKey.accountID, expiresAt: expiresAt,
                         nonce: Data(nonce).base64EncodedString(), ciphertext: Data(ciphertext).base64EncodedString())
@@ -113,13 +111,9 @@ public struct SessionStore: Sendable {
               let nonce = Data(base64Encoded: file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
               let ciphertext = Data(base64Encoded: file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes
         else { throw SessionError.forged }
-        var opened = false
-        let plaintext = SecureBytes(count: 72) { out in
-            opened = token.key.withUnsafeBytes {
-                Sodium.secretBoxOpen(ciphertext: Array(ciphertext), nonce: Array(nonce), key: $0, plaintext: out)
-            }
+        guard let plaintext = SecureBytes.opening(Array(ciphertext), nonce: Array(nonce), key: token.key) else {
+            throw SessionError.forged
         }
-        guard opened else { throw SessionError.forged }
         let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
         let left = expiresAt - Int64(now().timeIntervalSince1970)
         // A clock set back must not stretch a session beyond the longest one.

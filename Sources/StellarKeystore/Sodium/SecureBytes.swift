@@ -64,3 +64,22 @@ extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String { "SecureBytes(\(count) bytes, redacted)" }
     public var debugDescription: String { description }
 }
+
+extension SecureBytes {
+    /// These bytes encrypted and authenticated (XSalsa20-Poly1305) under `key`: the 16-byte tag, then the
+    /// ciphertext.
+    func sealed(nonce: [UInt8], key: SecureBytes) -> [UInt8] {
+        withUnsafeBytes { text in key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: text, nonce: nonce, key: $0) } }
+    }
+
+    /// The plaintext of a `sealed` box, or nil when its tag does not verify under `key` (a wrong key, or altered
+    /// bytes: the two cannot be told apart).
+    static func opening(_ box: [UInt8], nonce: [UInt8], key: SecureBytes) -> SecureBytes? {
+        guard box.count >= Sodium.secretBoxMACBytes else { return nil }
+        var opened = false
+        let plaintext = SecureBytes(count: box.count - Sodium.secretBoxMACBytes) { out in
+            opened = key.withUnsafeBytes { Sodium.secretBoxOpen(ciphertext: box, nonce: nonce, key: $0, plaintext: out) }
+        }
+        return opened ? plaintext : nil
+    }
+}

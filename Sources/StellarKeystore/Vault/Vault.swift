@@ -38,9 +38,7 @@ public struct Vault: Sendable {
             keyPair.seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[0..<32]).copyMemory(from: $0) }
             root?.root.node.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[32..<96]).copyMemory(from: $0) }
         }
-        let ciphertext = plaintext.withUnsafeBytes { text in
-            key.withUnsafeBytes { Sodium.secretBoxSeal(plaintext: text, nonce: nonce, key: $0) }
-        }
+        let ciphertext = plaintext.sealed(nonce: nonce, key: key)
         return Vault(
             name: name, publicKey: keyPair.publicKey, kdf: kdf, createdAt: createdAt.formatted(.iso8601),
             account: root?.account, salt: salt, nonce: nonce, ciphertext: ciphertext)
@@ -57,13 +55,9 @@ public struct Vault: Sendable {
     /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
     public func openWithRoot(pin: PIN, path: String = "vault") throws -> (keyPair: KeyPair, root: AccountRoot?) {
         let key = try kdf.deriveKey(pin: pin, salt: salt)
-        var opened = false
-        let plaintext = SecureBytes(count: ciphertext.count - Sodium.secretBoxMACBytes) { plaintext in
-            opened = key.withUnsafeBytes {
-                Sodium.secretBoxOpen(ciphertext: ciphertext, nonce: nonce, key: $0, plaintext: plaintext)
-            }
+        guard let plaintext = SecureBytes.opening(ciphertext, nonce: nonce, key: key) else {
+            throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)
         }
-        guard opened else { throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0) }
         let keyPair = try KeyPair(seed: plaintext.slice(0..<32))
         guard keyPair.publicKey == publicKey else {
             throw VaultError.tampered(path: path, reason: "its address does not match its key")
