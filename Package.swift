@@ -31,8 +31,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeystore"]),
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore"]),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "StellarKeystore"]),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore"]),
     ]
 )

@@ -48,7 +48,7 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
 
     func encode(_ signature: [UInt8]) -> String {
         switch self {
-        case .base64: Data(signature).base64EncodedString()
+        case .base64: Base64.string(signature)
         case .hex: Hex.string(signature)
         }
     }
@@ -56,8 +56,8 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.
     static func decode(_ text: String) throws -> [UInt8] {
         if text.utf8.count == 128, let bytes = Hex.bytes(text) { return bytes }
-        guard let data = Data(base64Encoded: text), data.count == 64 else { throw SigningError.malformedSignature }
-        return Array(data)
+        guard let bytes = Base64.decode(text), bytes.count == 64 else { throw SigningError.malformedSignature }
+        return bytes
     }
 }
 
@@ -90,8 +90,8 @@ struct PayloadOptions: ParsableArguments {
             return bytes
         }
         if let payloadBase64 {
-            guard let data = Data(base64Encoded: payloadBase64) else { throw SigningError.malformedBase64 }
-            return Array(data)
+            guard let bytes = Base64.decode(payloadBase64) else { throw SigningError.malformedBase64 }
+            return bytes
         }
         if let file {
             guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: file)) else {

@@ -17,18 +17,23 @@ struct KeystoreProcess {
         var stderrLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
     }
 
-    static let binary: String = {
+    static let binary = builtProduct("keystore")
+
+    /// A product of this package, found beside the tests.
+    static func builtProduct(_ name: String) -> String {
         let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("keystore"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("keystore"),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keystore"),
+            Bundle.main.bundleURL.appendingPathComponent(name),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name),
         ]
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            fatalError("the keystore binary was not found beside the tests: \(candidates.map(\.path))")
+            fatalError("the \(name) binary was not found beside the tests: \(candidates.map(\.path))")
         }
         return found.path
-    }()
+    }
 
+    /// What to run; `keystore` unless a test says otherwise.
+    var program = Self.binary
     /// Environment variables set for every run on top of the test's own; `nil` removes a variable.
     var environment: [String: String?] = [:]
 
@@ -84,7 +89,7 @@ struct KeystoreProcess {
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value ?? nil }
-        let argv = prefix + [Self.binary] + arguments
+        let argv = prefix + [program] + arguments
         let pid = try withCStrings(argv) { argv in
             try withCStrings(env.map { "\($0.key)=\($0.value)" }) { envp in
                 var pid: pid_t = 0

@@ -83,6 +83,15 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
         #expect(throws: MnemonicError.badChecksum) { try Mnemonic(secure(swapped)) }
     }
 
+    /// Found by fuzzing: a pasted block of text as one "word" was compared with all 2048 words in full.
+    @Test func suggestionsComeOnlyFromWordsWithinTwoEdits() {
+        #expect(Mnemonic.nearest(to: Array("abandonn".utf8)) == ["abandon"])
+        #expect(Mnemonic.nearest(to: Array("zo".utf8)).contains("zoo"))
+        #expect(Mnemonic.nearest(to: Array(String(repeating: "abandon", count: 500).utf8)) == [])
+        #expect(Mnemonic.nearest(to: Array("qqqqqqqqqq".utf8)) == [])
+        #expect(BIP39Wordlist.longestWord == 8)
+    }
+
     @Test func aPassphraseIsNormalisedToo() throws {
         let mnemonic = try Mnemonic(secure("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"))
         // "é" precomposed and decomposed give the same seed; full-width "ｐ" equals "p".

@@ -183,3 +183,55 @@ struct SEP53Vectors: Decodable {
         #expect(try sessions.keyPair(for: kept, identity: other) == keyPair)
     }
 }
+
+/// The batch request parser, and the cases fuzzing found in it (fuzz/crashers/batch).
+@Suite struct BatchRequestTests {
+    func parse(_ line: String, fast: Bool = false) -> BatchRequest? {
+        Array(line.utf8).withUnsafeBytes { fast ? BatchRequest(flat: $0) : BatchRequest(line: $0) }
+    }
+
+    @Test func flatRequestsTakeTheFastPathAndReadAsJSONDoes() {
+        let lines = [#"{"id":1,"message":"hello"}"#, #"{ "base64" : "aGk=", "id" : "x" }"#, #"{"hex":"00ff","id":null}"#]
+        for line in lines {
+            let fast = parse(line, fast: true)
+            #expect(fast != nil && fast == Array(line.utf8).withUnsafeBytes { BatchRequest(decoding: $0) }, "\(line)")
+        }
+        #expect(parse(lines[0])?.payload == .message(Array("hello".utf8)) && parse(lines[0])?.id == Array("1".utf8))
+    }
+
+    @Test func exactlyOnePayload() {
+        #expect(parse(#"{"id":2}"#)?.payload == nil)
+        #expect(parse(#"{"message":"a","hex":"00"}"#)?.payload == nil)
+        #expect(parse(#"{"message":"caf\u00e9"}"#)?.payload == .message(Array("café".utf8)))
+    }
+
+    /// Found by fuzzing: `{}` followed by anything was taken for an empty request.
+    @Test func textAfterTheObjectIsRefused() {
+        #expect(parse(#"{}: "*"#) == nil)
+        #expect(parse(#"{} x"#) == nil)
+        #expect(parse(#"{"message":"a"} x"#) == nil)
+        #expect(parse(" {} ")?.payload == nil && parse(" {} ") != nil)
+    }
+
+    /// Found by fuzzing: the fast path echoed an id of -0 as `-0`, the JSON path as `0`.
+    @Test func minusZeroIsEchoedAsZeroByBothPaths() {
+        #expect(parse(#"{"id":-0,"message":"a"}"#, fast: true) == nil)
+        #expect(parse(#"{"id":-0,"message":"a"}"#)?.id == Array("0".utf8))
+        #expect(parse(#"{"id":-7,"message":"a"}"#, fast: true)?.id == Array("-7".utf8))
+    }
+
+    /// Found by fuzzing: base64 with non-zero bits under the padding decoded, so two spellings signed one payload.
+    @Test func base64IsCanonical() {
+        #expect(Base64.decode("aGVsbG8=") == Array("hello".utf8))
+        #expect(Base64.decode("aGVsbG9=") == nil)
+        #expect(Base64.decode("aGk=") == Array("hi".utf8))
+        #expect(Base64.decode("aGl=") == nil)
+        #expect(Base64.decode("aR==") == nil)
+        #expect(Base64.decode("aQ==") == [0x69])
+        for count in 0..<40 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64.decode(Base64.string(bytes)) == bytes)
+            #expect(Base64.string(bytes) == Data(bytes).base64EncodedString())
+        }
+    }
+}

@@ -125,5 +125,6 @@ enum BIP39Wordlist {
         zebra zero zone zoo
         """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
 
+    static let longestWord = english.map(\.utf8.count).max()!
     static let index: [String: Int] = Dictionary(uniqueKeysWithValues: english.enumerated().map { ($1, $0) })
 }

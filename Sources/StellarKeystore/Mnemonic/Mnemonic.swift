@@ -110,20 +110,28 @@ public struct Mnemonic: Sendable {
 
     /// Up to three words of the list closest to `word` by edit distance, for a typo.
     static func nearest(to word: [UInt8]) -> [String] {
-        func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-            var previous = Array(0...b.count)
-            for (i, x) in a.enumerated() {
-                var current = [i + 1]
-                for (j, y) in b.enumerated() {
-                    current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+        // Words differing in length by more than 2 are more than 2 edits apart: skipping them keeps a pasted
+        // block of text from costing seconds of comparisons.
+        guard word.count <= BIP39Wordlist.longestWord + 2 else { return [] }
+        var previous = [Int](repeating: 0, count: BIP39Wordlist.longestWord + 1)
+        var current = previous
+        func distance(to candidate: String.UTF8View) -> Int {
+            for j in 0...candidate.count { previous[j] = j }
+            for (i, x) in word.enumerated() {
+                current[0] = i + 1
+                for (j, y) in candidate.enumerated() {
+                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
                 }
-                previous = current
+                swap(&previous, &current)
             }
-            return previous[b.count]
+            return previous[candidate.count]
         }
-        let scored = BIP39Wordlist.english.map { ($0, distance(word, Array($0.utf8))) }
-        let best = scored.map(\.1).min() ?? 0
-        return Array(scored.filter { $0.1 <= max(best, 1) && $0.1 <= 2 }.map(\.0).prefix(3))
+        var scored: [(word: String, distance: Int)] = []
+        for candidate in BIP39Wordlist.english where abs(candidate.utf8.count - word.count) <= 2 {
+            scored.append((candidate, distance(to: candidate.utf8)))
+        }
+        let best = scored.map(\.distance).min() ?? 0
+        return Array(scored.filter { $0.distance <= max(best, 1) && $0.distance <= 2 }.map(\.word).prefix(3))
     }
 }
 

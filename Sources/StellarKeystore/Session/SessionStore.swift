@@ -94,7 +94,7 @@ public struct SessionStore: Sendable {
         let ciphertext = plaintext.sealed(nonce: nonce, key: token.key)
         let file = File(format: Self.format, version: 1, name: identity.name.rawValue, keystore: identity.keystore,
                         publicKey: keyPair.publicKey.accountID, expiresAt: expiresAt,
-                        nonce: Data(nonce).base64EncodedString(), ciphertext: Data(ciphertext).base64EncodedString())
+                        nonce: Base64.string(nonce), ciphertext: Base64.string(ciphertext))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         try AtomicFile.write(Array(try encoder.encode(file)) + [0x0A], to: path(of: token), directory: directory)
@@ -106,30 +106,38 @@ public struct SessionStore: Sendable {
     public func keyPair(for token: SessionToken, identity: Identity?) throws -> KeyPair {
         let path = path(of: token)
         guard let bytes = try AtomicFile.read(path, limit: 4096) else { throw SessionError.ended }
-        guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
-              file.version == 1,
-              let nonce = Data(base64Encoded: file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
-              let ciphertext = Data(base64Encoded: file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes
-        else { throw SessionError.forged }
-        guard let plaintext = SecureBytes.opening(Array(ciphertext), nonce: Array(nonce), key: token.key) else {
-            throw SessionError.forged
-        }
-        let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
-        let left = expiresAt - Int64(now().timeIntervalSince1970)
+        let session = try Self.unseal(bytes, with: token)
+        let left = session.expiresAt - Int64(now().timeIntervalSince1970)
         // A clock set back must not stretch a session beyond the longest one.
         guard left > 0, left <= Self.longestTTL else {
             unlink(path)
             throw SessionError.expired
         }
+        guard identity == nil || identity == session.identity else {
+            throw SessionError.otherIdentity(name: session.identity.name.rawValue)
+        }
+        return session.keyPair
+    }
+
+    /// Parses a session file and opens it with `token`'s key. The clear name and directory are only trusted once
+    /// they hash to the binding inside the box.
+    static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
+        -> (keyPair: KeyPair, identity: Identity, expiresAt: Int64)
+    {
+        guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
+              file.version == 1,
+              let nonce = Base64.decode(file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
+              let ciphertext = Base64.decode(file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes
+        else { throw SessionError.forged }
+        guard let plaintext = SecureBytes.opening(ciphertext, nonce: nonce, key: token.key) else {
+            throw SessionError.forged
+        }
+        let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
         let keyPair = try KeyPair(seed: plaintext.slice(40..<72))
         let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
-        // The clear name and directory are only trusted once they hash to the binding inside the box.
         let claimed = (try? IdentityName(file.name)).map { Identity(keystore: file.keystore, name: $0) }
         guard let claimed, binding == Self.binding(claimed, keyPair.publicKey) else { throw SessionError.forged }
-        guard identity == nil || identity == claimed else {
-            throw SessionError.otherIdentity(name: file.name)
-        }
-        return keyPair
+        return (keyPair, claimed, expiresAt)
     }
 
     /// Ends a session by deleting its file, which kills the token with it. Returns whether there was one.

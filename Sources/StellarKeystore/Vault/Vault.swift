@@ -72,7 +72,8 @@ public struct Vault: Sendable {
 
     // MARK: The file
 
-    private struct File: Codable {
+    /// The JSON form, field for field (internal so that the fuzzer can re-seal its check digest).
+    struct File: Codable {
         struct KDF: Codable {
             var algorithm: String
             var opsLimit: UInt64
@@ -103,7 +104,7 @@ public struct Vault: Sendable {
                           String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
                 + (account.map { [String($0)] } ?? [])
             let text = Array(fields.map { $0 + "\n" }.joined().utf8)
-            return Data(text.withUnsafeBytes { Sodium.sha256($0) }).base64EncodedString()
+            return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
         }
     }
 
@@ -117,9 +118,9 @@ public struct Vault: Sendable {
         var file = File(
             format: Self.formatName, version: account == nil ? 1 : 2, name: name.rawValue, publicKey: publicKey.accountID,
             kdf: .init(algorithm: Self.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit,
-                       salt: Data(salt).base64EncodedString()),
-            cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Data(nonce).base64EncodedString(),
-                          ciphertext: Data(ciphertext).base64EncodedString()),
+                       salt: Base64.string(salt)),
+            cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
+                          ciphertext: Base64.string(ciphertext)),
             createdAt: createdAt, account: account, check: "")
         file.check = file.expectedCheck
         let encoder = JSONEncoder()
@@ -143,20 +144,20 @@ public struct Vault: Sendable {
         guard file.check == file.expectedCheck else { throw VaultError.tampered(path: path, reason: "its check digest does not match its contents") }
         guard file.kdf.algorithm == Self.kdfAlgorithm else { throw corrupt("unknown key derivation '\(file.kdf.algorithm.prefix(40))'") }
         guard file.cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(file.cipher.algorithm.prefix(40))'") }
-        guard let salt = Data(base64Encoded: file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
-        guard let nonce = Data(base64Encoded: file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
+        guard let salt = Base64.decode(file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
+        guard let nonce = Base64.decode(file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
         // Version 1: the seed. Version 2: the seed, then the 64-byte account root, and the account number.
         let plaintextCount = version == 1 ? 32 : 96
         guard (version == 2) == (file.account != nil) else {
             throw corrupt(version == 1 ? "a version 1 vault has no account number" : "the account number is missing")
         }
-        guard let ciphertext = Data(base64Encoded: file.cipher.ciphertext),
+        guard let ciphertext = Base64.decode(file.cipher.ciphertext),
               ciphertext.count == plaintextCount + Sodium.secretBoxMACBytes
         else { throw corrupt("the ciphertext is not \(plaintextCount + Sodium.secretBoxMACBytes) bytes of base64") }
         guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
         guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
         self.init(name: name, publicKey: publicKey, kdf: kdf, createdAt: file.createdAt, account: file.account,
-                  salt: Array(salt), nonce: Array(nonce), ciphertext: Array(ciphertext))
+                  salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
     private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String, account: UInt32?,

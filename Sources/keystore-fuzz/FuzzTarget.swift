@@ -1,0 +1,131 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import StellarKeystore
+
+/// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
+///
+/// Any input may be rejected; none may crash, and any error must be one of keystore's own with a one-line
+/// message. Where an input is accepted, the checks below say what accepting it must mean. A failed check traps,
+/// which libFuzzer reports as a crash and keeps as a test case.
+enum FuzzTarget: String, CaseIterable {
+    /// `StrKey(_:)`: every SEP-23 key kind.
+    case strkey
+    /// `Vault(file:path:)` and, when the key derivation is cheap, `open(pin:)`.
+    case vault
+    /// `BatchRequest(line:)`, both its fast path and the full JSON path, and the payload decoders.
+    case batch
+    /// `SessionToken(_:)` on the first line, then `SessionStore.unseal` of the rest with that token.
+    case session
+    /// `Mnemonic(_:)`: recovery phrases as typed.
+    case mnemonic
+
+    /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
+    static let seedPIN = "270419"
+    /// Deriving a key with more than this is too slow for fuzzing; such vaults are only parsed.
+    static let cheapestMemLimit: UInt64 = 64 * 1024
+
+    func run(_ data: UnsafeRawBufferPointer) {
+        switch self {
+        case .strkey: Self.strKey(data)
+        case .vault: Self.vault(Array(data))
+        case .batch: Self.batch(data)
+        case .session: Self.session(Array(data))
+        case .mnemonic: Self.mnemonic(data)
+        }
+    }
+
+    private static func strKey(_ data: UnsafeRawBufferPointer) {
+        let text = String(decoding: data, as: UTF8.self)
+        let key: StrKey
+        do { key = try StrKey(text) } catch { return expectKeystoreError(error) }
+        // Decoding is strict, so there is exactly one text per key: the one we were given.
+        check(key.stringValue == text, "StrKey accepted \(text) but encodes it as \(key.stringValue)")
+        check((try? StrKey(kind: key.kind, payload: key.payload)) == key, "StrKey payload does not rebuild \(text)")
+    }
+
+    private static func vault(_ bytes: [UInt8]) {
+        openVault(bytes)
+        // The check digest stops nearly every mutation at once. Re-sealing it lets the fuzzer reach the field
+        // checks and the decryption behind it.
+        guard var file = try? JSONDecoder().decode(Vault.File.self, from: Data(bytes)) else { return }
+        file.check = file.expectedCheck
+        guard let resealed = try? JSONEncoder().encode(file) else { return }
+        openVault(Array(resealed))
+    }
+
+    private static func openVault(_ bytes: [UInt8]) {
+        let vault: Vault
+        do { vault = try Vault(file: bytes, path: "fuzz.vault") } catch { return expectKeystoreError(error) }
+        // A vault that parses writes back to a file that parses to the same vault.
+        let encoded = vault.encoded()
+        let again = try? Vault(file: encoded, path: "fuzz.vault")
+        check(again?.encoded() == encoded, "a parsed vault does not survive being written and read back")
+        guard vault.kdf.memLimit <= cheapestMemLimit, vault.kdf.opsLimit <= 2 else { return }
+        do {
+            let (keyPair, root) = try vault.openWithRoot(pin: PIN(seedPIN))
+            check(keyPair.publicKey == vault.publicKey, "an opened vault gave a key for another address")
+            check((root == nil) == (vault.account == nil), "an account root without an account number, or the reverse")
+        } catch {
+            expectKeystoreError(error)
+        }
+    }
+
+    private static func batch(_ line: UnsafeRawBufferPointer) {
+        let full = BatchRequest(decoding: line)
+        // The fast path may decline anything, but what it accepts it must read as the JSON parser does.
+        if let fast = BatchRequest(flat: line) {
+            check(fast == full, "fast path read \(fast) where JSON says \(String(describing: full))")
+        }
+        guard let request = BatchRequest(line: line) else { return }
+        check(!request.id.isEmpty, "an accepted request has an empty id")
+        switch request.payload {
+        case .base64(let text)?:
+            guard let bytes = Base64.decode(text) else { return }
+            var encoded: [UInt8] = []
+            Base64.encode(bytes, into: &encoded)
+            check(encoded == text, "base64 \(String(decoding: text, as: UTF8.self)) is not the encoding of what it decodes to")
+        case .hex(let text)?:
+            let string = String(decoding: text, as: UTF8.self)
+            guard let bytes = Hex.bytes(string) else { return }
+            check(Hex.string(bytes) == string.lowercased(), "hex \(string) does not round-trip")
+        case .message?, nil:
+            break
+        }
+    }
+
+    private static func session(_ bytes: [UInt8]) {
+        let newline = bytes.firstIndex(of: 0x0A) ?? bytes.endIndex
+        let text = String(decoding: bytes[..<newline], as: UTF8.self)
+        let token: SessionToken
+        do { token = try SessionToken(text) } catch { return expectKeystoreError(error) }
+        check(token.stringValue == text.lowercased(), "token \(text) prints as \(token.stringValue)")
+        let file = Array(bytes[min(newline + 1, bytes.endIndex)...])
+        do { _ = try SessionStore.unseal(file, with: token) } catch { expectKeystoreError(error) }
+    }
+
+    private static func mnemonic(_ data: UnsafeRawBufferPointer) {
+        let mnemonic: Mnemonic
+        do { mnemonic = try Mnemonic(SecureBytes(copying: data)) } catch { return expectKeystoreError(error) }
+        check(Mnemonic.wordCounts.contains(mnemonic.wordCount), "a phrase of \(mnemonic.wordCount) words was accepted")
+        // The normalised phrase must itself be accepted as the same phrase.
+        let again = try? Mnemonic(mnemonic.phrase)
+        check(again?.phrase.isEqual(to: mnemonic.phrase) == true, "a normalised phrase does not parse to itself")
+    }
+
+    /// Errors are keystore's own, with the one-line message the CLI prints.
+    private static func expectKeystoreError(_ error: Error) {
+        guard let error = error as? KeystoreError else { fail("an error that is not a KeystoreError: \(error)") }
+        check(!error.message.isEmpty && !error.message.contains("\n"), "a message that is not one line: \(error.message)")
+    }
+
+    private static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { fail(message()) }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        fatalError("fuzz check failed: \(message)")
+    }
+}

@@ -1,0 +1,80 @@
+#if !KEYSTORE_FUZZING
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import StellarKeystore
+
+/// The starting inputs for each target, made from the published vectors in fixtures/ and from files keystore
+/// itself writes. Written once and committed (fuzz/corpus), so that every run starts from the same place.
+enum SeedCorpus {
+    static func write(to directory: String, fixtures: String = "fixtures") throws {
+        for target in FuzzTarget.allCases { mkdir("\(directory)/\(target.rawValue)", 0o755) }
+        func save(_ target: FuzzTarget, _ name: String, _ bytes: [UInt8]) throws {
+            let path = "\(directory)/\(target.rawValue)/seed-\(name)"
+            guard let file = fopen(path, "wb") else { throw KeystoreFuzz.ReplayError(path: path) }
+            defer { fclose(file) }
+            _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        }
+
+        struct StrKeys: Decodable {
+            struct Entry: Decodable { var strkey: String }
+            var valid: [Entry]
+            var invalid: [Entry]
+        }
+        let strKeys = try JSONDecoder().decode(StrKeys.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/sep23-strkeys.json")))
+        for (index, entry) in (strKeys.valid + strKeys.invalid).enumerated() {
+            try save(.strkey, "sep23-\(index)", Array(entry.strkey.utf8))
+        }
+
+        struct Phrases: Decodable {
+            struct Vector: Decodable { var mnemonic: String }
+            var vectors: [Vector]
+        }
+        let phrases = try JSONDecoder().decode(Phrases.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/sep5-mnemonics.json")))
+        for (index, vector) in phrases.vectors.enumerated() {
+            try save(.mnemonic, "sep5-\(index)", Array(vector.mnemonic.utf8))
+        }
+        try save(.mnemonic, "mixed-case-tabs", Array("Illness\tSPIKE retreat  truth genius clock brain pass fit cave bargain toe\n".utf8))
+
+        // The golden vaults parse but are too costly to open; fresh ones under the cheapest key derivation open.
+        for golden in ["golden-interactive", "golden-mnemonic"] {
+            try save(.vault, golden, try KeystoreFuzz.contents(of: "\(fixtures)/vaults/\(golden).vault"))
+        }
+        let cheap = KDFParameters(opsLimit: 1, memLimit: 8192)
+        let pin = try PIN(FuzzTarget.seedPIN)
+        let keyPair = KeyPair.random()
+        try save(.vault, "cheap-v1", try Vault.seal(keyPair, name: IdentityName("fuzz"), pin: pin, kdf: cheap).encoded())
+        var phrase = Array(phrases.vectors[0].mnemonic.utf8)
+        let mnemonic = try Mnemonic(SecureBytes(consuming: &phrase))
+        let root = AccountRoot(bip39Seed: try mnemonic.seed())
+        let account = try root.keyPair(account: 3)
+        try save(.vault, "cheap-v2", try Vault.seal(account, root: (root, 3), name: IdentityName("fuzz"), pin: pin, kdf: cheap).encoded())
+
+        let lines = [
+            #"{"id":1,"message":"hello"}"#, #"{"id":"a","base64":"aGVsbG8="}"#, #"{"hex":"68656c6c6f","id":null}"#,
+            #"{"message":"caf\u00e9","id":-7}"#, #" { "id" : 12.5 , "base64" : "" } "#, #"{"message":"a","hex":"00"}"#,
+            #"{"id":{"nested":true},"message":"x"}"#, #"{"message":"x","message":"y"}"#, "[]", "",
+        ]
+        for (index, line) in lines.enumerated() { try save(.batch, "line-\(index)", Array(line.utf8)) }
+
+        // A real session file, with its token on the line before it.
+        var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { throw KeystoreFuzz.ReplayError(path: "/tmp/keystore-fuzz-XXXXXX") }
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let sessions = temporary + "/sessions"
+        let store = SessionStore(directory: sessions)
+        let token = try store.open(keyPair, for: .init(keystore: "/home/fuzz/.keystore", name: IdentityName("fuzz")), ttl: 600)
+        let file = try KeystoreFuzz.contents(of: store.path(of: token))
+        try save(.session, "live", Array((token.stringValue + "\n").utf8) + file)
+        try save(.session, "token-only", Array(token.stringValue.utf8))
+        _ = try store.close(token)
+        rmdir(sessions)
+        rmdir(temporary)
+    }
+}
+#endif

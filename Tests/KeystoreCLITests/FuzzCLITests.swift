@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// The fuzzing harness (Sources/keystore-fuzz, fuzz/run): every saved input still passes, and a brief run finds
+/// nothing new.
+@Suite struct FuzzCLITests {
+    static let repository = KeystoreHome.fixtures.deletingLastPathComponent()
+    static let targets = ["strkey", "vault", "batch", "session", "mnemonic"]
+
+    /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
+    @Test(arguments: targets)
+    func savedInputsStillPass(target: String) throws {
+        let directories = ["corpus", "crashers"].map { Self.repository.appendingPathComponent("fuzz/\($0)/\(target)").path }
+        let files = directories.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? [] }
+        #expect(files.count >= 2, "fuzz/corpus/\(target) has seeds")
+        let replayer = KeystoreProcess(program: KeystoreProcess.builtProduct("keystore-fuzz"))
+        let result = try replayer.run(["replay", target] + directories)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "\(target): \(files.count) inputs replayed, all checks held\n")
+    }
+
+    /// libFuzzer on each target for a short while (KEYSTORE_FUZZ_SECONDS, 20 by default; 0 skips it). This is
+    /// how CI fuzzes: `.ci/run` runs only `swift test`.
+    @Test(.enabled(if: Self.briefRunSeconds > 0, "KEYSTORE_FUZZ_SECONDS=0"), .timeLimit(.minutes(20)))
+    func briefFuzzRunFindsNothing() throws {
+        let script = Self.repository.appendingPathComponent("fuzz/run").path
+        let result = try KeystoreProcess(program: script).run(["--seconds", String(Self.briefRunSeconds)])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == Self.targets.count, "\(result.stdout)")
+        for (line, target) in zip(lines, Self.targets) {
+            let fields = line.split(separator: " ")
+            #expect(fields.first.map(String.init) == target && line.hasSuffix(" ok"), "\(line)")
+            #expect((fields.dropFirst().first.flatMap { Int($0) } ?? 0) > 1000, "\(line)")
+        }
+    }
+
+    static var briefRunSeconds: Int {
+        ProcessInfo.processInfo.environment["KEYSTORE_FUZZ_SECONDS"].flatMap(Int.init) ?? 20
+    }
+}
