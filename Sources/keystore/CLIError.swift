@@ -11,6 +11,7 @@ enum CLIError: KeystoreError {
     case conflictingOptions(String)
     case seedToNonTerminal
     case phraseToNonTerminal
+    case inputTooLarge(source: String, limit: Int)
 
     var message: String {
         switch self {
@@ -30,13 +31,15 @@ enum CLIError: KeystoreError {
             "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
         case .phraseToNonTerminal:
             "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
+        case .inputTooLarge(let source, let limit):
+            "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
         }
     }
 
     var exitStatus: ExitStatus {
         switch self {
         case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal: .refused
-        case .invalidHex, .secretLineTooLong: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge: .invalidInput
         case .unreadableSecret: .system
         case .noTerminal, .conflictingOptions: .usage
         }

@@ -51,22 +51,24 @@ enum Console {
     }
 
     /// All of standard input as text, without trailing white space. Not for secrets.
-    static func readStandardInputText() -> String {
-        var bytes = readStandardInput()
+    static func readStandardInputText() throws -> String {
+        var bytes = try readAll(STDIN_FILENO, source: "standard input", limit: 1 << 20)
         while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 { bytes.removeLast() }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// All of standard input, byte for byte. Not for secrets.
-    static func readStandardInput() -> [UInt8] {
+    /// Everything `fd` gives until its end, byte for byte; refused once it passes `limit` bytes, without reading
+    /// further, so that a huge input costs no more memory than the limit. Not for secrets.
+    static func readAll(_ fd: Int32, source: String, limit: Int) throws -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+            if count < 0 { throw CLIError.unreadableSecret(source: source, reason: String(cString: strerror(errno))) }
+            if count == 0 { return bytes }
+            guard bytes.count + count <= limit else { throw CLIError.inputTooLarge(source: source, limit: limit) }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        return bytes
     }
 }

@@ -4,6 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import StellarKeystore
 
 /// How a signing command gets its key: the signed-in session named by `$KEYSTORE_SESSION` if there is one,
@@ -72,6 +75,9 @@ struct PayloadOptions: ParsableArguments {
     @Option(name: .customLong("base64"), help: ArgumentHelp("The payload as base64.", valueName: "b64"))
     var payloadBase64: String?
 
+    /// Far beyond any Stellar payload or message; what is larger is refused rather than held in memory.
+    static let largestPayload = 16 << 20
+
     var sourceCount: Int { [file != nil, payloadHex != nil, payloadBase64 != nil].filter { $0 }.count }
 
     /// The payload; `text` is the command's argument, if it takes one. Standard input is read whole and as is,
@@ -94,12 +100,12 @@ struct PayloadOptions: ParsableArguments {
             return bytes
         }
         if let file {
-            guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: file)) else {
-                throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable")
-            }
-            return Array(bytes)
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable") }
+            defer { close(fd) }
+            return try Console.readAll(fd, source: file, limit: largestPayload)
         }
-        return Console.readStandardInput()
+        return try Console.readAll(STDIN_FILENO, source: "standard input", limit: largestPayload)
     }
 }
 

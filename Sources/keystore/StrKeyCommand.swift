@@ -21,7 +21,7 @@ struct StrKeyCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            let text = strKey ?? Console.readStandardInputText()
+            let text = try strKey ?? Console.readStandardInputText()
             let decoded = try StrKey(text)
             if strKey != nil && decoded.kind == .secretSeed {
                 throw CLIError.secretOnCommandLine("a secret seed; pipe it on standard input instead")
@@ -62,7 +62,7 @@ struct StrKeyCommand: ParsableCommand {
             if hex != nil && type == .secretSeed {
                 throw CLIError.secretOnCommandLine("a secret seed; pipe its hex on standard input instead")
             }
-            guard let payload = Hex.bytes(hex ?? Console.readStandardInputText()) else {
+            guard let payload = try Hex.bytes(hex ?? Console.readStandardInputText()) else {
                 throw CLIError.invalidHex
             }
             let strKey = try StrKey(kind: type, payload: payload)

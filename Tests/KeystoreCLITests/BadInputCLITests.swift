@@ -9,6 +9,8 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     let name: String
     var arguments: [String] = ["login", "--name", KeystoreHome.golden.name, "--pin-stdin"]
     var stdin = "270419\n"
+    /// Files readable on other descriptors, e.g. a PIN on 3 when standard input carries a message.
+    var files: [Int32: String] = [:]
     var spoil: @Sendable (KeystoreHome) throws -> Void = { _ in }
     /// Mode bits for the keystore directory during the run; the command then runs as an unprivileged user, since
     /// permission errors do not exist for root (and CI runs as root).
@@ -98,6 +100,13 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         BadInput(name: "full disk (file size limit)", arguments: ["change-pin", "--name", KeystoreHome.golden.name, "--pin-stdin", "--new-pin-fd", "0"],
                  stdin: "270419\n918273\n", prefix: ["sh", "-c", "ulimit -f 1; exec \"$0\" \"$@\""], status: 8,
                  message: "File too large"),
+        // Memory is capped well below what holding the message would take, so this passes only if keystore
+        // stops reading at its limit (a 16 MiB message signs within the same cap).
+        BadInput(name: "100 MB message on stdin",
+                 arguments: ["sign-message", "--name", KeystoreHome.golden.name, "--pin-fd", "3"],
+                 stdin: String(repeating: "a", count: 100_000_000), files: [3: "270419\n"],
+                 prefix: ["sh", "-c", "ulimit -v 250000; exec \"$0\" \"$@\""], status: 2,
+                 message: "Standard input is larger than 16 MiB, the most keystore reads; sign a hash of it instead."),
         BadInput(name: "directory is a file", arguments: ["signup", "--home", "/dev/null/keys", "--pin-stdin"], stdin: "918273\n",
                  status: 8, message: "Not a directory"),
     ]
@@ -124,7 +133,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
             }
             chmod(home.path, mode)
         }
-        let result = try home.run(input.arguments, stdin: input.stdin, prefix: prefix)
+        let result = try home.run(input.arguments, stdin: input.stdin, files: input.files, prefix: prefix)
         chmod(home.path, 0o700)
 
         #expect(result.status == input.status, "\(result.stderr)")

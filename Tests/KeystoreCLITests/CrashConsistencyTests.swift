@@ -5,9 +5,10 @@ import StellarKeystore
 import Glibc
 #endif
 
-/// SIGKILL at random moments during the commands that write: afterwards the identity opens with the old PIN or
-/// the new one (or is cleanly gone, for remove), never neither, and no leftover temporary file is taken for a
-/// vault. `KEYSTORE_LONG_TESTS=1` runs 300 kills per command instead of 20.
+/// SIGKILL during the commands that write, both at every step in turn (KEYSTORE_TEST_CRASH_AT, debug builds
+/// only) and at random moments: afterwards the identity opens with the old PIN or the new one (or is cleanly
+/// gone, for remove), never neither, no leftover temporary file is taken for a vault, and the next write
+/// clears such leftovers. `KEYSTORE_LONG_TESTS=1` runs 300 random kills per command instead of 20.
 @Suite(.serialized) struct CrashConsistencyTests {
     static let kills = ProcessInfo.processInfo.environment["KEYSTORE_LONG_TESTS"] == "1" ? 300 : 20
     let name = KeystoreHome.golden.name
@@ -36,6 +37,78 @@ import Glibc
         for line in list.stdout.split(separator: "\n") {
             #expect(line.hasPrefix("\(name)\t") && !line.contains("cannot be read"), "\(line)")
         }
+    }
+
+    /// Runs `arguments` stopping at step 1, then 2, and so on until a run completes; calls `check` after every
+    /// stop with the step's name. Returns the steps, in order.
+    func stopAtEveryStep(_ home: KeystoreHome, _ arguments: () -> [String], stdin: () -> String,
+                         check: (String) throws -> Void) throws -> [String] {
+        var steps: [String] = []
+        for stop in 1...30 {
+            var process = home.keystore
+            process.environment["KEYSTORE_TEST_CRASH_AT"] = String(stop)
+            let result = try process.run(arguments(), stdin: Array(stdin().utf8))
+            guard result.status == 128 + SIGKILL else {
+                #expect(result.status == 0, "\(result.stderr)")
+                break
+            }
+            let marker = "keystore: crash point \(stop): "
+            let step = try #require(result.stderrLines.last.flatMap { $0.hasPrefix(marker) ? String($0.dropFirst(marker.count)) : nil },
+                                    "\(result.stderr)")
+            steps.append(step)
+            try check(step)
+            try checkNoStrayVault(home)
+        }
+        #expect(temporaryFiles(home).isEmpty, "the completing run cleared what the killed ones left")
+        return steps
+    }
+
+    func temporaryFiles(_ home: KeystoreHome) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: home.path)) ?? []).filter { $0.contains(".tmp-") }
+    }
+
+    static let writeSteps = ["temporary file created", "temporary file written", "temporary file flushed",
+                             "renamed over the old file", "directory flushed"]
+
+    @Test func changePINStoppedAtEveryStep() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        var pins = ["270419", "918273"]
+        let steps = try stopAtEveryStep(
+            home, { ["change-pin", "--name", name, "--kdf", "interactive", "--pin-stdin", "--new-pin-fd", "0"] },
+            stdin: { "\(pins[0])\n\(pins[1])\n" }
+        ) { step throws in
+            let now = try #require(try openingPIN(home, pins), "after '\(step)' the vault opens with neither PIN")
+            #expect(now == (Self.writeSteps.firstIndex(of: step)! >= 3 ? pins[1] : pins[0]), "\(step)")
+            #expect(temporaryFiles(home).isEmpty == (Self.writeSteps.firstIndex(of: step)! >= 3), "\(step)")
+            if now == pins[1] { pins.swapAt(0, 1) }
+        }
+        #expect(steps == Self.writeSteps)
+    }
+
+    @Test func replacingStoppedAtEveryStep() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let steps = try stopAtEveryStep(
+            home, { ["signup", "--name", name, "--replace", "--kdf", "interactive", "--pin-stdin"] }, stdin: { "918273\n" }
+        ) { step throws in
+            #expect(try openingPIN(home, ["270419", "918273"]) != nil, "after '\(step)' the vault opens with neither PIN")
+        }
+        #expect(steps == ["backup linked"] + Self.writeSteps + ["wrong-PIN count cleared"])
+        // Each stopped run kept its backup: every one is a whole vault that opens.
+        let backups = try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.contains(".backup-") }
+        #expect(backups.count == steps.count + 1)
+    }
+
+    @Test func removeStoppedAtEveryStep() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let steps = try stopAtEveryStep(home, { ["remove", "--name", name, "--pin-stdin"] }, stdin: { "270419\n" }) { step throws in
+            // The first step is the unlink itself, so from then on the identity is cleanly gone.
+            #expect(!FileManager.default.fileExists(atPath: home.vaultPath(name)), "\(step)")
+            try home.addGolden()
+        }
+        #expect(steps == ["vault unlinked", "wrong-PIN count cleared", "directory flushed"])
     }
 
     @Test func changePINSurvivesKillNine() throws {

@@ -11,7 +11,8 @@ import Testing
     @Test(arguments: targets)
     func savedInputsStillPass(target: String) throws {
         let directories = ["corpus", "crashers"].map { Self.repository.appendingPathComponent("fuzz/\($0)/\(target)").path }
-        let files = directories.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? [] }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+        let files = try directories.flatMap { try FileManager.default.contentsOfDirectory(atPath: $0) }
         #expect(files.count >= 2, "fuzz/corpus/\(target) has seeds")
         let replayer = KeystoreProcess(program: KeystoreProcess.builtProduct("keystore-fuzz"))
         let result = try replayer.run(["replay", target] + directories)

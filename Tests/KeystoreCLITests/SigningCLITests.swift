@@ -152,6 +152,25 @@ private func file(_ bytes: [UInt8]) throws -> String {
         #expect(answers[9]["id"] is NSNull && answers[9]["signature"] != nil)
     }
 
+    /// Up to 16 MiB is signed, on standard input or from a file, within the memory cap that the bad-input table
+    /// uses to show that 100 MB is refused without being held; one byte more is refused from either source.
+    @Test func payloadsUpTo16MiBAreSignedAndNoMore() throws {
+        let home = try homeWithSEP53Key()
+        let capped = ["sh", "-c", "ulimit -v 250000; exec \"$0\" \"$@\""]
+        let largest = [UInt8](repeating: 0x61, count: 16 << 20)
+        let signed = try home.keystore.run(["sign-message", "--pin-fd", "3"], stdin: largest, files: [3: Array("270419\n".utf8)], prefix: capped)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let signature = try #require(Base64.decode(signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try PublicKey(accountID: sep53Address).isValidMessageSignature(signature, for: largest))
+
+        let tooLarge = try file(largest + [0x61])
+        defer { unlink(tooLarge) }
+        for (arguments, stdin) in [(["sign", "--file", tooLarge], []), (["sign"], largest + [0x61])] {
+            let refused = try home.keystore.run(arguments + ["--pin-fd", "3"], stdin: stdin, files: [3: Array("270419\n".utf8)])
+            #expect(refused.status == 2 && refused.stderr.contains("is larger than 16 MiB"), "\(refused.stderr)")
+        }
+    }
+
     @Test func anEndlessBatchLineIsAnsweredWithoutBufferingIt() throws {
         let home = try homeWithSEP53Key()
         let huge = "{\"message\":\"" + String(repeating: "a", count: 3 << 20) + "\"}"

@@ -9,13 +9,14 @@ import Darwin
 /// A write goes to a temporary file in the same directory, is fsynced, renamed over the target and the directory
 /// is fsynced: after a crash at any point the target holds either its old bytes or its new ones, never a mix.
 enum AtomicFile {
-    /// The prefix of temporary files, which listings skip and later writes clean up.
+    /// Marks temporary files, which listings skip and `VaultStore`'s next write deletes if a crash left them.
     static let temporaryMarker = ".tmp-"
 
     static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
         let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: 6))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("create a file in", directory) }
+        CrashPoint.reached("temporary file created")
         var succeeded = false
         defer {
             if !succeeded { unlink(temporary) }
@@ -25,11 +26,15 @@ enum AtomicFile {
             // The umask can only remove bits, but say 0600 explicitly in case the file system ignored the mode.
             guard fchmod(fd, 0o600) == 0 else { throw ioError("set permissions on", temporary) }
             try writeAll(fd, bytes, path: temporary)
+            CrashPoint.reached("temporary file written")
             guard fsync(fd) == 0 else { throw ioError("flush", temporary) }
+            CrashPoint.reached("temporary file flushed")
         }
         guard rename(temporary, path) == 0 else { throw ioError("replace", path) }
         succeeded = true
+        CrashPoint.reached("renamed over the old file")
         try syncDirectory(directory)
+        CrashPoint.reached("directory flushed")
     }
 
     /// The file's bytes, or nil when it does not exist. Refuses files over `limit` bytes without reading them.

@@ -101,9 +101,11 @@ public struct VaultStore: Sendable {
                 let backupPath = "\(path).backup-\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
                 guard link(path, backupPath) == 0 else { throw AtomicFile.ioError("back up", path) }
                 backup = backupPath
+                CrashPoint.reached("backup linked")
             }
             try AtomicFile.write(vault.encoded(), to: path, directory: directory)
             try clearThrottle(vault.name)
+            CrashPoint.reached("wrong-PIN count cleared")
             return backup
         }
     }
@@ -142,8 +144,11 @@ public struct VaultStore: Sendable {
                 _ = try vault(named: name)
             }
             guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
+            CrashPoint.reached("vault unlinked")
             try clearThrottle(name)
+            CrashPoint.reached("wrong-PIN count cleared")
             try AtomicFile.syncDirectory(directory)
+            CrashPoint.reached("directory flushed")
         }
     }
 
@@ -205,6 +210,15 @@ public struct VaultStore: Sendable {
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw AtomicFile.ioError("lock", lockPath) }
         }
+        if writing { removeAbandonedTemporaryFiles() }
         return try body()
+    }
+
+    /// Deletes the temporary files of writes that were killed before their rename. Every write holds the lock,
+    /// so while we hold it none of them is in progress.
+    private func removeAbandonedTemporaryFiles() {
+        for name in AtomicFile.fileNames(in: directory) ?? [] where name.contains(AtomicFile.temporaryMarker) {
+            unlink("\(directory)/\(name)")
+        }
     }
 }
