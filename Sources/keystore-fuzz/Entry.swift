@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import StellarKeystore
 
 // Built two ways (fuzz/run does the first, `swift build` the second):
 // - with `-sanitize=fuzzer -D KEYSTORE_FUZZING`, it hands over to libFuzzer, which fuzzes the target that
@@ -59,7 +60,7 @@ enum KeystoreFuzz {
             guard let target = FuzzTarget(rawValue: name) else { usage() }
             var count = 0
             for path in arguments.dropFirst(2) {
-                for file in try inputFiles(at: path) {
+                for file in inputFiles(at: path) {
                     let bytes = try contents(of: file)
                     bytes.withUnsafeBytes { target.run($0) }
                     count += 1
@@ -79,24 +80,15 @@ enum KeystoreFuzz {
         exit(64)
     }
 
-    /// `path` itself, or the regular files directly inside it.
-    static func inputFiles(at path: String) throws -> [String] {
-        guard let directory = opendir(path) else { return [path] }
-        defer { closedir(directory) }
-        var files: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { files.append("\(path)/\(name)") }
-        }
-        return files.sorted()
+    /// `path` itself, or the files directly inside it.
+    static func inputFiles(at path: String) -> [String] {
+        guard let names = AtomicFile.fileNames(in: path) else { return [path] }
+        return names.filter { !$0.hasPrefix(".") }.sorted().map { "\(path)/\($0)" }
     }
 
+    /// A saved input; libFuzzer never makes one larger than its -max_len (4096 bytes by default).
     static func contents(of path: String) throws -> [UInt8] {
-        guard let file = fopen(path, "rb") else { throw ReplayError(path: path) }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while case let count = fread(&buffer, 1, buffer.count, file), count > 0 { bytes += buffer[..<count] }
+        guard let bytes = try AtomicFile.read(path, limit: 1 << 20) else { throw ReplayError(path: path) }
         return bytes
     }
 

@@ -15,10 +15,8 @@ enum SeedCorpus {
     static func write(to directory: String, fixtures: String = "fixtures") throws {
         for target in FuzzTarget.allCases { mkdir("\(directory)/\(target.rawValue)", 0o755) }
         func save(_ target: FuzzTarget, _ name: String, _ bytes: [UInt8]) throws {
-            let path = "\(directory)/\(target.rawValue)/seed-\(name)"
-            guard let file = fopen(path, "wb") else { throw KeystoreFuzz.ReplayError(path: path) }
-            defer { fclose(file) }
-            _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            let folder = "\(directory)/\(target.rawValue)"
+            try AtomicFile.write(bytes, to: "\(folder)/seed-\(name)", directory: folder)
         }
 
         struct StrKeys: Decodable {
@@ -64,7 +62,7 @@ enum SeedCorpus {
 
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw KeystoreFuzz.ReplayError(path: "/tmp/keystore-fuzz-XXXXXX") }
+        guard mkdtemp(&template) != nil else { throw AtomicFile.ioError("create a directory in", "/tmp") }
         let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let sessions = temporary + "/sessions"
         let store = SessionStore(directory: sessions)
