@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import StellarKeystore
+import StellarKeystore
 
 // Built two ways (fuzz/run does the first, `swift build` the second):
 // - with `-sanitize=fuzzer -D KEYSTORE_FUZZING`, it hands over to libFuzzer, which fuzzes the target that

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-@testable import StellarKeystore
+import StellarKeystore
 
 /// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
 ///

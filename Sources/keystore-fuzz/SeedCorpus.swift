@@ -7,7 +7,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import StellarKeystore
+import StellarKeystore
 
 /// The starting inputs for each target, made from the published vectors in fixtures/ and from files keystore
 /// itself writes. Written once and committed (fuzz/corpus), so that every run starts from the same place.

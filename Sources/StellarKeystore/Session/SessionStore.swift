@@ -121,7 +121,7 @@ public struct SessionStore: Sendable {
 
     /// Parses a session file and opens it with `token`'s key. The clear name and directory are only trusted once
     /// they hash to the binding inside the box.
-    static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
+    package static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
         -> (keyPair: KeyPair, identity: Identity, expiresAt: Int64)
     {
         guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
@@ -176,7 +176,7 @@ public struct SessionStore: Sendable {
 
     // MARK: Internals
 
-    func path(of token: SessionToken) -> String { "\(directory)/\(token.fileName)" }
+    package func path(of token: SessionToken) -> String { "\(directory)/\(token.fileName)" }
 
     static func binding(_ identity: Identity, _ publicKey: PublicKey) -> [UInt8] {
         let text = Array("\(identity.keystore)\n\(identity.name.rawValue)\n\(publicKey.accountID)".utf8)

@@ -44,7 +44,7 @@ public struct BatchRequest: Sendable, Equatable {
 
     /// The fast path: one flat object of ASCII strings without escapes, numbers and null, which is what
     /// scripts send. Anything else returns nil and goes to `init(decoding:)`, which handles all of JSON.
-    init?(flat line: UnsafeRawBufferPointer) {
+    package init?(flat line: UnsafeRawBufferPointer) {
         var index = 0
         func skipSpace() { while index < line.count, line[index] == 0x20 || line[index] == 0x09 || line[index] == 0x0D { index += 1 } }
         func expect(_ byte: UInt8) -> Bool {
@@ -112,7 +112,7 @@ public struct BatchRequest: Sendable, Equatable {
     }
 
     /// The full path: any JSON, through JSONDecoder.
-    init?(decoding line: UnsafeRawBufferPointer) {
+    package init?(decoding line: UnsafeRawBufferPointer) {
         struct Request: Decodable {
             var id: RequestID?
             var message: String?

@@ -8,11 +8,11 @@ import Darwin
 ///
 /// A write goes to a temporary file in the same directory, is fsynced, renamed over the target and the directory
 /// is fsynced: after a crash at any point the target holds either its old bytes or its new ones, never a mix.
-enum AtomicFile {
+package enum AtomicFile {
     /// Marks temporary files, which listings skip and `VaultStore`'s next write deletes if a crash left them.
-    static let temporaryMarker = ".tmp-"
+    package static let temporaryMarker = ".tmp-"
 
-    static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
+    package static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
         let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: 6))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("create a file in", directory) }
@@ -38,7 +38,7 @@ enum AtomicFile {
     }
 
     /// The file's bytes, or nil when it does not exist. Refuses files over `limit` bytes without reading them.
-    static func read(_ path: String, limit: Int) throws -> [UInt8]? {
+    package static func read(_ path: String, limit: Int) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -60,7 +60,7 @@ enum AtomicFile {
     }
 
     /// The names in `directory`, or nil when it cannot be opened (errno says why).
-    static func fileNames(in directory: String) -> [String]? {
+    package static func fileNames(in directory: String) -> [String]? {
         guard let dir = opendir(directory) else { return nil }
         defer { closedir(dir) }
         var names: [String] = []
@@ -91,7 +91,7 @@ enum AtomicFile {
         }
     }
 
-    static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> VaultError {
+    package static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> VaultError {
         let reason = String(cString: strerror(code))
         switch code {
         case EACCES, EPERM:

@@ -72,8 +72,8 @@ public struct Vault: Sendable {
 
     // MARK: The file
 
-    /// The JSON form, field for field (internal so that the fuzzer can re-seal its check digest).
-    struct File: Codable {
+    /// The JSON form, field for field (package-visible so that the fuzzer can re-seal its check digest).
+    package struct File: Codable {
         struct KDF: Codable {
             var algorithm: String
             var opsLimit: UInt64
@@ -94,12 +94,12 @@ public struct Vault: Sendable {
         var createdAt: String
         /// Version 2 only.
         var account: UInt32?
-        var check: String
+        package var check: String
 
         /// SHA-256 over every other field, one per line, as they are written in the file (docs/FORMAT.md).
         /// Not a secret MAC (anyone can recompute it): it tells accidental damage and naive edits apart from a
         /// wrong PIN. Authenticity comes from the cipher's MAC and the address check after decryption.
-        var expectedCheck: String {
+        package var expectedCheck: String {
             let fields = [format, String(version), name, publicKey, kdf.algorithm, String(kdf.opsLimit),
                           String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
                 + (account.map { [String($0)] } ?? [])
