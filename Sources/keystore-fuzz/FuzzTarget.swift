@@ -24,8 +24,8 @@ enum FuzzTarget: String, CaseIterable {
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
-    /// Deriving a key with more than this is too slow for fuzzing; such vaults are only parsed.
-    static let cheapestMemLimit: UInt64 = 64 * 1024
+    /// Deriving a key at a higher cost is too slow for fuzzing; such vaults are only parsed.
+    static let costliestOpened = KDFParameters(opsLimit: 2, memLimit: 64 * 1024)
 
     func run(_ data: UnsafeRawBufferPointer) {
         switch self {
@@ -63,7 +63,7 @@ enum FuzzTarget: String, CaseIterable {
         let encoded = vault.encoded()
         let again = try? Vault(file: encoded, path: "fuzz.vault")
         check(again?.encoded() == encoded, "a parsed vault does not survive being written and read back")
-        guard vault.kdf.memLimit <= cheapestMemLimit, vault.kdf.opsLimit <= 2 else { return }
+        guard vault.kdf.memLimit <= costliestOpened.memLimit, vault.kdf.opsLimit <= costliestOpened.opsLimit else { return }
         do {
             let (keyPair, root) = try vault.openWithRoot(pin: PIN(seedPIN))
             check(keyPair.publicKey == vault.publicKey, "an opened vault gave a key for another address")
