@@ -99,8 +99,8 @@ public struct BatchRequest: Sendable, Equatable {
                     let isInteger = (1...18).contains(digits.count)
                         && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
                         && (digits.count == 1 || digits.first != UInt8(ascii: "0"))
-                        && literal != Array("-0".utf8)
-                    guard key == .id, isInteger || literal == Array("null".utf8) else { return nil }
+                        && !literal.elementsEqual("-0".utf8)
+                    guard key == .id, isInteger || literal.elementsEqual("null".utf8) else { return nil }
                     id = literal
                 }
             } while expect(UInt8(ascii: ","))
