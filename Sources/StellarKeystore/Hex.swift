@@ -18,14 +18,15 @@ public enum Hex {
         bytes.reserveCapacity(ascii.count / 2)
         var index = 0
         while index < ascii.count {
-            guard let high = value(ascii[index]), let low = value(ascii[index + 1]) else { return nil }
+            guard let high = value(of: ascii[index]), let low = value(of: ascii[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
     }
 
-    private static func value(_ digit: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), or nil.
+    static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10

@@ -32,4 +32,22 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case refused = 10
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
+
+    /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (README, Exit codes).
+    public var kind: String {
+        switch self {
+        case .success: "success"
+        case .invalidSignature: "invalid-signature"
+        case .invalidInput: "invalid-input"
+        case .incorrectPIN: "incorrect-pin"
+        case .throttled: "throttled"
+        case .vaultNotFound: "not-found"
+        case .vaultExists: "exists"
+        case .vaultDamaged: "vault-damaged"
+        case .system: "system"
+        case .session: "session"
+        case .refused: "refused"
+        case .usage: "usage"
+        }
+    }
 }

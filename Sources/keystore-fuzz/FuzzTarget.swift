@@ -21,6 +21,8 @@ enum FuzzTarget: String, CaseIterable {
     case session
     /// `Mnemonic(_:)`: recovery phrases as typed.
     case mnemonic
+    /// `Throttle.parse`: the wrong-PIN counter beside a vault, which anyone who can write the directory can plant.
+    case throttle
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -34,6 +36,7 @@ enum FuzzTarget: String, CaseIterable {
         case .batch: Self.batch(data)
         case .session: Self.session(Array(data))
         case .mnemonic: Self.mnemonic(data)
+        case .throttle: Self.throttle(Array(data))
         }
     }
 
@@ -113,6 +116,16 @@ enum FuzzTarget: String, CaseIterable {
         // The normalised phrase must itself be accepted as the same phrase.
         let again = try? Mnemonic(mnemonic.phrase)
         check(again?.phrase.isEqual(to: mnemonic.phrase) == true, "a normalised phrase does not parse to itself")
+    }
+
+    private static func throttle(_ bytes: [UInt8]) {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var throttle = Throttle.parse(bytes, now: now)
+        check((0...Throttle.mostFailures).contains(throttle.failures), "a count of \(throttle.failures) was read")
+        check((throttle.secondsLeft(now: now) ?? 0) <= Throttle.longestWait, "a wait beyond the longest was read")
+        for _ in 0..<2 { throttle.recordFailure(now: now) }
+        check((1...Throttle.mostFailures).contains(throttle.failures), "recording failures gave \(throttle.failures)")
+        check((1...Throttle.longestWait).contains(throttle.secondsLeft(now: now) ?? Throttle.longestWait), "recording a failure gave no bounded wait")
     }
 
     /// Errors are keystore's own, with the one-line message the CLI prints.

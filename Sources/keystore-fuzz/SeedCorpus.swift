@@ -60,6 +60,12 @@ enum SeedCorpus {
         ]
         for (index, line) in lines.enumerated() { try save(.batch, "line-\(index)", Array(line.utf8)) }
 
+        let counters = [
+            #"{"failures":0,"lockedUntil":0}"#, #"{"failures":6,"lockedUntil":1800000060.5}"#,
+            #"{"lockedUntil":1800003600,"failures":12}"#, #"{"failures":1}"#, "{}", "",
+        ]
+        for (index, counter) in counters.enumerated() { try save(.throttle, "counter-\(index)", Array((counter + "\n").utf8)) }
+
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw AtomicFile.ioError("create a directory in", "/tmp") }

@@ -5,13 +5,14 @@ import StellarKeystore
 enum CLIError: KeystoreError {
     case secretOnCommandLine(String)
     case invalidHex
-    case noTerminal(alternatives: String)
+    case noTerminal(what: String, alternatives: String)
     case unreadableSecret(source: String, reason: String)
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
     case seedToNonTerminal
     case phraseToNonTerminal
     case inputTooLarge(source: String, limit: Int)
+    case emptyPayload(source: String, verb: String)
 
     var message: String {
         switch self {
@@ -19,8 +20,8 @@ enum CLIError: KeystoreError {
             "Refusing to read \(what) (the command line is visible to other users)."
         case .invalidHex:
             "The payload is not valid hex (an even number of 0-9, a-f)."
-        case .noTerminal(let alternatives):
-            "There is no terminal to ask on; pass it with \(alternatives)."
+        case .noTerminal(let what, let alternatives):
+            "There is no terminal to ask for \(what) on; pass it with \(alternatives)."
         case .unreadableSecret(let source, let reason):
             "Cannot read from \(source): \(reason)."
         case .secretLineTooLong(let source):
@@ -33,13 +34,15 @@ enum CLIError: KeystoreError {
             "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
         case .inputTooLarge(let source, let limit):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
+        case .emptyPayload(let source, let verb):
+            "\(source.prefix(1).uppercased() + source.dropFirst()) is empty, so there is nothing to \(verb) (did the step before fail?); to \(verb) an empty payload, pass --hex ''."
         }
     }
 
     var exitStatus: ExitStatus {
         switch self {
         case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal: .refused
-        case .invalidHex, .secretLineTooLong, .inputTooLarge: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload: .invalidInput
         case .unreadableSecret: .system
         case .noTerminal, .conflictingOptions: .usage
         }

@@ -16,14 +16,16 @@ enum Console {
         write(Array((line + "\n").utf8), to: STDOUT_FILENO)
     }
 
-    /// One line on stderr, prefixed so that a person knows which program spoke.
+    /// One line on stderr, prefixed so that a person knows which program spoke. Control characters are escaped
+    /// here too, whatever the message: the library escapes what it quotes, and this is the last line of defence.
     static func error(_ message: String) {
-        write(Array("keystore: \(message)\n".utf8), to: STDERR_FILENO)
+        write(Array("keystore: \(TerminalText.escaped(message, limit: nil))\n".utf8), to: STDERR_FILENO)
     }
 
-    static func warn(_ message: String) {
-        write(Array("keystore: warning: \(message)\n".utf8), to: STDERR_FILENO)
-    }
+    /// Something done, on stderr so that stdout stays for data (`signed in as …`).
+    static func note(_ message: String) { error(message) }
+
+    static func warn(_ message: String) { error("warning: \(message)") }
 
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
         var offset = 0

@@ -33,10 +33,35 @@ struct Keystore: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let error as KeystoreError {
-            Console.error(error.message)
-            Self.exit(withError: ExitCode(error.exitStatus.rawValue))
+            fail(error.message, error.exitStatus)
+        } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
+            Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {
-            Self.exit(withError: error)
+            // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
+            // error, made one line like ours.
+            guard exitCode(for: error) != .success else { Self.exit(withError: error) }
+            let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
+            fail(words.joined(separator: " ") + " (see --help)", .usage)
         }
+    }
+
+    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code.
+    private static func fail(_ message: String, _ status: ExitStatus) -> Never {
+        Console.error(message)
+        if wantsJSON {
+            struct Failure: Encodable {
+                struct Body: Encodable { let code: Int32; let kind, message: String }
+                let error: Body
+            }
+            let body = Failure.Body(code: status.rawValue, kind: status.kind, message: TerminalText.escaped(message, limit: nil))
+            try? Console.printJSON(Failure(error: body))
+        }
+        Self.exit(withError: ExitCode(status.rawValue))
+    }
+
+    /// Whether `--json` was asked for, read from the arguments themselves, since a command line that failed to
+    /// parse has no parsed flag to ask.
+    private static var wantsJSON: Bool {
+        CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains("--json")
     }
 }

@@ -38,8 +38,11 @@ struct Recover: ParsableCommand {
         let store = try identity.store()
         let name = try identity.identity()
         if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
-        let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: "))
-        let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ") : nil
+        // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
+        // nearest word is usually the secret word itself.
+        let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: ", asking: "the recovery phrase"),
+                                    offeringCorrections: isatty(STDERR_FILENO) != 0)
+        let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
         let root = AccountRoot(bip39Seed: try mnemonic.seed(passphrase: secret))
         let keyPair = try root.keyPair(account: account)
         let vault = try Vault.seal(keyPair, root: (root, account), name: name, pin: pin.readNew(), kdf: kdf.parameters)
@@ -49,9 +52,9 @@ struct Recover: ParsableCommand {
     }
 
     /// A line from the terminal with echo off when standard input is one, else from standard input.
-    static func readSecret(_ prompt: String) throws -> SecureBytes {
+    static func readSecret(_ prompt: String, asking what: String) throws -> SecureBytes {
         isatty(STDIN_FILENO) != 0
-            ? try SecretInput.prompt(prompt, instead: "standard input")
+            ? try SecretInput.prompt(prompt, asking: what, instead: "standard input")
             : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
     }
 }
@@ -74,14 +77,18 @@ struct Derive: ParsableCommand {
         let store = try identity.store()
         let name = try identity.identity()
         let newName = try add.map(IdentityName.init)
-        if let newName, store.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue) }
+        if let newName, store.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue, canReplace: false) }
         let vault = try identity.vaultReadyForPIN(in: store, name)
         guard vault.account != nil else { throw DeriveError.notFromPhrase(name.rawValue) }
         let pin = try pin.read()
         guard let root = try store.unlockWithRoot(name, pin: pin).root else { throw DeriveError.notFromPhrase(name.rawValue) }
         let keyPair = try root.keyPair(account: account)
         if let newName {
-            try store.create(Vault.seal(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf))
+            do {
+                try store.create(Vault.seal(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf))
+            } catch VaultError.alreadyExists(let name, _) {
+                throw VaultError.alreadyExists(name: name, canReplace: false)  // created meanwhile
+            }
         }
         try AccountReport.print(name: (newName ?? name), keyPair: keyPair, account: account, json: identity.json)
     }

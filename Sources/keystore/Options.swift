@@ -20,9 +20,14 @@ struct HomeOptions: ParsableArguments {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    func validate() throws {
+        // An empty directory would put every path at the filesystem root.
+        if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
+    }
+
     func store() throws -> VaultStore {
-        if let home { return VaultStore(directory: home) }
-        return VaultStore(directory: try VaultStore.defaultDirectory(environment: ProcessInfo.processInfo.environment))
+        let directory = try home ?? VaultStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+        return try VaultStore(directory: directory, sessions: .currentUser)
     }
 
     /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own
@@ -95,7 +100,7 @@ struct PINOptions: ParsableArguments {
         if pinStdin { return try PIN(SecretInput.line(from: STDIN_FILENO, describing: "standard input")) }
         if let pinFile { return try PIN(SecretInput.line(fromFile: pinFile)) }
         if let pinFd { return try PIN(SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)")) }
-        return try PIN(SecretInput.prompt(prompt, instead: Self.alternatives))
+        return try PIN(SecretInput.prompt(prompt, asking: "the PIN", instead: Self.alternatives))
     }
 
     /// A PIN being chosen: from a script once, or typed twice at the terminal; then checked for strength.
@@ -108,13 +113,26 @@ struct PINOptions: ParsableArguments {
         return try Self.promptNew(prompt, instead: Self.alternatives)
     }
 
-    /// Asks twice, because a typo in an unechoed PIN would otherwise lock the key away for good.
+    /// A person gets this many tries at choosing an acceptable new PIN; a script gets one.
+    static let newPINTries = 3
+
+    /// Asks twice, because a typo in an unechoed PIN would otherwise lock the key away for good. A weak,
+    /// malformed or mismatched PIN is explained on the terminal and asked again, so that nothing typed before
+    /// (a seed, a phrase) has to be typed again.
     static func promptNew(_ prompt: String, instead alternatives: String) throws -> PIN {
-        let pin = try PIN(SecretInput.prompt(prompt, instead: alternatives))
-        try pin.checkStrength()
-        let confirmation = try SecretInput.prompt("Repeat the PIN: ", instead: alternatives)
-        guard let confirmed = try? PIN(confirmation), pin.isEqual(to: confirmed) else { throw PINError.mismatch }
-        return pin
+        var attempt = 1
+        while true {
+            do {
+                let pin = try PIN(SecretInput.prompt(prompt, asking: "the new PIN", instead: alternatives))
+                try pin.checkStrength()
+                let confirmation = try SecretInput.prompt("Repeat the PIN: ", asking: "the new PIN", instead: alternatives)
+                guard let confirmed = try? PIN(confirmation), pin.isEqual(to: confirmed) else { throw PINError.mismatch }
+                return pin
+            } catch let error as PINError where attempt < newPINTries {
+                SecretInput.tell(error == .mismatch ? "The two PINs did not match; try again." : error.message)
+                attempt += 1
+            }
+        }
     }
 }
 

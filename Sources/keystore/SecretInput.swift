@@ -13,12 +13,19 @@ enum SecretInput {
     /// Longer lines are refused rather than silently cut: no PIN, seed or recovery phrase is this long.
     static let lineLimit = 1024
 
-    /// The first line of `fd`, without its line ending.
-    static func line(from fd: Int32, describing source: String) throws -> SecureBytes {
+    /// The first line of `fd`, without its line ending. With `watch`, the descriptor is polled instead of
+    /// blocked on, and `watch` runs at least every 100 ms and after every signal, before each read: a signal
+    /// that lands just before a blocking read would otherwise wait for the next keystroke to be acted on.
+    static func line(from fd: Int32, describing source: String, watch: (() -> Void)? = nil) throws -> SecureBytes {
         var length = 0
         var overflow = false
         let buffer = try SecureBytes(count: lineLimit + 1) { buffer in
             while true {
+                if let watch {
+                    watch()
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    if poll(&ready, 1, 100) <= 0 { continue }
+                }
                 var byte: UInt8 = 0
                 let count = read(fd, &byte, 1)
                 if count < 0 {
@@ -61,10 +68,11 @@ enum SecretInput {
     }
 
     /// Asks on the controlling terminal with echo off, so that the answer shows neither on screen nor in a
-    /// pipe; standard input and output stay free for data.
-    static func prompt(_ question: String, instead alternatives: String) throws -> SecureBytes {
+    /// pipe; standard input and output stay free for data. `what` names the secret for the error when there is
+    /// no terminal ("the PIN").
+    static func prompt(_ question: String, asking what: String, instead alternatives: String) throws -> SecureBytes {
         let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard tty >= 0 else { throw CLIError.noTerminal(alternatives: alternatives) }
+        guard tty >= 0 else { throw CLIError.noTerminal(what: what, alternatives: alternatives) }
         defer { close(tty) }
         // Echo goes off before the question shows, so that nothing typed in answer to it can be echoed.
         let echoWasOn = Terminal.disableEcho(tty)
@@ -73,7 +81,20 @@ enum SecretInput {
             if echoWasOn { Terminal.restore() }
             Console.write(Array("\n".utf8), to: tty)  // the user's Enter was not echoed
         }
-        return try line(from: tty, describing: "the terminal")
+        return try line(from: tty, describing: "the terminal") {
+            // Ctrl-Z (or a background read) stops us only here, outside the signal handler, so that the
+            // terminal is given back with echo on and taken again with echo off when we are continued.
+            if echoWasOn, Terminal.stopIfAsked() { Console.write(Array(question.utf8), to: tty) }
+        }
+    }
+
+    /// A line for the person at the terminal (a PIN that will not do, before it is asked again); on stderr
+    /// when there is no terminal.
+    static func tell(_ message: String) {
+        let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        guard tty >= 0 else { return Console.error(message) }
+        defer { close(tty) }
+        Console.write(Array("keystore: \(message)\n".utf8), to: tty)
     }
 
     /// Whether a person can be asked: there is a controlling terminal.
@@ -86,35 +107,64 @@ enum SecretInput {
 }
 
 /// Turns terminal echo off for a prompt and back on afterwards, also when the prompt is interrupted by Ctrl-C
-/// or a kill: a shell left without echo is the classic bug of password prompts.
+/// or a kill: a shell left without echo is the classic bug of password prompts. Ctrl-Z is handled as
+/// readpassphrase(3) does: echo back on, stop, and on `fg` echo off again and the question asked again.
 enum Terminal {
     // Signal handlers cannot capture context, so the saved state lives in globals; they are written before the
-    // handlers are installed and only read afterwards.
+    // handlers are installed and only read afterwards (`pendingStop` is the one value a handler writes).
     nonisolated(unsafe) private static var savedFD: Int32 = -1
     nonisolated(unsafe) private static var saved = termios()
-    private static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+    nonisolated(unsafe) private static var silent = termios()
+    nonisolated(unsafe) private static var pendingStop: Int32 = 0
+    private static let endingSignals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+    private static let stoppingSignals = [SIGTSTP, SIGTTIN, SIGTTOU]
 
     /// Returns whether echo was on (and is now off).
     static func disableEcho(_ fd: Int32) -> Bool {
         var settings = termios()
         guard tcgetattr(fd, &settings) == 0, settings.c_lflag & tcflag_t(ECHO) != 0 else { return false }
         saved = settings
+        settings.c_lflag &= ~tcflag_t(ECHO | ECHONL)
+        silent = settings
         savedFD = fd
-        for signal in signals {
+        for signal in endingSignals {
             Glibc.signal(signal) { received in
                 tcsetattr(Terminal.savedFD, TCSAFLUSH, &Terminal.saved)
                 Glibc.signal(received, SIG_DFL)
                 raise(received)
             }
         }
-        settings.c_lflag &= ~tcflag_t(ECHO | ECHONL)
-        tcsetattr(fd, TCSAFLUSH, &settings)
+        for signal in stoppingSignals { catchStop(signal) }
+        tcsetattr(fd, TCSAFLUSH, &silent)
+        return true
+    }
+
+    /// Records a stop signal and interrupts the read (no SA_RESTART), so that `stopIfAsked` acts on it.
+    private static func catchStop(_ signal: Int32) {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { Terminal.pendingStop = $0 }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(signal, &action, nil)
+    }
+
+    /// If a stop signal came in: gives the terminal back as it was, stops, and once continued turns echo off
+    /// again. Returns whether it stopped, so that the caller asks its question again.
+    static func stopIfAsked() -> Bool {
+        let signal = pendingStop
+        guard signal != 0 else { return false }
+        pendingStop = 0
+        tcsetattr(savedFD, TCSAFLUSH, &saved)
+        Glibc.signal(signal, SIG_DFL)
+        raise(signal)  // stops here until SIGCONT (ignored by the kernel in an orphaned process group)
+        catchStop(signal)
+        tcsetattr(savedFD, TCSAFLUSH, &silent)
         return true
     }
 
     static func restore() {
         tcsetattr(savedFD, TCSAFLUSH, &saved)
-        for signal in signals { Glibc.signal(signal, SIG_DFL) }
+        for signal in endingSignals + stoppingSignals { Glibc.signal(signal, SIG_DFL) }
         savedFD = -1
     }
 }

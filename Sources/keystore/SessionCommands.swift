@@ -6,7 +6,8 @@ import Foundation
 #endif
 import StellarKeystore
 
-/// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`, or plain seconds.
+/// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`. Every number needs its unit: a bare `15`
+/// read as seconds, beside a default shown as "15 min", made sessions end a minute early for whoever meant minutes.
 struct SessionDuration: ExpressibleByArgument, CustomStringConvertible {
     let seconds: Int
 
@@ -28,8 +29,7 @@ struct SessionDuration: ExpressibleByArgument, CustomStringConvertible {
                 return nil
             }
         }
-        total += number
-        guard total >= 1, total <= SessionStore.longestTTL, !argument.isEmpty else { return nil }
+        guard digits == 0, total >= 1, total <= SessionStore.longestTTL, !argument.isEmpty else { return nil }
         seconds = total
     }
 
@@ -66,14 +66,17 @@ struct Logout: ParsableCommand {
             guard let text = SigningKeyOptions.sessionToken else {
                 throw SessionError.none(name: try identity.identity().rawValue)
             }
+            // Whatever happens to this token, the variable goes: `eval "$(keystore logout)"` must not leave a
+            // dead or garbage token set for the next command to trip over.
+            if !identity.json { Console.print("unset \(SigningKeyOptions.sessionVariable)") }
             ended = try sessions.close(SessionToken(text)) ? 1 : 0
         }
         if identity.json {
             struct Output: Encodable { let ended: Int }
             try Console.printJSON(Output(ended: ended))
         } else {
-            Console.print("unset \(SigningKeyOptions.sessionVariable)")
-            Console.warn(ended == 1 ? "session ended" : "\(ended) sessions ended")
+            if all { Console.print("unset \(SigningKeyOptions.sessionVariable)") }
+            Console.note(ended == 1 ? "session ended" : "\(ended) sessions ended")
         }
     }
 }

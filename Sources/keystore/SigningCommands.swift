@@ -9,7 +9,8 @@ struct SignMessage: ParsableCommand {
         commandName: "sign-message",
         abstract: "Sign a message the SEP-53 way: Ed25519 over SHA-256(\"Stellar Signed Message:\\n\" + message).",
         discussion: """
-            The message is the argument (UTF-8), --file, or standard input byte for byte. \
+            The message is the argument (UTF-8), --file, or standard input byte for byte: a trailing newline \
+            (as `echo` adds) is part of the message and is signed. An empty file or standard input is refused. \
             With --pin-stdin, the PIN is the first line of standard input and the message the rest. \
             With --batch, standard input is newline-delimited JSON requests (see the README).
             """)
@@ -44,7 +45,7 @@ struct SignMessage: ParsableCommand {
         if batch {
             return try BatchSigner(sign: { keyPair.messageSignature(for: $0) }, format: format).run(reading: STDIN_FILENO)
         }
-        let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file)
+        let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file, for: .signingMessage)
         let signature = keyPair.messageSignature(for: bytes)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
@@ -60,7 +61,8 @@ struct Sign: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign raw bytes with Ed25519 (e.g. a transaction hash or a SEP-10 challenge hash).",
         discussion: """
-            The payload comes from --file, --hex, --base64, or standard input byte for byte. \
+            The payload comes from --file, --hex, --base64, or standard input byte for byte (an empty file or \
+            standard input is refused; --hex '' signs the empty payload). \
             With --batch, standard input is newline-delimited JSON requests (see the README).
             """)
 
@@ -84,7 +86,7 @@ struct Sign: ParsableCommand {
         if batch {
             return try BatchSigner(sign: { keyPair.signature(for: $0) }, format: format).run(reading: STDIN_FILENO)
         }
-        let signature = keyPair.signature(for: try payload.bytes())
+        let signature = keyPair.signature(for: try payload.bytes(for: .signing))
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
             try Console.printJSON(Output(address: keyPair.publicKey.accountID, signature: format.encode(signature)))
@@ -122,7 +124,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let publicKey = try PublicKey(accountID: address)
         let signatureBytes = try SignatureFormat.decode(signature)
-        let bytes = try payload.bytes(text: message)
+        let bytes = try payload.bytes(text: message, for: .verifying)
         let valid = raw
             ? publicKey.isValidSignature(signatureBytes, for: bytes)
             : publicKey.isValidMessageSignature(signatureBytes, for: bytes)

@@ -82,15 +82,25 @@ struct PayloadOptions: ParsableArguments {
 
     /// The payload; `text` is the command's argument, if it takes one. Standard input is read whole and as is,
     /// byte for byte: `echo` adds a newline that becomes part of what is signed.
-    func bytes(text: String? = nil) throws -> [UInt8] {
+    func bytes(text: String? = nil, for use: Use) throws -> [UInt8] {
         guard sourceCount + (text == nil ? 0 : 1) <= 1 else {
             throw CLIError.conflictingOptions("a payload argument, --file, --hex or --base64")
         }
         if let text { return Array(text.utf8) }
-        return try Self.bytes(file: file, hex: payloadHex, base64: payloadBase64)
+        return try Self.bytes(file: file, hex: payloadHex, base64: payloadBase64, for: use)
     }
 
-    static func bytes(file: String?, hex payloadHex: String? = nil, base64 payloadBase64: String? = nil) throws -> [UInt8] {
+    /// What the bytes are for: it names them in a prompt and in errors.
+    enum Use {
+        case signing, signingMessage, verifying
+        var verb: String { self == .verifying ? "verify" : "sign" }
+        var noun: String { self == .signing ? "Payload" : "Message" }
+    }
+
+    /// The bytes from `--hex`, `--base64`, `--file` or standard input. An empty file or standard input is
+    /// refused: it is what a script gets when the step that made the payload failed, and a valid signature over
+    /// nothing must not be the answer. An explicit `--hex ''` still signs the empty payload.
+    static func bytes(file: String?, hex payloadHex: String? = nil, base64 payloadBase64: String? = nil, for use: Use) throws -> [UInt8] {
         if let payloadHex {
             guard let bytes = Hex.bytes(payloadHex) else { throw CLIError.invalidHex }
             return bytes
@@ -103,9 +113,15 @@ struct PayloadOptions: ParsableArguments {
             let fd = open(file, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable") }
             defer { close(fd) }
-            return try Console.readAll(fd, source: file, limit: largestPayload)
+            let bytes = try Console.readAll(fd, source: file, limit: largestPayload)
+            guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file, verb: use.verb) }
+            return bytes
         }
-        return try Console.readAll(STDIN_FILENO, source: "standard input", limit: largestPayload)
+        // Typed at a terminal, the wait for input must not look like a hang.
+        if isatty(STDIN_FILENO) != 0 { SecretInput.tell("\(use.noun) (end with Ctrl-D):") }
+        let bytes = try Console.readAll(STDIN_FILENO, source: "standard input", limit: largestPayload)
+        guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: "standard input", verb: use.verb) }
+        return bytes
     }
 }
 

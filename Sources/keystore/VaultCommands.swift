@@ -16,6 +16,14 @@ struct IdentityReport: Encodable {
     var path: String?
     var backup: String?
     var error: String?
+    /// `list`: the identity's backups (old vaults kept by `--replace`), each an old key under an old PIN.
+    var backups: [BackupReport]?
+}
+
+struct BackupReport: Encodable {
+    var file: String
+    var address: String?
+    var error: String?
 }
 
 struct Signup: ParsableCommand {
@@ -93,7 +101,7 @@ struct Signup: ParsableCommand {
 
     private func readSeed() throws -> KeyPair {
         let line = isatty(STDIN_FILENO) != 0
-            ? try SecretInput.prompt("Secret seed (S…): ", instead: "standard input")
+            ? try SecretInput.prompt("Secret seed (S…): ", asking: "the secret seed", instead: "standard input")
             : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
         do {
             return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
@@ -123,7 +131,7 @@ struct Login: ParsableCommand {
     @Flag(help: "Start a signed-in session for scripts.")
     var session = false
 
-    @Option(help: ArgumentHelp("How long the session lasts, up to 24h: e.g. 90s, 15m, 8h, 1h30m.", valueName: "duration"))
+    @Option(help: ArgumentHelp("How long the session lasts, up to 24h, with a unit: e.g. 90s, 15m, 8h, 1h30m.", valueName: "duration"))
     var ttl: SessionDuration = SessionDuration(seconds: SessionStore.defaultTTL)
 
     func run() throws {
@@ -140,7 +148,7 @@ struct Login: ParsableCommand {
                                              token: token.stringValue, expiresIn: ttl.seconds))
             } else {
                 Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
-                Console.warn("signed in as \(name.rawValue) (\(keyPair.publicKey.accountID)) for \(ttl)")
+                Console.note("signed in as \(name.rawValue) (\(keyPair.publicKey.accountID)) for \(ttl)")
             }
             return
         }
@@ -180,7 +188,7 @@ struct ChangePIN: ParsableCommand {
     func run() throws {
         let store = try identity.store()
         let name = try identity.identity()
-        _ = try identity.vaultReadyForPIN(in: store, name)
+        let seen = try identity.vaultReadyForPIN(in: store, name)
         let current = try pin.read(prompt: "Current PIN: ")
         let new: PIN
         if let newPinFile {
@@ -194,7 +202,7 @@ struct ChangePIN: ParsableCommand {
             if pin.isInteractive { _ = try store.unlock(name, pin: current) }
             new = try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
         }
-        let vault = try store.changePIN(name, from: current, to: new, kdf: kdf?.parameters)
+        let vault = try store.changePIN(name, from: current, to: new, kdf: kdf?.parameters, expecting: seen)
         if identity.json {
             try Console.printJSON(IdentityReport(
                 name: name.rawValue, address: vault.publicKey.accountID, path: store.path(of: name)))
@@ -238,28 +246,51 @@ struct Export: ParsableCommand {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the identities in the keystore with their addresses (no PIN needed).")
+        abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
+        discussion: """
+            One line per identity, NAME<tab>ADDRESS, then one per backup kept by --replace, \
+            NAME (backup FILE)<tab>ADDRESS: a backup is the old key under its old PIN.
+            """)
 
     @OptionGroup var keystore: HomeOptions
 
     func run() throws {
         let store = try keystore.store()
         keystore.warnAboutPermissions(of: store, nil)
-        let reports = try store.names().map { name in
+        let backups = try store.backups()
+        let names = Set(try store.names()).union(backups.map(\.name)).sorted()
+        let reports = names.map { name in
+            var report = IdentityReport(name: name.rawValue)
             do {
-                return IdentityReport(name: name.rawValue, address: try store.vault(named: name).publicKey.accountID)
-            } catch let error as KeystoreError {
-                return IdentityReport(name: name.rawValue, error: error.message)
+                report.address = try store.vault(named: name).publicKey.accountID
+            } catch VaultError.notFound {
+                report.error = "removed; only its backups remain"
+            } catch {
+                report.error = (error as? KeystoreError)?.message ?? "\(error)"
             }
+            let own = backups.filter { $0.name == name }
+            if !own.isEmpty {
+                report.backups = own.map { backup in
+                    do {
+                        return BackupReport(file: backup.fileName, address: try store.vault(in: backup).publicKey.accountID)
+                    } catch {
+                        return BackupReport(file: backup.fileName, error: (error as? KeystoreError)?.message ?? "\(error)")
+                    }
+                }
+            }
+            return report
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
             try Console.printJSON(Listing(directory: store.directory, identities: reports))
             return
         }
-        if reports.isEmpty { Console.warn("no identities in \(store.directory); create one with: keystore signup") }
+        if reports.isEmpty { Console.note("no identities in \(store.directory); create one with: keystore signup") }
         for report in reports {
-            Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? ""))")")
+            Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? "it is missing"))")")
+            for backup in report.backups ?? [] {
+                Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
+            }
         }
     }
 }
@@ -274,17 +305,28 @@ struct Remove: ParsableCommand {
     @Flag(help: "Delete without asking for the PIN.")
     var force = false
 
+    @Flag(help: "Also delete the identity's backups (NAME.vault.backup-…: old keys under old PINs).")
+    var backups = false
+
     func run() throws {
         let store = try identity.store()
         let name = try identity.identity()
-        let vault = force ? try store.vault(named: name) : try identity.vaultReadyForPIN(in: store, name)
-        try store.remove(name, pin: force ? nil : pin.read())
-        // A removed identity keeps no signed-in session either.
-        _ = try? SessionStore.currentUser.closeAll(for: identity.sessionIdentity())
+        if !force { _ = try identity.vaultReadyForPIN(in: store, name) }
+        let removal = try store.remove(name, pin: force ? nil : pin.read(), includingBackups: backups)
+        let address = removal.vault?.publicKey.accountID ?? "backups only"
         if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID))
-        } else {
-            Console.print("Removed \(name.rawValue) (\(vault.publicKey.accountID))")
+            struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
+            try Console.printJSON(Output(name: name.rawValue, address: address,
+                                         removedBackups: removal.removedBackups.map(\.fileName),
+                                         keptBackups: removal.keptBackups.map(\.fileName)))
+            return
+        }
+        Console.print("Removed \(name.rawValue) (\(address))" + (removal.removedBackups.isEmpty ? "" : " and \(removal.removedBackups.count) backup(s)"))
+        if !removal.keptBackups.isEmpty {
+            Console.warn("""
+                \(removal.keptBackups.count) backup(s) of \(name.rawValue) remain, each an old key under an old PIN: \
+                \(removal.keptBackups.map(\.fileName).joined(separator: ", ")); delete them with 'keystore remove --backups --force --name \(name.rawValue)'
+                """)
         }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// nothing new.
 @Suite struct FuzzCLITests {
     static let repository = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let targets = ["strkey", "vault", "batch", "session", "mnemonic"]
+    static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle"]
 
     /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
     @Test(arguments: targets)
@@ -25,7 +25,7 @@ import Testing
     @Test(.enabled(if: Self.briefRunSeconds > 0, "KEYSTORE_FUZZ_SECONDS=0"), .timeLimit(.minutes(20)))
     func briefFuzzRunFindsNothing() throws {
         let script = Self.repository.appendingPathComponent("fuzz/run").path
-        let result = try KeystoreProcess(program: script).run(["--seconds", String(Self.briefRunSeconds)])
+        let result = try KeystoreProcess(program: script).run(["--seconds", String(Self.briefRunSeconds)], timeout: nil)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == Self.targets.count, "\(result.stdout)")

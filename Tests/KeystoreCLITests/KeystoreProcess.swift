@@ -42,10 +42,24 @@ struct KeystoreProcess {
         let pid: pid_t
         let scratch: URL
 
-        func wait() throws -> Result {
+        /// Waits for the exit; after `timeout` seconds the process is killed and the result says so (status 137),
+        /// so that a hang (a prompt nobody answers) fails its test instead of stalling the suite.
+        func wait(timeout: Double? = 120) throws -> Result {
             defer { try? FileManager.default.removeItem(at: scratch) }
             var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            if let timeout {
+                let deadline = Date() + timeout
+                while waitpid(pid, &status, WNOHANG) == 0 {
+                    if Date() > deadline {
+                        kill(pid, SIGKILL)
+                        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                        break
+                    }
+                    usleep(10_000)
+                }
+            } else {
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            }
             let exited = status & 0x7F == 0
             return Result(
                 status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F),
@@ -55,8 +69,9 @@ struct KeystoreProcess {
     }
 
     /// Runs `keystore arguments…`, feeding `stdin` and making each `files[n]` readable on descriptor n.
-    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = []) throws -> Result {
-        try start(arguments, stdin: stdin, files: files, prefix: prefix).wait()
+    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
+             timeout: Double? = 120) throws -> Result {
+        try start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
     }
 
     /// Starts `keystore arguments…` in a new session. Without `terminal` it has no controlling terminal, so a
@@ -85,7 +100,14 @@ struct KeystoreProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc ≥ 2.26; hidden behind _GNU_SOURCE)
+        // POSIX_SPAWN_SETSID (0x80, glibc ≥ 2.26; hidden behind _GNU_SOURCE), and signals as a shell gives them: none
+        // blocked, none ignored. The test runner's threads block some, and a child inherits that mask.
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value ?? nil }

@@ -10,8 +10,8 @@ import StellarKeystore
 
     init() throws {
         home = try KeystoreHome()
-        runtime = home.path + "-run"
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        runtime = home.runtime
+        _ = try home.keystoreWithRuntime()
         try home.addGolden()
     }
 

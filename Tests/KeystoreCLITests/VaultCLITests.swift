@@ -24,20 +24,38 @@ final class KeystoreHome {
         keystore = KeystoreProcess(environment: ["KEYSTORE_HOME": path, "XDG_DATA_HOME": nil])
     }
 
+    /// A private runtime directory (`XDG_RUNTIME_DIR`) for this test's sessions, removed with the home.
+    var runtime: String { path + "-run" }
+
     deinit {
-        chmod(path, 0o700)
-        try? FileManager.default.removeItem(atPath: path)
+        for directory in [path, runtime] {
+            chmod(directory, 0o700)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
-    func run(_ arguments: [String], stdin: String = "", files: [Int32: String] = [:], prefix: [String] = []) throws -> KeystoreProcess.Result {
-        try keystore.run(arguments, stdin: Array(stdin.utf8), files: files.mapValues { Array($0.utf8) }, prefix: prefix)
+    /// `keystore` with its own runtime directory, so that sessions stay inside this test.
+    func keystoreWithRuntime() throws -> KeystoreProcess {
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var process = keystore
+        process.environment["XDG_RUNTIME_DIR"] = runtime
+        return process
+    }
+
+    func run(_ arguments: [String], stdin: String = "", files: [Int32: String] = [:], prefix: [String] = [],
+             timeout: Double? = 120) throws -> KeystoreProcess.Result {
+        try keystore.run(arguments, stdin: Array(stdin.utf8), files: files.mapValues { Array($0.utf8) }, prefix: prefix,
+                         timeout: timeout)
     }
 
     /// Copies the golden vault in, under its own name.
-    func addGolden() throws {
-        let source = Self.fixtures.appendingPathComponent("vaults/\(Self.golden.name).vault").path
-        try FileManager.default.copyItem(atPath: source, toPath: vaultPath(Self.golden.name))
-        chmod(vaultPath(Self.golden.name), 0o600)
+    func addGolden() throws { try addFixture(Self.golden.name) }
+
+    /// Copies `fixtures/vaults/NAME.vault` in, under its own name.
+    func addFixture(_ name: String) throws {
+        let source = Self.fixtures.appendingPathComponent("vaults/\(name).vault").path
+        try FileManager.default.copyItem(atPath: source, toPath: vaultPath(name))
+        chmod(vaultPath(name), 0o600)
     }
 
     func vaultPath(_ name: String) -> String { "\(path)/\(name).vault" }

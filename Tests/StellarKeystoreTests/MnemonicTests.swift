@@ -74,7 +74,9 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
         #expect(throws: MnemonicError.wrongWordCount(11)) { try Mnemonic(secure(phrase.replacingOccurrences(of: " toe", with: ""))) }
         #expect(throws: MnemonicError.wrongWordCount(13)) { try Mnemonic(secure(phrase + " toe")) }
         #expect(throws: MnemonicError.wrongWordCount(0)) { try Mnemonic(secure("  ")) }
-        let typo = try #require(throws: MnemonicError.self) { try Mnemonic(secure(phrase.replacingOccurrences(of: "genius", with: "genuis"))) }
+        let typo = try #require(throws: MnemonicError.self) {
+            try Mnemonic(secure(phrase.replacingOccurrences(of: "genius", with: "genuis")), offeringCorrections: true)
+        }
         guard case .unknownWord(let position, let suggestions) = typo else { Issue.record("\(typo)"); return }
         #expect(position == 5 && suggestions.contains("genius"))
         #expect(!typo.message.contains("genuis"), "the typed word is not echoed")
@@ -141,7 +143,7 @@ func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decod
 
     @Test func changingThePINKeepsTheRoot() throws {
         let directory = TemporaryDirectory()
-        let store = VaultStore(directory: directory.path)
+        let store = try VaultStore(directory: directory.path)
         let (vault, _, root) = try sealed(account: 2)
         try store.create(vault)
         let newPIN = try PIN("918273")

@@ -74,11 +74,33 @@ struct SEP53Vectors: Decodable {
     let keyPair = KeyPair.random()
     var identity: SessionStore.Identity { .init(keystore: directory.path, name: .default) }
 
+    /// The vaults the sessions are opened from: a session is only good while its vault holds its key.
     init() throws {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let store = try VaultStore(directory: directory.path)
+        for name in [IdentityName.default, try IdentityName("other")] {
+            try store.create(Vault.seal(keyPair, name: name, pin: PIN("270419"), kdf: cheapKDF))
+        }
     }
 
     func sessionFile(_ token: SessionToken) -> String { sessions.path(of: token) }
+
+    @Test func aSessionEndsWhenItsVaultHoldsAnotherKey() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let store = try VaultStore(directory: directory.path)
+        try store.create(Vault.seal(.random(), name: .default, pin: PIN("270419"), kdf: cheapKDF), replacing: true)
+        #expect(throws: SessionError.vaultChanged(name: "default")) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func changingThePINEndsTheSessionsOfTheIdentityOnly() throws {
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let ended = try sessions.open(keyPair, for: identity, ttl: 60)
+        let kept = try sessions.open(keyPair, for: other, ttl: 60)
+        let store = try VaultStore(directory: directory.path, sessions: sessions)
+        _ = try store.changePIN(.default, from: PIN("270419"), to: PIN("918273"), kdf: cheapKDF)
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: ended, identity: identity) }
+        #expect(try sessions.keyPair(for: kept, identity: other) == keyPair)
+    }
 
     @Test func aSessionGivesBackTheKeyUntilItExpires() throws {
         let token = try sessions.open(keyPair, for: identity, ttl: 60)

@@ -30,7 +30,7 @@ final class ManualClock: @unchecked Sendable {
 @Suite struct VaultStoreTests {
     let directory = TemporaryDirectory()
     let clock = ManualClock()
-    var store: VaultStore { VaultStore(directory: directory.path + "/keys", now: { [clock] in clock.now }) }
+    var store: VaultStore { try! VaultStore(directory: directory.path + "/keys", now: { [clock] in clock.now }) }
     let alice = try! IdentityName("alice")
     let pin = try! PIN("270419")
     let wrong = try! PIN("503816")

@@ -162,9 +162,9 @@ struct VaultJSON {
         let cases: [([UInt8], String)] = [
             (Array(good.prefix(good.count / 2)), "it is not valid JSON"),
             ([], "it is not valid JSON"),
-            (Array("[1,2]".utf8), "it is not valid JSON"),
+            (Array("[1,2]".utf8), "it is not a JSON object"),
             (Array("{\"format\":\"other\",\"version\":1}".utf8), "it is not a keystore vault"),
-            (missing.bytes, "a field is missing or of the wrong type"),
+            (missing.bytes, "the field 'cipher' is missing"),
             (wrongSalt.bytes, "the salt is not 16 bytes of base64"),
             (good + [UInt8](repeating: 0x20, count: Vault.maximumFileSize), "far too large"),
         ]

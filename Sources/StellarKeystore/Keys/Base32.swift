@@ -39,13 +39,18 @@ enum Base32 {
         buffer = 0
     }
 
-    /// Decodes `input` into `output`, which must hold `decodedCount(symbolCount: input.count)` bytes.
-    static func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+    /// Throws for the first symbol outside the alphabet.
+    static func checkSymbols(_ input: UnsafeRawBufferPointer) throws {
         for (position, symbol) in input.enumerated() where values[Int(symbol)] == 0xFF {
             if symbol >= UInt8(ascii: "a") && symbol <= UInt8(ascii: "z") { throw StrKeyError.lowercase }
             if symbol == UInt8(ascii: "=") { throw StrKeyError.padding }
             throw StrKeyError.invalidCharacter(position: position + 1)
         }
+    }
+
+    /// Decodes `input` into `output`, which must hold `decodedCount(symbolCount: input.count)` bytes.
+    static func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
+        try checkSymbols(input)
         guard let count = decodedCount(symbolCount: input.count) else { throw StrKeyError.invalidLength(input.count) }
         precondition(output.count == count)
         var buffer: UInt32 = 0

@@ -88,6 +88,9 @@ public struct StrKey: Hashable, Sendable {
 
     // MARK: The codec, on raw buffers so that secret seeds can stay in guarded memory
 
+    /// The length of the shortest StrKey: a version byte, a 32-byte key and a checksum (`G…`, `S…` and others).
+    static let shortestEncoding = encodedCount(payloadCount: 32)
+
     static func encodedCount(payloadCount: Int) -> Int {
         Base32.encodedCount(byteCount: 1 + payloadCount + 2)
     }
@@ -115,7 +118,7 @@ public struct StrKey: Hashable, Sendable {
         guard !text.isEmpty else { throw StrKeyError.empty }
         guard let rawCount = Base32.decodedCount(symbolCount: text.count) else {
             // Still report a bad symbol first: it is the more useful message.
-            try Base32.decode(text, into: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+            try Base32.checkSymbols(text)
             throw StrKeyError.invalidLength(text.count)
         }
         let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(rawCount, 1), alignment: 1)
@@ -124,14 +127,21 @@ public struct StrKey: Hashable, Sendable {
             raw.deallocate()
         }
         let decoded = UnsafeMutableRawBufferPointer(rebasing: raw[0..<rawCount])
-        try Base32.decode(text, into: decoded)
+        // A string shorter than any StrKey whose bits do not even decode cleanly was cut short: say that, rather
+        // than which of its last bits happens to be wrong ("GAO23" is not a non-canonical key, it is a stub).
+        let truncated = text.count < shortestEncoding
+        do {
+            try Base32.decode(text, into: decoded)
+        } catch StrKeyError.nonCanonical where truncated {
+            throw StrKeyError.invalidLength(text.count)
+        }
         guard rawCount >= 3 else { throw StrKeyError.invalidLength(text.count) }
         // The version byte is checked before the checksum, so that SEP-23's "invalid algorithm" cases are
         // reported as such even where their checksum was not recomputed.
         guard let kind = Kind(versionByte: decoded[0]) else { throw StrKeyError.unknownVersionByte(decoded[0]) }
         let checked = UnsafeRawBufferPointer(rebasing: decoded[0..<(rawCount - 2)])
         let checksum = UInt16(decoded[rawCount - 2]) | UInt16(decoded[rawCount - 1]) << 8
-        guard CRC16.xmodem(checked) == checksum else { throw StrKeyError.invalidChecksum }
+        guard CRC16.xmodem(checked) == checksum else { throw truncated ? StrKeyError.invalidLength(text.count) : StrKeyError.invalidChecksum }
         let payload = UnsafeRawBufferPointer(rebasing: decoded[1..<(rawCount - 2)])
         try validate(payload, as: kind)
         return try body(kind, payload)

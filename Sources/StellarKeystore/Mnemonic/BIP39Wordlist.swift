@@ -127,4 +127,30 @@ enum BIP39Wordlist {
 
     static let longestWord = english.map(\.utf8.count).max()!
     static let index: [String: Int] = Dictionary(uniqueKeysWithValues: english.enumerated().map { ($1, $0) })
+
+    /// The index of `typed` (ASCII, any case) in the list, found by binary search on the sorted list, comparing
+    /// in place: the typed word is never copied into a `String` that could not be zeroed.
+    static func index(of typed: UnsafeRawBufferPointer) -> Int? {
+        guard typed.count <= longestWord else { return nil }
+        var low = 0, high = english.count
+        while low < high {
+            let middle = (low + high) / 2
+            switch compare(typed, english[middle]) {
+            case 0: return middle
+            case ..<0: high = middle
+            default: low = middle + 1
+            }
+        }
+        return nil
+    }
+
+    private static func compare(_ typed: UnsafeRawBufferPointer, _ word: String) -> Int {
+        var candidate = word.utf8.makeIterator()
+        for byte in typed {
+            let lower = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+            guard let other = candidate.next() else { return 1 }
+            if lower != other { return Int(lower) - Int(other) }
+        }
+        return candidate.next() == nil ? 0 : -1
+    }
 }

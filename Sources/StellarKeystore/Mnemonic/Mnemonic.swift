@@ -6,6 +6,11 @@ import Foundation  // NFKD (decomposedStringWithCompatibilityMapping) is not in 
 
 /// A BIP39 recovery phrase (English wordlist): 12, 15, 18, 21 or 24 words encoding 128–256 bits of entropy and
 /// a checksum. The canonical phrase (lower case, single spaces) is kept in guarded memory.
+///
+/// The phrase never passes through a `String` or an `Array`, which could not be zeroed: it is built straight into
+/// guarded memory from the word list, parsed from guarded memory as ranges of the input, and the word indices and
+/// entropy in between are guarded too. Only a phrase or passphrase outside ASCII goes through a `String`, for
+/// Unicode normalisation (SECURITY.md).
 public struct Mnemonic: Sendable {
     public static let wordCounts = [12, 15, 18, 21, 24]
 
@@ -23,70 +28,131 @@ public struct Mnemonic: Sendable {
     /// The phrase that encodes `entropy` (16, 20, 24, 28 or 32 bytes).
     public init(entropy: SecureBytes) throws {
         guard [16, 20, 24, 28, 32].contains(entropy.count) else { throw MnemonicError.wrongWordCount(entropy.count * 3 / 4) }
-        var indices = entropy.withUnsafeBytes { bytes in
+        let wordCount = entropy.count * 3 / 4
+        let indices = entropy.withUnsafeBytes { bytes in
             let checksum = Sodium.sha256(bytes)[0]
-            let bitCount = bytes.count * 8 + bytes.count / 4
-            func bit(_ position: Int) -> Int {
-                let byte = position < bytes.count * 8 ? bytes[position / 8] : checksum
-                return Int(byte >> (7 - position % 8)) & 1
+            return SecureBytes(count: wordCount * 2) { out in
+                for word in 0..<wordCount {
+                    var index: UInt16 = 0
+                    for position in (word * 11)..<(word * 11 + 11) {
+                        // Past the entropy come the checksum's first bits (entropy is whole bytes, so `% 8` holds).
+                        let byte = position < bytes.count * 8 ? bytes[position / 8] : checksum
+                        index = index << 1 | UInt16(byte >> (7 - position % 8) & 1)
+                    }
+                    out.storeBytes(of: index, toByteOffset: word * 2, as: UInt16.self)
+                }
             }
-            return stride(from: 0, to: bitCount, by: 11).map { start in (start..<start + 11).reduce(0) { $0 << 1 | bit($1) } }
         }
-        defer { indices.withUnsafeMutableBytes { Sodium.zero($0) } }
         self.init(indices: indices)
     }
 
-    private init(indices: [Int]) {
-        var text = Array(indices.map { BIP39Wordlist.english[$0] }.joined(separator: " ").utf8)
-        phrase = SecureBytes(consuming: &text)
-        wordCount = indices.count
+    /// The canonical phrase for word-list indices (UInt16 each, native order), written straight into guarded
+    /// memory.
+    private init(indices: SecureBytes) {
+        let count = indices.count / 2
+        let words = BIP39Wordlist.english
+        let length = indices.withUnsafeBytes { raw in
+            (0..<count).reduce(count - 1) { $0 + words[Int(raw.load(fromByteOffset: $1 * 2, as: UInt16.self))].utf8.count }
+        }
+        phrase = indices.withUnsafeBytes { raw in
+            SecureBytes(count: length) { out in
+                var offset = 0
+                for word in 0..<count {
+                    if word > 0 {
+                        out[offset] = 0x20
+                        offset += 1
+                    }
+                    for byte in words[Int(raw.load(fromByteOffset: word * 2, as: UInt16.self))].utf8 {
+                        out[offset] = byte
+                        offset += 1
+                    }
+                }
+            }
+        }
+        wordCount = count
     }
 
     /// Parses a phrase as a person types it: any case, any white space between words, NFKD-normalised.
-    /// Errors name the position of a bad word and the nearest real words, never the phrase itself.
-    public init(_ text: SecureBytes) throws {
-        let words: [[UInt8]] = try text.withUnsafeBytes { bytes in
-            if bytes.allSatisfy({ $0 < 0x80 }) {
-                return bytes.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D })
-                    .map { $0.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 } }
-            }
-            // Outside ASCII the phrase passes through a String to be normalised, which cannot be zeroed.
-            let normalized = try Self.nfkd(String(decoding: bytes, as: UTF8.self)).lowercased()
-            return normalized.split(whereSeparator: \.isWhitespace).map { Array($0.utf8) }
+    /// Errors name the position of a bad word, never the phrase itself. `offeringCorrections` adds the nearest
+    /// list words to that error: only for a person at a terminal, since for a typo the nearest word is usually
+    /// the secret word itself, and error lines end up in logs.
+    public init(_ text: SecureBytes, offeringCorrections: Bool = false) throws {
+        let isASCII = text.withUnsafeBytes { $0.allSatisfy { $0 < 0x80 } }
+        if isASCII {
+            try self.init(indices: Self.indices(of: text, offeringCorrections: offeringCorrections))
+            return
         }
-        guard Self.wordCounts.contains(words.count) else { throw MnemonicError.wrongWordCount(words.count) }
-        var indices: [Int] = []
-        for (position, word) in words.enumerated() {
-            guard let index = BIP39Wordlist.index[String(decoding: word, as: UTF8.self)] else {
-                throw MnemonicError.unknownWord(position: position + 1, suggestions: Self.nearest(to: word))
+        // Outside ASCII the phrase passes through a String to be normalised, which cannot be zeroed.
+        var normalized = try text.withUnsafeBytes { Array(try Self.nfkd(String(decoding: $0, as: UTF8.self)).lowercased().utf8) }
+        let guarded = SecureBytes(consuming: &normalized)
+        try self.init(indices: Self.indices(of: guarded, offeringCorrections: offeringCorrections))
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    /// The word-list index of each word of `text` (UInt16 each, in guarded memory), checksum checked.
+    private static func indices(of text: SecureBytes, offeringCorrections: Bool) throws -> SecureBytes {
+        try text.withUnsafeBytes { bytes in
+            var count = 0
+            for position in bytes.indices where !isSpace(bytes[position]) && (position == 0 || isSpace(bytes[position - 1])) {
+                count += 1
             }
-            indices.append(index)
+            guard wordCounts.contains(count) else { throw MnemonicError.wrongWordCount(count) }
+            let indices = try SecureBytes(count: count * 2) { out in
+                var word = 0
+                var position = 0
+                while word < count {
+                    while isSpace(bytes[position]) { position += 1 }
+                    let start = position
+                    while position < bytes.count && !isSpace(bytes[position]) { position += 1 }
+                    let typed = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+                    guard let index = BIP39Wordlist.index(of: typed) else {
+                        let suggestions = offeringCorrections ? nearest(to: typed.map(asciiLowercased)) : []
+                        throw MnemonicError.unknownWord(position: word + 1, suggestions: suggestions)
+                    }
+                    out.storeBytes(of: UInt16(index), toByteOffset: word * 2, as: UInt16.self)
+                    word += 1
+                }
+            }
+            try checkChecksum(indices)
+            return indices
         }
-        defer { indices.withUnsafeMutableBytes { Sodium.zero($0) } }
-        // Recompute the checksum from the entropy the words carry.
-        let entropyBits = indices.count * 11 * 32 / 33
-        var bits: [UInt8] = indices.flatMap { index in (0..<11).map { UInt8(index >> (10 - $0) & 1) } }
-        defer { bits.withUnsafeMutableBytes { Sodium.zero($0) } }
-        var entropy = (0..<entropyBits / 8).map { byte in (0..<8).reduce(UInt8(0)) { $0 << 1 | bits[byte * 8 + $1] } }
-        let checksum = entropy.withUnsafeBytes { Sodium.sha256($0)[0] }
-        entropy.withUnsafeMutableBytes { Sodium.zero($0) }
-        let checksumBits = entropyBits / 32
-        let given = bits[entropyBits...].reduce(UInt8(0)) { $0 << 1 | $1 }
-        guard given == checksum >> (8 - checksumBits) else { throw MnemonicError.badChecksum }
-        self.init(indices: indices)
+    }
+
+    /// Recomputes the checksum from the entropy the words carry (BIP39: the first ENT/32 bits of its SHA-256).
+    private static func checkChecksum(_ indices: SecureBytes) throws {
+        let count = indices.count / 2
+        let entropyBits = count * 11 * 32 / 33
+        try indices.withUnsafeBytes { raw in
+            func bit(_ position: Int) -> UInt8 {
+                UInt8(truncatingIfNeeded: raw.load(fromByteOffset: position / 11 * 2, as: UInt16.self) >> (10 - position % 11) & 1)
+            }
+            let entropy = SecureBytes(count: entropyBits / 8) { out in
+                for position in 0..<entropyBits { out[position / 8] |= bit(position) << (7 - position % 8) }
+            }
+            let checksum = entropy.withUnsafeBytes { Sodium.sha256($0)[0] }
+            let checksumBits = entropyBits / 32
+            let given = (entropyBits..<(count * 11)).reduce(UInt8(0)) { $0 << 1 | bit($1) }
+            guard given == checksum >> (8 - checksumBits) else { throw MnemonicError.badChecksum }
+        }
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
     }
 
     /// The 64-byte BIP39 seed: PBKDF2-HMAC-SHA512(phrase, "mnemonic" + passphrase, 2048 iterations), both NFKD.
     public func seed(passphrase: SecureBytes? = nil) throws -> SecureBytes {
-        var salt = Array("mnemonic".utf8)
-        if let passphrase {
-            salt += try passphrase.withUnsafeBytes { bytes in
-                bytes.allSatisfy { $0 < 0x80 }
-                    ? Array(bytes)
-                    : Array(try Self.nfkd(String(decoding: bytes, as: UTF8.self)).utf8)
-            }
+        let prefix = Array("mnemonic".utf8)
+        var passphrase = passphrase
+        if let text = passphrase, text.withUnsafeBytes({ $0.contains { $0 >= 0x80 } }) {
+            var normalized = try text.withUnsafeBytes { Array(try Self.nfkd(String(decoding: $0, as: UTF8.self)).utf8) }
+            passphrase = SecureBytes(consuming: &normalized)
         }
-        defer { salt.withUnsafeMutableBytes { Sodium.zero($0) } }
+        let salt = SecureBytes(count: prefix.count + (passphrase?.count ?? 0)) { out in
+            out.copyBytes(from: prefix)
+            passphrase?.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[prefix.count...]).copyMemory(from: $0) }
+        }
         return SecureBytes(count: 64) { output in
             phrase.withUnsafeBytes { password in
                 salt.withUnsafeBytes { Sodium.pbkdf2SHA512(password: password, salt: $0, iterations: 2048, output: output) }

@@ -7,6 +7,8 @@ public enum SessionError: KeystoreError, Equatable {
     case invalidTTL
     case unsafeDirectory(String)
     case none(name: String)
+    /// The identity's vault now holds another key than the session (replaced since the session began).
+    case vaultChanged(name: String)
 
     public var message: String {
         switch self {
@@ -23,7 +25,9 @@ public enum SessionError: KeystoreError, Equatable {
         case .invalidTTL:
             "A session lasts from 1 second to 24 hours, e.g. --ttl 90s, 15m, 8h."
         case .unsafeDirectory(let directory):
-            "The session directory \(directory) is not private to you (owner, mode 0700); remove it or set XDG_RUNTIME_DIR."
+            "The session directory \(TerminalText.escaped(directory, limit: nil)) is not private to you (owner, mode 0700); remove it or set XDG_RUNTIME_DIR."
+        case .vaultChanged(let name):
+            "The session's identity '\(name)' no longer holds the key it was opened with (its vault was replaced); run 'keystore login --session' again."
         case .none(let name):
             "No session is open for '\(name)'; start one with 'keystore login --session'."
         }

@@ -103,9 +103,12 @@ public struct SessionStore: Sendable {
 
     /// The key pair of a live session of `identity`, or of whichever identity the session is for when `identity`
     /// is nil. Expired sessions are deleted on the way.
+    ///
+    /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
+    /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
     public func keyPair(for token: SessionToken, identity: Identity?) throws -> KeyPair {
         let path = path(of: token)
-        guard let bytes = try AtomicFile.read(path, limit: 4096) else { throw SessionError.ended }
+        guard let bytes = try Self.read(path) else { throw SessionError.ended }
         let session = try Self.unseal(bytes, with: token)
         let left = session.expiresAt - Int64(now().timeIntervalSince1970)
         // A clock set back must not stretch a session beyond the longest one.
@@ -116,7 +119,18 @@ public struct SessionStore: Sendable {
         guard identity == nil || identity == session.identity else {
             throw SessionError.otherIdentity(name: session.identity.name.rawValue)
         }
+        let vault = try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
+        guard vault.publicKey == session.keyPair.publicKey else { throw SessionError.vaultChanged(name: vault.name.rawValue) }
         return session.keyPair
+    }
+
+    /// A session file's bytes; one that is not a regular file, or too large, is not a session keystore wrote.
+    private static func read(_ path: String) throws -> [UInt8]? {
+        do {
+            return try AtomicFile.read(path, limit: 4096)
+        } catch is FileError {
+            throw SessionError.forged
+        }
     }
 
     /// Parses a session file and opens it with `token`'s key. The clear name and directory are only trusted once
@@ -124,7 +138,8 @@ public struct SessionStore: Sendable {
     package static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
         -> (keyPair: KeyPair, identity: Identity, expiresAt: Int64)
     {
-        guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
+        guard (try? StrictJSON.check(bytes, integersOnly: true)) != nil,
+              let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
               file.version == 1,
               let nonce = Base64.decode(file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
               let ciphertext = Base64.decode(file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes

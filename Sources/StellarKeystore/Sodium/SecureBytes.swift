@@ -15,12 +15,9 @@ public final class SecureBytes: @unchecked Sendable {
         self.count = count
         let buffer = UnsafeMutableRawBufferPointer(start: pointer, count: count)
         Sodium.zero(buffer)
-        do {
-            try fill(buffer)
-        } catch {
-            Sodium.guardedFree(pointer)
-            throw error
-        }
+        // Every stored property is set, so if `fill` throws, `deinit` runs and frees the buffer: it is the one
+        // owner. Freeing it here as well was a double free (exit 139 on every error while a secret was read).
+        try fill(buffer)
         Sodium.makeReadOnly(pointer)
     }
 

@@ -11,9 +11,22 @@ import Darwin
 package enum AtomicFile {
     /// Marks temporary files, which listings skip and `VaultStore`'s next write deletes if a crash left them.
     package static let temporaryMarker = ".tmp-"
+    private static let temporaryTailBytes = 6
+
+    /// Whether `name` is exactly what `write` names its temporary files: the target's name, `.tmp-`, and 12
+    /// lower-case hex digits. Nothing else is ever swept away as one.
+    package static func isTemporaryName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        let tail = temporaryTailBytes * 2
+        let marker = Array(temporaryMarker.utf8)
+        guard bytes.count > marker.count + tail else { return false }
+        let digits = bytes[(bytes.count - tail)...]
+        return Array(bytes[(bytes.count - tail - marker.count)..<(bytes.count - tail)]) == marker
+            && digits.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) }
+    }
 
     package static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
-        let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: 6))
+        let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: temporaryTailBytes))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("create a file in", directory) }
         CrashPoint.reached("temporary file created")
@@ -37,14 +50,21 @@ package enum AtomicFile {
         CrashPoint.reached("directory flushed")
     }
 
-    /// The file's bytes, or nil when it does not exist. Refuses files over `limit` bytes without reading them.
+    /// The file's bytes, or nil when it does not exist. Refuses files over `limit` bytes without reading them,
+    /// and anything that is not a regular file: a FIFO would block the read forever, a device could be endless,
+    /// and a symbolic link could point anywhere (`FileError` says which).
     package static func read(_ path: String, limit: Int) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
+            if errno == ELOOP { throw FileError.notRegular(path: path, kind: "a symbolic link") }
             throw ioError("read", path)
         }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ioError("read", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw FileError.notRegular(path: path, kind: kindName(info.st_mode)) }
+        guard Int(info.st_size) <= limit else { throw FileError.tooLarge(path: path, size: Int(info.st_size)) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while bytes.count <= limit {
@@ -91,6 +111,35 @@ package enum AtomicFile {
         }
     }
 
+    /// What kind of file a mode says, for a message.
+    static func kindName(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFDIR: "a directory"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "not a file"
+        }
+    }
+
+    /// Opens (creating if need be) the lock file at `path` without following a symbolic link or blocking on a
+    /// FIFO planted there; returns the descriptor, or -1 with errno set.
+    static func openLock(_ path: String, writing: Bool) throws -> Int32 {
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        if fd < 0 && !writing && (errno == EACCES || errno == EROFS) { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        if fd < 0 {
+            if errno == ELOOP { throw FileError.notRegular(path: path, kind: "a symbolic link") }
+            return -1
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw FileError.notRegular(path: path, kind: kindName(info.st_mode))
+        }
+        return fd
+    }
+
     package static func ioError(_ operation: String, _ path: String, code: Int32 = errno) -> VaultError {
         let reason = String(cString: strerror(code))
         switch code {
@@ -100,6 +149,20 @@ package enum AtomicFile {
             return .io(operation: operation, path: path, reason: "\(reason); free some space and try again")
         default:
             return .io(operation: operation, path: path, reason: reason)
+        }
+    }
+}
+
+/// A file keystore reads is not one it should: the reader turns this into its own error (a damaged vault, a
+/// forged session, a counter that fails closed, a lock it cannot use).
+package enum FileError: Error, Equatable {
+    case notRegular(path: String, kind: String)
+    case tooLarge(path: String, size: Int)
+
+    var reason: String {
+        switch self {
+        case .notRegular(_, let kind): "it is \(kind), not a regular file"
+        case .tooLarge(_, let size): "it is \(size) bytes, far too large"
         }
     }
 }

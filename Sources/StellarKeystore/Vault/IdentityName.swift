@@ -1,5 +1,6 @@
 /// The name of an identity, which is also the stem of its vault's file name: 1 to 64 of `[a-z0-9._-]`, starting
-/// with a letter or digit so that it can never be `.`, `..` or a hidden file.
+/// with a letter or digit so that it can never be `.`, `..` or a hidden file, and never containing `.vault`,
+/// `.backup-` or `.tmp-`, so that no name can be mistaken for another file's role.
 public struct IdentityName: Hashable, Sendable, Comparable {
     public let rawValue: String
     public static let `default` = IdentityName(unchecked: "default")
@@ -11,12 +12,17 @@ public struct IdentityName: Hashable, Sendable, Comparable {
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
         guard (1...64).contains(bytes.count), bytes.allSatisfy(allowed),
-              bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "_"), bytes[0] != UInt8(ascii: "-")
+              bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "_"), bytes[0] != UInt8(ascii: "-"),
+              !Self.fileRoles.contains(where: text.contains)
         else { throw VaultError.invalidName(text) }
         rawValue = text
     }
 
     private init(unchecked: String) { rawValue = unchecked }
+
+    /// The parts of a file name that give the file its role in the directory. A name holding one could be taken
+    /// for another kind of file: `wallet.tmp-1.vault` was once swept away as an abandoned temporary file.
+    static let fileRoles = [".vault", VaultStore.backupMarker, AtomicFile.temporaryMarker]
 
     public static func < (lhs: IdentityName, rhs: IdentityName) -> Bool { lhs.rawValue < rhs.rawValue }
 }

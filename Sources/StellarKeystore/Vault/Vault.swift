@@ -7,7 +7,7 @@ import Foundation
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
 /// root encrypted with it. docs/FORMAT.md describes the file byte for byte.
-public struct Vault: Sendable {
+public struct Vault: Sendable, Equatable {
     public static let formatName = "stellar-keystore-vault"
     public static let currentVersion = 2
     static let kdfAlgorithm = "argon2id13"
@@ -108,10 +108,14 @@ public struct Vault: Sendable {
         }
     }
 
-    private struct VersionProbe: Decodable {
-        var format: String?
-        var version: Int?
-    }
+    private struct FormatProbe: Decodable { var format: String }
+    private struct VersionProbe: Decodable { var version: Int }
+
+    /// The fields every version has, by JSON type, so that a field of the wrong type is named as such.
+    private static let expectedKinds: [(String, StrictJSON.Kind)] = [
+        ("format", .string), ("version", .integer), ("name", .string), ("publicKey", .string), ("kdf", .object),
+        ("cipher", .object), ("createdAt", .string), ("check", .string),
+    ]
 
     /// The vault as JSON bytes: format version 1, or 2 when it holds an account root.
     public func encoded() -> [UInt8] {
@@ -132,18 +136,32 @@ public struct Vault: Sendable {
     public init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
         guard bytes.count <= Self.maximumFileSize else { throw corrupt("it is \(bytes.count) bytes, far too large for a vault") }
+        let kinds: [String: StrictJSON.Kind]
+        do {
+            kinds = try StrictJSON.check(bytes, integersOnly: true)
+        } catch let violation as StrictJSON.Violation {
+            throw corrupt(violation.reason)
+        }
         let data = Data(bytes)
-        guard let probe = try? JSONDecoder().decode(VersionProbe.self, from: data) else { throw corrupt("it is not valid JSON") }
-        guard probe.format == Self.formatName else { throw corrupt("it is not a keystore vault") }
-        guard let version = probe.version else { throw corrupt("it has no format version") }
+        guard kinds["format"] == .string, (try? JSONDecoder().decode(FormatProbe.self, from: data))?.format == Self.formatName
+        else { throw corrupt("it is not a keystore vault") }
+        guard let versionKind = kinds["version"] else { throw corrupt("it has no format version") }
+        guard versionKind == .integer else { throw corrupt("its format version is \(versionKind.rawValue), not an integer") }
+        guard let version = (try? JSONDecoder().decode(VersionProbe.self, from: data))?.version else {
+            throw corrupt("its format version is out of range")
+        }
         guard version <= Self.currentVersion else { throw VaultError.unsupportedVersion(path: path, version: version) }
         guard version >= 1 else { throw corrupt("format version \(version) does not exist") }
+        for (field, kind) in Self.expectedKinds {
+            guard let found = kinds[field] else { throw corrupt("the field '\(field)' is missing") }
+            guard found == kind else { throw corrupt("the field '\(field)' is \(found.rawValue), not \(kind.rawValue)") }
+        }
         guard let file = try? JSONDecoder().decode(File.self, from: data) else { throw corrupt("a field is missing or of the wrong type") }
         let kdf = KDFParameters(opsLimit: file.kdf.opsLimit, memLimit: file.kdf.memLimit)
         guard kdf.isWithinAcceptedBounds else { throw VaultError.unsafeParameters(path: path) }
         guard file.check == file.expectedCheck else { throw VaultError.tampered(path: path, reason: "its check digest does not match its contents") }
-        guard file.kdf.algorithm == Self.kdfAlgorithm else { throw corrupt("unknown key derivation '\(file.kdf.algorithm.prefix(40))'") }
-        guard file.cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(file.cipher.algorithm.prefix(40))'") }
+        guard file.kdf.algorithm == Self.kdfAlgorithm else { throw corrupt("unknown key derivation '\(TerminalText.escaped(file.kdf.algorithm))'") }
+        guard file.cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(TerminalText.escaped(file.cipher.algorithm))'") }
         guard let salt = Base64.decode(file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
         guard let nonce = Base64.decode(file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
         // Version 1: the seed. Version 2: the seed, then the 64-byte account root, and the account number.

@@ -1,26 +1,35 @@
 /// Everything that can go wrong between a vault file and its key. Messages name files and identities, never
-/// a PIN or a seed.
+/// a PIN or a seed, and show text from outside keystore (names given, paths, fields of a file) escaped.
 public enum VaultError: KeystoreError, Equatable {
     case invalidName(String)
     case notFound(name: String, directory: String)
-    case alreadyExists(name: String)
+    /// `canReplace`: whether the command offers `--replace` (derive does not).
+    case alreadyExists(name: String, canReplace: Bool = true)
     case incorrectPIN(triesBeforeWait: Int, waitSeconds: Int)
     case throttled(secondsLeft: Int)
     case corrupt(path: String, reason: String)
     case unsupportedVersion(path: String, version: Int)
     case unsafeParameters(path: String)
     case tampered(path: String, reason: String)
+    /// The file's name says one identity and the vault inside says another.
+    case misnamed(path: String, inside: String)
+    /// Another command changed the vault between the moment this one read it and the moment it got the lock.
+    case changedWhileWaiting(name: String)
     case keyDerivationFailed(memLimit: UInt64)
+    /// A PIN attempt could not be counted, so none is made.
+    case cannotRecordAttempts(directory: String, reason: String)
     case io(operation: String, path: String, reason: String)
 
     public var message: String {
         switch self {
         case .invalidName(let name):
-            "'\(name.prefix(80))' is not a valid identity name: use 1 to 64 of a-z 0-9 . _ - starting with a letter or digit."
+            "'\(TerminalText.escaped(name))' is not a valid identity name: use 1 to 64 of a-z 0-9 . _ - starting with a letter or digit, without '.vault', '.backup-' or '.tmp-' in it."
         case .notFound(let name, let directory):
-            "No identity named '\(name)' in \(directory); create one with 'keystore signup --name \(name)'."
-        case .alreadyExists(let name):
+            "No identity named '\(name)' in \(Self.shown(directory)); create one with 'keystore signup --name \(name)'."
+        case .alreadyExists(let name, true):
             "An identity named '\(name)' already exists; pick another with --name, or replace it with --replace (the old vault is kept as a backup)."
+        case .alreadyExists(let name, false):
+            "An identity named '\(name)' already exists; pick another name."
         case .incorrectPIN(let tries, _) where tries > 0:
             "Incorrect PIN; \(tries) more \(tries == 1 ? "try" : "tries") before a waiting period."
         case .incorrectPIN(_, let wait):
@@ -28,17 +37,23 @@ public enum VaultError: KeystoreError, Equatable {
         case .throttled(let seconds):
             "Too many incorrect PINs; try again in \(Self.duration(seconds))."
         case .corrupt(let path, let reason):
-            "The vault \(path) is damaged (\(reason)); restore it from a backup."
+            "The vault \(Self.shown(path)) is damaged (\(reason)); restore it from a backup."
         case .unsupportedVersion(let path, let version):
-            "The vault \(path) has format version \(version), newer than this keystore reads; upgrade keystore."
+            "The vault \(Self.shown(path)) has format version \(version), newer than this keystore reads; upgrade keystore."
         case .unsafeParameters(let path):
-            "The vault \(path) asks for key-derivation costs beyond safe bounds; it was not made by keystore. Restore it from a backup."
+            "The vault \(Self.shown(path)) asks for key-derivation costs beyond safe bounds; it was not made by keystore. Restore it from a backup."
         case .tampered(let path, let reason):
-            "The vault \(path) has been tampered with (\(reason)); do not use it, restore it from a backup."
+            "The vault \(Self.shown(path)) has been tampered with (\(reason)); do not use it, restore it from a backup."
+        case .misnamed(let path, let inside):
+            "The vault \(Self.shown(path)) holds identity '\(inside)', not the one its file name says; it was copied or renamed. Rename it back to \(inside).vault."
+        case .changedWhileWaiting(let name):
+            "The vault of '\(name)' was changed by another command while this one waited; nothing was changed and no attempt was counted. Run the command again."
         case .keyDerivationFailed(let memLimit):
-            "Not enough memory for key derivation (\(memLimit >> 20) MiB); close other programs and try again."
+            "Not enough memory for key derivation at this cost (\(memLimit >> 20) MiB); free memory or raise the limit (ulimit -v), or use the lighter --kdf interactive (64 MiB)."
+        case .cannotRecordAttempts(let directory, let reason):
+            "Cannot record failed PIN attempts in \(Self.shown(directory)) (\(reason)), so no PIN was tried; fix the directory or free some space."
         case .io(let operation, let path, let reason):
-            "Could not \(operation) \(path): \(reason)."
+            "Could not \(operation) \(Self.shown(path)): \(reason)."
         }
     }
 
@@ -49,10 +64,13 @@ public enum VaultError: KeystoreError, Equatable {
         case .alreadyExists: .vaultExists
         case .incorrectPIN: .incorrectPIN
         case .throttled: .throttled
-        case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered: .vaultDamaged
-        case .keyDerivationFailed, .io: .system
+        case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged
+        case .keyDerivationFailed, .cannotRecordAttempts, .io, .changedWhileWaiting: .system
         }
     }
+
+    /// A path as a message shows it: escaped, but whole, since a cut path is no help.
+    static func shown(_ path: String) -> String { TerminalText.escaped(path, limit: nil) }
 
     static func duration(_ seconds: Int) -> String {
         seconds < 120 ? "\(seconds) s" : "\((seconds + 59) / 60) min"

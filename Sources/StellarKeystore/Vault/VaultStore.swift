@@ -14,15 +14,28 @@ import Darwin
 ///
 /// Layout (all files 0600, the directory 0700):
 /// - `NAME.vault`: the vault (docs/FORMAT.md);
-/// - `NAME.vault.backup-TIMESTAMP`: a vault replaced by `signup --replace`;
+/// - `NAME.vault.backup-TIMESTAMP-XXXX`: a vault replaced by `signup --replace`;
 /// - `.NAME.throttle`: consecutive wrong PINs;
-/// - `.lock`: the lock; `*.tmp-*`: a write in progress or interrupted, never read as a vault.
+/// - `.lock`: the lock; `FILE.tmp-` and 12 hex digits: a write in progress or interrupted, never read as a vault.
+///
+/// Every file is opened without following symbolic links and refused unless it is a regular file.
 public struct VaultStore: Sendable {
+    public static let backupMarker = ".backup-"
+
     public let directory: String
+    /// The signed-in sessions to end when an identity's key or PIN changes, or when it is removed, so that no
+    /// session outlives the vault it was opened from.
+    public let sessions: SessionStore?
     let now: @Sendable () -> Date
 
-    public init(directory: String, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// Refuses an empty `directory`: every path is built as `directory/…`, and an empty one would put vaults
+    /// in the filesystem root.
+    public init(directory: String, sessions: SessionStore? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        guard !directory.isEmpty else {
+            throw VaultError.io(operation: "use", path: "the keystore directory", reason: "its name is empty; give a directory")
+        }
         self.directory = directory
+        self.sessions = sessions
         self.now = now
     }
 
@@ -46,23 +59,68 @@ public struct VaultStore: Sendable {
         access(path(of: name), F_OK) == 0
     }
 
+    /// The identity's vault, checked to be one (`Vault(file:path:)`) and to be this identity's: a vault copied
+    /// under another file name is refused rather than opened as the identity its name says.
     public func vault(named name: IdentityName) throws -> Vault {
         let path = path(of: name)
-        guard let bytes = try AtomicFile.read(path, limit: Vault.maximumFileSize) else {
+        guard let vault = try Self.readVault(at: path, as: name) else {
             throw VaultError.notFound(name: name.rawValue, directory: directory)
         }
-        return try Vault(file: bytes, path: path)
+        return vault
     }
 
     /// The identities in the directory, by name. Temporary files, backups and hidden files are not identities.
     public func names() throws -> [IdentityName] {
+        try fileNames().compactMap { file in
+            file.hasSuffix(".vault") ? try? IdentityName(String(file.dropLast(".vault".count))) : nil
+        }.sorted()
+    }
+
+    /// A vault kept by `signup --replace` or `recover --replace`: the old key under its old PIN.
+    public struct Backup: Sendable, Equatable {
+        public let name: IdentityName
+        public let fileName: String
+    }
+
+    /// The backups of `name`, or of every identity, oldest first.
+    public func backups(of name: IdentityName? = nil) throws -> [Backup] {
+        let marker = ".vault" + Self.backupMarker
+        return try fileNames().compactMap { file -> Backup? in
+            guard !AtomicFile.isTemporaryName(file), let range = file.firstRange(of: marker),
+                  let owner = try? IdentityName(String(file[..<range.lowerBound])), name == nil || owner == name
+            else { return nil }
+            return Backup(name: owner, fileName: file)
+        }.sorted { $0.fileName < $1.fileName }
+    }
+
+    /// The vault inside a backup.
+    public func vault(in backup: Backup) throws -> Vault {
+        let path = "\(directory)/\(backup.fileName)"
+        guard let vault = try Self.readVault(at: path, as: backup.name) else {
+            throw VaultError.notFound(name: backup.fileName, directory: directory)
+        }
+        return vault
+    }
+
+    static func readVault(at path: String, as name: IdentityName) throws -> Vault? {
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.read(path, limit: Vault.maximumFileSize)
+        } catch let error as FileError {
+            throw VaultError.corrupt(path: path, reason: error.reason)
+        }
+        guard let bytes else { return nil }
+        let vault = try Vault(file: bytes, path: path)
+        guard vault.name == name else { throw VaultError.misnamed(path: path, inside: vault.name.rawValue) }
+        return vault
+    }
+
+    private func fileNames() throws -> [String] {
         guard let files = AtomicFile.fileNames(in: directory) else {
             if errno == ENOENT { return [] }
             throw AtomicFile.ioError("list", directory)
         }
-        return files.compactMap { file in
-            file.hasSuffix(".vault") ? try? IdentityName(String(file.dropLast(".vault".count))) : nil
-        }.sorted()
+        return files
     }
 
     /// Warnings for a directory or vault that others can read: the seed is encrypted, but a copy lets them
@@ -81,13 +139,14 @@ public struct VaultStore: Sendable {
 
     /// Seconds before the next PIN attempt is accepted, so that a person is told before typing one.
     public func secondsUntilNextAttempt(_ name: IdentityName) -> Int? {
-        (try? Throttle.load(throttlePath(of: name)))?.secondsLeft(now: now())
+        (try? Throttle.load(throttlePath(of: name), now: now()))?.secondsLeft(now: now())
     }
 
     // MARK: Changing
 
     /// Writes a new vault. An existing identity is refused unless `replacing`, in which case the old file is
-    /// first kept as a backup (by hard link, so the identity is never without a vault). Returns the backup path.
+    /// first kept as a backup (by hard link, so the identity is never without a vault) and the identity's
+    /// sessions end. Returns the backup path.
     @discardableResult
     public func create(_ vault: Vault, replacing: Bool = false) throws -> String? {
         try createDirectory()
@@ -98,14 +157,22 @@ public struct VaultStore: Sendable {
                 guard replacing else { throw VaultError.alreadyExists(name: vault.name.rawValue) }
                 let stamp = String(now().formatted(.iso8601)).filter { (c: Character) in c != ":" && c != "-" }
                 // The random tail keeps two replacements within one second from colliding.
-                let backupPath = "\(path).backup-\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
+                let backupPath = "\(path)\(Self.backupMarker)\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
                 guard link(path, backupPath) == 0 else { throw AtomicFile.ioError("back up", path) }
                 backup = backupPath
                 CrashPoint.reached("backup linked")
             }
-            try AtomicFile.write(vault.encoded(), to: path, directory: directory)
+            do {
+                try AtomicFile.write(vault.encoded(), to: path, directory: directory)
+            } catch {
+                // The old vault is still in place (same inode as its backup link): the backup would only be a
+                // second copy of the old seed, left for nobody.
+                if let backup, Self.sameFile(path, backup) { unlink(backup) }
+                throw error
+            }
             try clearThrottle(vault.name)
             CrashPoint.reached("wrong-PIN count cleared")
+            if backup != nil { endSessions(of: vault.name) }
             return backup
         }
     }
@@ -123,54 +190,116 @@ public struct VaultStore: Sendable {
         }
     }
 
-    /// Re-encrypts an identity under a new PIN, with new salt and nonce, and `kdf` or the vault's current cost.
-    public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil) throws -> Vault {
+    /// Re-encrypts an identity under a new PIN, with new salt and nonce, and `kdf` or the vault's current cost,
+    /// and ends its sessions.
+    ///
+    /// `expecting` is the vault as the caller read it before asking for the PINs. If another command changed it
+    /// meanwhile (two PIN changes racing for the lock), the PIN is not tried at all: the loser would otherwise be
+    /// told "incorrect PIN" and charged a failure for a PIN that was right when it was typed.
+    public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil,
+                          expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
+            if let seen, try vault(named: name) != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current)
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
                 createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
+            endSessions(of: name)
             return resealed
         }
     }
 
-    /// Deletes an identity, after checking its PIN unless `pin` is nil (an explicit `--force`).
-    public func remove(_ name: IdentityName, pin: PIN?) throws {
+    /// What `remove` did with the identity's backups.
+    public struct Removal: Sendable {
+        /// Nil when only backups were left to remove.
+        public let vault: Vault?
+        public let removedBackups: [Backup]
+        public let keptBackups: [Backup]
+    }
+
+    /// Deletes an identity, after checking its PIN unless `pin` is nil (an explicit `--force`), and ends its
+    /// sessions. Its backups (old seeds under old PINs) are deleted too with `includingBackups`, else kept and
+    /// named in the result, so that nobody believes the key gone while a copy remains. Once the identity is
+    /// gone, `pin` nil and `includingBackups` remove the backups it left.
+    @discardableResult
+    public func remove(_ name: IdentityName, pin: PIN?, includingBackups: Bool = false) throws -> Removal {
         try withLock(writing: true) {
-            if let pin {
-                _ = try unlockHoldingLock(name, pin: pin)
+            let backups = try backups(of: name)
+            var vault: Vault?
+            if pin == nil && includingBackups && !backups.isEmpty && !exists(name) {
+                vault = nil
             } else {
-                _ = try vault(named: name)
+                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? self.vault(named: name)
+                guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
+                CrashPoint.reached("vault unlinked")
+                try clearThrottle(name)
+                CrashPoint.reached("wrong-PIN count cleared")
             }
-            guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
-            CrashPoint.reached("vault unlinked")
-            try clearThrottle(name)
-            CrashPoint.reached("wrong-PIN count cleared")
+            if includingBackups {
+                for backup in backups where unlink("\(directory)/\(backup.fileName)") != 0 && errno != ENOENT {
+                    throw AtomicFile.ioError("remove", "\(directory)/\(backup.fileName)")
+                }
+            }
             try AtomicFile.syncDirectory(directory)
             CrashPoint.reached("directory flushed")
+            endSessions(of: name)
+            return Removal(vault: vault, removedBackups: includingBackups ? backups : [],
+                           keptBackups: includingBackups ? [] : backups)
         }
     }
 
     // MARK: Internals
 
+    /// Counts the attempt about to be made as a failure, before the PIN is tried; `unlock` clears the count
+    /// once the PIN proves right. Writing it first means an attempt that cannot be recorded is never made (a
+    /// full disk or a read-only directory must not give unlimited guesses), and killing the process during the
+    /// key derivation saves no guess either.
+    func willTryPIN(_ name: IdentityName) throws {
+        _ = try recordAttempt(name)
+    }
+
+    private func recordAttempt(_ name: IdentityName) throws -> (before: Throttle, after: Throttle) {
+        let throttlePath = throttlePath(of: name)
+        let before = try Throttle.load(throttlePath, now: now())
+        if let wait = before.secondsLeft(now: now()) {
+            // A counter planted with a wait beyond the longest is stored back capped, so that it ends.
+            if before.wasClamped { try? before.save(throttlePath, directory: directory) }
+            throw VaultError.throttled(secondsLeft: wait)
+        }
+        var after = before
+        after.recordFailure(now: now())
+        do {
+            try after.save(throttlePath, directory: directory)
+        } catch let VaultError.io(_, _, reason) {
+            throw VaultError.cannotRecordAttempts(directory: directory, reason: reason)
+        }
+        return (before, after)
+    }
+
     private func unlockHoldingLock(_ name: IdentityName, pin: PIN) throws -> (vault: Vault, keyPair: KeyPair, root: AccountRoot?) {
         let vault = try vault(named: name)
-        let throttlePath = throttlePath(of: name)
-        var throttle = try Throttle.load(throttlePath)
-        if let wait = throttle.secondsLeft(now: now()) { throw VaultError.throttled(secondsLeft: wait) }
+        let (before, after) = try recordAttempt(name)
         do {
             let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name))
-            if throttle.failures > 0 { try clearThrottle(name) }
+            try? clearThrottle(name)
             return (vault, keyPair, root)
         } catch VaultError.incorrectPIN {
-            throttle.recordFailure(now: now())
-            // Where the count cannot be written (a read-only directory) the answer is still "incorrect PIN":
-            // whoever can make the directory read-only can delete the count anyway.
-            try? throttle.save(throttlePath, directory: directory)
-            throw VaultError.incorrectPIN(
-                triesBeforeWait: throttle.triesBeforeWait, waitSeconds: throttle.secondsLeft(now: now()) ?? 0)
+            throw VaultError.incorrectPIN(triesBeforeWait: after.triesBeforeWait, waitSeconds: after.secondsLeft(now: now()) ?? 0)
+        } catch {
+            // Not a wrong PIN (no memory for the key derivation, a damaged key): the attempt does not count.
+            if before == Throttle() { try? clearThrottle(name) } else { try? before.save(throttlePath(of: name), directory: directory) }
+            throw error
         }
+    }
+
+    private func endSessions(of name: IdentityName) {
+        _ = try? sessions?.closeAll(for: SessionStore.Identity(keystore: directory, name: name))
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     private func clearThrottle(_ name: IdentityName) throws {
@@ -196,8 +325,12 @@ public struct VaultStore: Sendable {
     /// read under a lock opened read-only; without any lock file, reading goes ahead unlocked.
     private func withLock<Result>(writing: Bool, _ body: () throws -> Result) throws -> Result {
         let lockPath = directory + "/.lock"
-        var fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 && !writing && (errno == EACCES || errno == EROFS) { fd = open(lockPath, O_RDONLY | O_CLOEXEC) }
+        let fd: Int32
+        do {
+            fd = try AtomicFile.openLock(lockPath, writing: writing)
+        } catch let error as FileError {
+            throw VaultError.io(operation: "lock", path: directory, reason: "\(lockPath) is not a lock file (\(error.reason)); remove it")
+        }
         if fd < 0 {
             if errno == ENOENT {
                 // No directory yet: for a read this means no identity either.
@@ -217,7 +350,7 @@ public struct VaultStore: Sendable {
     /// Deletes the temporary files of writes that were killed before their rename. Every write holds the lock,
     /// so while we hold it none of them is in progress.
     private func removeAbandonedTemporaryFiles() {
-        for name in AtomicFile.fileNames(in: directory) ?? [] where name.contains(AtomicFile.temporaryMarker) {
+        for name in AtomicFile.fileNames(in: directory) ?? [] where AtomicFile.isTemporaryName(name) {
             unlink("\(directory)/\(name)")
         }
     }

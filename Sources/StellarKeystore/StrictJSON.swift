@@ -1,0 +1,216 @@
+/// A strict reading of the JSON files keystore writes (vaults, sessions, the wrong-PIN counter), before they are
+/// decoded.
+///
+/// JSON leaves two things to the reader: which of two equal keys wins, and whether `2.0` is an integer. Python's
+/// `json` takes the last key, Swift's decoder the first, so a file with `publicKey` twice would be two different
+/// vaults to two readers of docs/FORMAT.md. keystore accepts neither: a key may appear once per object, and where
+/// the format says integer a number is written as plain digits.
+package enum StrictJSON {
+    package struct Violation: Error, Equatable, CustomStringConvertible {
+        package let reason: String
+        package init(_ reason: String) { self.reason = reason }
+        package var description: String { reason }
+    }
+
+    /// The JSON type of a value, for messages such as "'version' is a string, not an integer".
+    package enum Kind: String, Sendable {
+        case object = "an object", array = "an array", string = "a string", integer = "an integer"
+        case number = "a fraction or exponent number", boolean = "true or false", null = "null"
+    }
+
+    /// No file of ours nests deeper than 3; a deep nest must not exhaust the stack.
+    static let deepestNesting = 32
+
+    /// Checks `bytes` and returns the kind of each member of the top-level object. With `integersOnly`, every
+    /// number must be an integer.
+    @discardableResult
+    package static func check(_ bytes: [UInt8], integersOnly: Bool) throws -> [String: Kind] {
+        var reader = Reader(bytes: bytes, integersOnly: integersOnly)
+        reader.skipSpace()
+        guard let first = reader.peek else { throw Violation("it is not valid JSON") }
+        guard first == UInt8(ascii: "{") else { throw Violation("it is not a JSON object") }
+        var members: [String: Kind] = [:]
+        try reader.value(key: nil, depth: 0, members: &members)
+        reader.skipSpace()
+        guard reader.index == bytes.count else { throw Violation("it has bytes after its JSON object") }
+        return members
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        let integersOnly: Bool
+        var index = 0
+
+        var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipSpace() {
+            while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        mutating func expect(_ literal: String) throws {
+            for byte in literal.utf8 {
+                guard peek == byte else { throw Violation("it is not valid JSON") }
+                index += 1
+            }
+        }
+
+        /// Reads one value; `members` collects the kinds of the top-level object's members (depth 1).
+        @discardableResult
+        mutating func value(key: String?, depth: Int, members: inout [String: Kind]) throws -> Kind {
+            guard depth <= deepestNesting else { throw Violation("it nests too deeply") }
+            skipSpace()
+            switch peek {
+            case UInt8(ascii: "{"):
+                index += 1
+                var seen = Set<String>()
+                skipSpace()
+                if peek == UInt8(ascii: "}") {
+                    index += 1
+                    return .object
+                }
+                while true {
+                    skipSpace()
+                    guard peek == UInt8(ascii: "\"") else { throw Violation("it is not valid JSON") }
+                    let name = try string()
+                    guard seen.insert(name).inserted else {
+                        throw Violation("the key '\(TerminalText.escaped(name))' appears twice")
+                    }
+                    skipSpace()
+                    try expect(":")
+                    let kind = try value(key: name, depth: depth + 1, members: &members)
+                    if depth == 0 { members[name] = kind }
+                    skipSpace()
+                    if peek == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    try expect("}")
+                    return .object
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                skipSpace()
+                if peek == UInt8(ascii: "]") {
+                    index += 1
+                    return .array
+                }
+                while true {
+                    try value(key: key, depth: depth + 1, members: &members)
+                    skipSpace()
+                    if peek == UInt8(ascii: ",") {
+                        index += 1
+                        continue
+                    }
+                    try expect("]")
+                    return .array
+                }
+            case UInt8(ascii: "\""):
+                _ = try string()
+                return .string
+            case UInt8(ascii: "t"):
+                try expect("true")
+                return .boolean
+            case UInt8(ascii: "f"):
+                try expect("false")
+                return .boolean
+            case UInt8(ascii: "n"):
+                try expect("null")
+                return .null
+            default:
+                let kind = try number()
+                if kind == .number && integersOnly {
+                    throw Violation("'\(TerminalText.escaped(key ?? "a value"))' is not an integer written as digits")
+                }
+                return kind
+            }
+        }
+
+        mutating func digits() -> Int {
+            let start = index
+            while let byte = peek, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") { index += 1 }
+            return index - start
+        }
+
+        mutating func number() throws -> Kind {
+            if peek == UInt8(ascii: "-") { index += 1 }
+            if peek == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                guard digits() > 0 else { throw Violation("it is not valid JSON") }
+            }
+            var kind = Kind.integer
+            if peek == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { throw Violation("it is not valid JSON") }
+                kind = .number
+            }
+            if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+                index += 1
+                if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { throw Violation("it is not valid JSON") }
+                kind = .number
+            }
+            return kind
+        }
+
+        /// A string, decoded, so that `"a"` and `"\u0061"` are seen as the same key.
+        mutating func string() throws -> String {
+            index += 1  // the opening quote
+            var scalars = String.UnicodeScalarView()
+            var raw: [UInt8] = []
+            func flush() throws {
+                guard !raw.isEmpty else { return }
+                guard let text = String(validating: raw, as: UTF8.self) else { throw Violation("it is not valid UTF-8") }
+                scalars.append(contentsOf: text.unicodeScalars)
+                raw.removeAll()
+            }
+            while true {
+                guard let byte = peek else { throw Violation("it is not valid JSON") }
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    try flush()
+                    return String(scalars)
+                case UInt8(ascii: "\\"):
+                    try flush()
+                    guard let escape = peek else { throw Violation("it is not valid JSON") }
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(Unicode.Scalar(escape))
+                    case UInt8(ascii: "b"): scalars.append("\u{08}")
+                    case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                    case UInt8(ascii: "n"): scalars.append("\n")
+                    case UInt8(ascii: "r"): scalars.append("\r")
+                    case UInt8(ascii: "t"): scalars.append("\t")
+                    case UInt8(ascii: "u"):
+                        var unit = try hex4()
+                        if (0xD800..<0xDC00).contains(unit), peek == UInt8(ascii: "\\") {
+                            index += 1
+                            try expect("u")
+                            let low = try hex4()
+                            guard (0xDC00..<0xE000).contains(low) else { throw Violation("it is not valid JSON") }
+                            unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        guard let scalar = Unicode.Scalar(unit) else { throw Violation("it is not valid JSON") }
+                        scalars.append(scalar)
+                    default:
+                        throw Violation("it is not valid JSON")
+                    }
+                default:
+                    guard byte >= 0x20 else { throw Violation("it is not valid JSON") }
+                    raw.append(byte)
+                }
+            }
+        }
+
+        mutating func hex4() throws -> UInt32 {
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                guard let byte = peek, let digit = Hex.value(of: byte) else { throw Violation("it is not valid JSON") }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+    }
+}
