@@ -4,7 +4,7 @@
 Usage: python3 docs/open_vault_ctypes.py VAULT < pin   (prints the S... seed)
 The recipe is the PyNaCl one in docs/FORMAT.md, with libsodium called through ctypes.
 """
-import base64, ctypes, ctypes.util, hashlib, json, sys
+import base64, ctypes, ctypes.util, hashlib, json, os, sys
 
 sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
 assert sodium.sodium_init() >= 0
@@ -21,9 +21,20 @@ def strkey(version_byte, payload):
     return base64.b32encode(data + crc.to_bytes(2, "little")).decode().rstrip("=")
 
 
+def unique_keys(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), "a key appears twice"
+    return dict(pairs)
+
+
+def no_fractions(text):
+    raise ValueError("a number that is not an integer written as digits")
+
+
 def open_vault(path, pin):
-    v = json.load(open(path, encoding="utf-8"))
+    v = json.load(open(path, encoding="utf-8"), object_pairs_hook=unique_keys, parse_float=no_fractions)
     assert v["format"] == "stellar-keystore-vault" and v["version"] in (1, 2)
+    assert v["name"] + ".vault" == os.path.basename(path), "copied under another name"
     kdf, cipher = v["kdf"], v["cipher"]
     assert 1 <= kdf["opsLimit"] <= 10 and 8192 <= kdf["memLimit"] <= 1 << 30
     fields = [v["format"], v["version"], v["name"], v["publicKey"], kdf["algorithm"], kdf["opsLimit"],

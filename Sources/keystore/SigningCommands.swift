@@ -131,6 +131,8 @@ struct Verify: ParsableCommand {
         if json {
             struct Output: Encodable { let address: String; let valid: Bool }
             try Console.printJSON(Output(address: publicKey.accountID, valid: valid))
+            // The object above is the answer; an error object after it would make two.
+            guard valid else { throw ExitCode(ExitStatus.invalidSignature.rawValue) }
         } else if valid {
             Console.print("valid")
         }

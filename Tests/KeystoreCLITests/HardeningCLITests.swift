@@ -408,6 +408,13 @@ import Glibc
         }
     }
 
+    @Test func verifyJSONSaysInvalidOnceWithExit1() throws {
+        let signature = String(repeating: "A", count: 86) + "=="
+        let result = try KeystoreProcess().run(["verify", "--json", "--address", Self.golden.address, "--signature", signature, "hi"])
+        #expect(result.status == 1)
+        #expect(result.stdout == "{\"address\":\"\(Self.golden.address)\",\"valid\":false}\n", "\(result.stdout)")
+    }
+
     // MARK: 18. Messages that mislead
 
     @Test func aVersionWrittenAsTextIsNotCalledInvalidJSON() throws {
