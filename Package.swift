@@ -16,13 +16,7 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
-        .target(
-            name: "CPlatform",
-            linkerSettings: [
-                .linkedLibrary("_FoundationICU", .when(platforms: [.linux])),
-                .linkedLibrary("stdc++", .when(platforms: [.linux])),
-            ]
-        ),
+        .target(name: "CPlatform"),
         .target(name: "StellarKeystore", dependencies: ["CSodium", "CPlatform"]),
         .executableTarget(
             name: "keystore",

@@ -1,6 +1,7 @@
 /* The physical limits the benchmark compares keystore against, measured in the same run:
  *   limits sign N        libsodium's own in-process signing loop over 32-byte payloads: prints signatures/s
  *   limits spawn N CMD…  runs CMD N times (stdin /dev/null), prints the median wall time per run in ms
+ *   limits rss CMD…      runs CMD once (stdin /dev/null), prints its peak resident set size in KiB
  * Built by bench/sign.sh with the system libsodium.
  */
 #include <sodium.h>
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/resource.h>
 
 static double seconds(void) {
     struct timespec t;
@@ -65,6 +67,25 @@ int main(int argc, char **argv) {
         printf("%.2f\n", times[n / 2]);
         return 0;
     }
-    fprintf(stderr, "usage: limits sign N | limits spawn N CMD...\n");
+    if (argc >= 3 && strcmp(argv[1], "rss") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 0);
+            dup2(null, 1);
+            execvp(argv[2], argv + 2);
+            _exit(127);
+        }
+        int status;
+        struct rusage usage;
+        wait4(pid, &status, 0, &usage);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "limits: %s failed (status %d)\n", argv[2], status);
+            return 1;
+        }
+        printf("%ld\n", usage.ru_maxrss);
+        return 0;
+    }
+    fprintf(stderr, "usage: limits sign N | limits spawn N CMD... | limits rss CMD...\n");
     return 64;
 }

@@ -30,7 +30,7 @@ struct Keystore: ParsableCommand {
         // A full disk or a file-size limit must come back as an error we can report, not a signal.
         signal(SIGXFSZ, SIG_IGN)
         do {
-            var command = try parseAsRoot()
+            var command = try parse()
             try command.run()
         } catch let error as KeystoreError {
             fail(error.message, error.exitStatus)
@@ -43,6 +43,33 @@ struct Keystore: ParsableCommand {
             let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
             fail(words.joined(separator: " ") + " (see --help)", .usage)
         }
+    }
+
+    /// The subcommands by the name (or alias) that selects them, for `parse()`. A test checks that this is
+    /// exactly the tree argument-parser builds from `configuration.subcommands`.
+    static let commandsByName: [String: ParsableCommand.Type] = [
+        "signup": Signup.self, "login": Login.self, "logout": Logout.self, "status": Status.self,
+        "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
+        "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self,
+        "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "bench-kdf": BenchKDF.self,
+        "strkey": StrKeyCommand.self,
+    ]
+
+    /// The command line, parsed. argument-parser builds the whole command tree by reflection on every run
+    /// (half the cost of a session `sign`, by `perf record`), so a command named in `argv[1]` is parsed on its
+    /// own. Anything that shows the tree (help, `--version`, completion scripts) and any command line that does
+    /// not parse that way goes through the full parse, so that help, usage and error texts stay exactly
+    /// argument-parser's (fixtures/cli holds them; a test compares).
+    static func parse() throws -> ParsableCommand {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let showsTree: Set<String> = ["-h", "--help", "-help", "help", "--version", "--generate-completion-script",
+                                      "--experimental-dump-help"]
+        if let name = arguments.first, let command = commandsByName[name],
+           !arguments.contains(where: { showsTree.contains($0) || $0.hasPrefix("--generate-completion-script=") }),
+           let parsed = try? command.parseAsRoot(Array(arguments.dropFirst())) {
+            return parsed
+        }
+        return try parseAsRoot()
     }
 
     /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code.

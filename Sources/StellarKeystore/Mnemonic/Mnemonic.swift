@@ -1,9 +1,3 @@
-#if os(Linux)
-internal import CPlatform
-#else
-import Foundation  // NFKD (decomposedStringWithCompatibilityMapping) is not in FoundationEssentials
-#endif
-
 /// A BIP39 recovery phrase (English wordlist): 12, 15, 18, 21 or 24 words encoding 128–256 bits of entropy and
 /// a checksum. The canonical phrase (lower case, single spaces) is kept in guarded memory.
 ///
@@ -83,7 +77,7 @@ public struct Mnemonic: Sendable {
             return
         }
         // Outside ASCII the phrase passes through a String to be normalised, which cannot be zeroed.
-        var normalized = try text.withUnsafeBytes { Array(try Self.nfkd(String(decoding: $0, as: UTF8.self)).lowercased().utf8) }
+        var normalized = text.withUnsafeBytes { Array(NFKD.normalize(String(decoding: $0, as: UTF8.self)).lowercased().utf8) }
         let guarded = SecureBytes(consuming: &normalized)
         try self.init(indices: Self.indices(of: guarded, offeringCorrections: offeringCorrections))
     }
@@ -146,7 +140,7 @@ public struct Mnemonic: Sendable {
         let prefix = Array("mnemonic".utf8)
         var passphrase = passphrase
         if let text = passphrase, text.withUnsafeBytes({ $0.contains { $0 >= 0x80 } }) {
-            var normalized = try text.withUnsafeBytes { Array(try Self.nfkd(String(decoding: $0, as: UTF8.self)).utf8) }
+            var normalized = text.withUnsafeBytes { Array(NFKD.normalize(String(decoding: $0, as: UTF8.self)).utf8) }
             passphrase = SecureBytes(consuming: &normalized)
         }
         let salt = SecureBytes(count: prefix.count + (passphrase?.count ?? 0)) { out in
@@ -158,20 +152,6 @@ public struct Mnemonic: Sendable {
                 salt.withUnsafeBytes { Sodium.pbkdf2SHA512(password: password, salt: $0, iterations: 2048, output: output) }
             }
         }
-    }
-
-    /// Unicode compatibility decomposition (NFKD), as BIP39 requires of phrase and passphrase.
-    static func nfkd(_ text: String) throws -> String {
-        #if os(Linux)
-        let source = Array(text.utf16)
-        // No code unit decomposes into more than 18 (U+FDFA), so this always has room.
-        var output = [UInt16](repeating: 0, count: source.count * 18 + 16)
-        let written = keystore_nfkd(source, Int32(source.count), &output, Int32(output.count))
-        guard written >= 0 else { throw MnemonicError.unnormalizable }
-        return String(decoding: output[0..<Int(written)], as: UTF16.self)
-        #else
-        return text.decomposedStringWithCompatibilityMapping
-        #endif
     }
 
     /// Up to three words of the list closest to `word` by edit distance, for a typo.
@@ -211,7 +191,6 @@ public enum MnemonicError: KeystoreError, Equatable {
     case unknownWord(position: Int, suggestions: [String])
     case badChecksum
     case accountOutOfRange
-    case unnormalizable
 
     public var message: String {
         switch self {
@@ -225,8 +204,6 @@ public enum MnemonicError: KeystoreError, Equatable {
             "The recovery phrase's checksum does not match: a word is wrong or words are in the wrong order."
         case .accountOutOfRange:
             "An account number is from 0 to 2147483647."
-        case .unnormalizable:
-            "The text could not be Unicode-normalised (NFKD); check it for invalid characters."
         }
     }
 

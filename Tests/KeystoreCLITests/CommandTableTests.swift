@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import Testing
+@testable import keystore
+
+/// `keystore` parses a command named in argv[1] without building the whole tree (Keystore.parse()). These pin
+/// that nothing a user sees changed: the table names exactly the tree's commands, and help texts and completion
+/// scripts are byte for byte those recorded in fixtures/cli from argument-parser's full parse.
+@Suite struct CommandTableTests {
+    @Test func theTableNamesExactlyTheCommandsOfTheTree() {
+        var expected: [String: String] = [:]
+        for command in Keystore.configuration.subcommands {
+            let configuration = command.configuration
+            let name = configuration.commandName ?? command._commandName
+            for alias in [name] + configuration.aliases { expected[alias] = String(describing: command) }
+        }
+        #expect(Keystore.commandsByName.mapValues { String(describing: $0) } == expected)
+    }
+
+    static let helps = ["", "signup", "login", "logout", "status", "change-pin", "export", "list", "remove", "address",
+                        "sign", "sign-message", "verify", "recover", "derive", "bench-kdf", "strkey", "strkey decode",
+                        "strkey encode"]
+
+    @Test(arguments: helps)
+    func helpIsWhatArgumentParserPrints(_ command: String) throws {
+        let file = command.isEmpty ? "help.txt" : "help-\(command.replacingOccurrences(of: " ", with: "-")).txt"
+        let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/\(file)"), encoding: .utf8)
+        let words = command.split(separator: " ").map(String.init)
+        #expect(try KeystoreProcess().run(words + ["--help"]).stdout == expected)
+        #expect(try KeystoreProcess().run(["help"] + words).stdout == expected)
+    }
+
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func completionScriptsAreWhatArgumentParserPrints(_ shell: String) throws {
+        let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/completion.\(shell)"), encoding: .utf8)
+        #expect(try KeystoreProcess().run(["--generate-completion-script", shell]).stdout == expected)
+    }
+
+    @Test func aCommandLineThatDoesNotParseGetsArgumentParsersMessage() throws {
+        let result = try KeystoreProcess().run(["sign", "--hex"])
+        #expect(result.status == 64 && result.stderr == "keystore: Missing value for '--hex <hex>' (see --help)\n", "\(result.stderr)")
+    }
+}
