@@ -117,6 +117,34 @@ private func file(_ bytes: [UInt8]) throws -> String {
         #expect(lines.enumerated().allSatisfy { $1.hasPrefix("{\"id\":\($0),") }, "ids in order")
     }
 
+    /// Large reads are signed in parallel slices; every answer still comes in input order, errors included, and
+    /// the failure count adds up across slices.
+    @Test func aParallelBatchAnswersInInputOrderWithErrorsInPlace() throws {
+        let home = try homeWithSEP53Key()
+        let count = 20_000
+        var input = "270419\n"
+        for index in 0..<count {
+            input += index % 7 == 3 ? "{\"id\":\(index),\"hex\":\"zz\"}\n" : "{\"id\":\(index),\"message\":\"m\(index)\"}\n"
+        }
+        let result = try home.run(["sign-message", "--batch", "--pin-stdin"], stdin: input)
+        let bad = (0..<count).filter { $0 % 7 == 3 }.count
+        #expect(result.status == 2 && result.stderr == "keystore: \(bad) of \(count) requests failed; see their error lines.\n")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == count)
+        let publicKey = try PublicKey(accountID: sep53Address)
+        for (index, line) in lines.enumerated() {
+            if index % 7 == 3 {
+                #expect(line == "{\"error\":\"hex is not valid hex\",\"id\":\(index)}", "\(line)")
+            } else {
+                #expect(line.hasPrefix("{\"id\":\(index),\"signature\":\""), "\(line)")
+                if index % 1001 == 0 {
+                    let signature = String(line.dropFirst("{\"id\":\(index),\"signature\":\"".count).dropLast(2))
+                    #expect(publicKey.isValidMessageSignature(Array(Data(base64Encoded: signature)!), for: Array("m\(index)".utf8)))
+                }
+            }
+        }
+    }
+
     @Test func aBatchAnswersEveryLineGoodOrBad() throws {
         let home = try homeWithSEP53Key()
         let requests = [
