@@ -156,9 +156,16 @@ public struct VaultStore: Sendable {
             if exists(vault.name) {
                 guard replacing else { throw VaultError.alreadyExists(name: vault.name.rawValue) }
                 let stamp = String(now().formatted(.iso8601)).filter { (c: Character) in c != ":" && c != "-" }
-                // The random tail keeps two replacements within one second from colliding.
-                let backupPath = "\(path)\(Self.backupMarker)\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
-                guard link(path, backupPath) == 0 else { throw AtomicFile.ioError("back up", path) }
+                // The random tail keeps replacements within one second apart; at 4 hex digits two can still draw
+                // the same one (a test making 100 in a row did), so a taken name means another draw.
+                var backupPath = ""
+                for _ in 0..<64 {
+                    backupPath = "\(path)\(Self.backupMarker)\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
+                    if link(path, backupPath) == 0 { break }
+                    guard errno == EEXIST else { throw AtomicFile.ioError("back up", path) }
+                    backupPath = ""
+                }
+                guard !backupPath.isEmpty else { throw AtomicFile.ioError("back up", path, code: EEXIST) }
                 backup = backupPath
                 CrashPoint.reached("backup linked")
             }
