@@ -25,6 +25,27 @@ static int compare(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Runs `command` with stdin and stdout on /dev/null and waits; `usage` (if not NULL) gets its resource use.
+ * Returns 0, or 1 (with a message) when it did not exit with status 0. */
+static int run(char **command, struct rusage *usage) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        execvp(command[0], command);
+        _exit(127);
+    }
+    int status;
+    struct rusage ignored;
+    wait4(pid, &status, 0, usage ? usage : &ignored);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "limits: %s failed (status %d)\n", command[0], status);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "sign") == 0) {
         if (sodium_init() < 0) return 1;
@@ -47,42 +68,16 @@ int main(int argc, char **argv) {
         double *times = calloc(n, sizeof *times);
         for (long i = 0; i < n; i++) {
             double start = seconds();
-            pid_t pid = fork();
-            if (pid == 0) {
-                int null = open("/dev/null", O_RDWR);
-                dup2(null, 0);
-                dup2(null, 1);
-                execvp(argv[3], argv + 3);
-                _exit(127);
-            }
-            int status;
-            waitpid(pid, &status, 0);
+            if (run(argv + 3, NULL) != 0) return 1;
             times[i] = (seconds() - start) * 1000;
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                fprintf(stderr, "limits: %s failed (status %d)\n", argv[3], status);
-                return 1;
-            }
         }
         qsort(times, n, sizeof *times, compare);
         printf("%.2f\n", times[n / 2]);
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "rss") == 0) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            int null = open("/dev/null", O_RDWR);
-            dup2(null, 0);
-            dup2(null, 1);
-            execvp(argv[2], argv + 2);
-            _exit(127);
-        }
-        int status;
         struct rusage usage;
-        wait4(pid, &status, 0, &usage);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "limits: %s failed (status %d)\n", argv[2], status);
-            return 1;
-        }
+        if (run(argv + 2, &usage) != 0) return 1;
         printf("%ld\n", usage.ru_maxrss);
         return 0;
     }

@@ -169,6 +169,14 @@ import Glibc
         return String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
     }
 
+    /// A home with the golden identity, `keystore` with a runtime directory of its own, and a session token.
+    func goldenSession() throws -> (home: KeystoreHome, process: KeystoreProcess, token: String) {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let process = try home.keystoreWithRuntime()
+        return (home, process, try startSession(process))
+    }
+
     func signWith(_ process: KeystoreProcess, token: String) throws -> KeystoreProcess.Result {
         var process = process
         process.environment["KEYSTORE_SESSION"] = token
@@ -176,10 +184,7 @@ import Glibc
     }
 
     @Test func changePINEndsTheIdentitysSessions() throws {
-        let home = try KeystoreHome()
-        try home.addGolden()
-        let process = try home.keystoreWithRuntime()
-        let token = try startSession(process)
+        let (home, process, token) = try goldenSession()
         #expect(try signWith(process, token: token).status == 0)
         let change = try process.run(["change-pin", "--name", Self.golden.name, "--pin-stdin", "--new-pin-fd", "3"],
                                      stdin: Array("\(Self.golden.pin)\n".utf8), files: [3: Array("918273\n".utf8)])
@@ -190,10 +195,7 @@ import Glibc
     @Test(arguments: [["signup", "--replace", "--kdf", "interactive", "--pin-stdin"],
                       ["recover", "--replace", "--kdf", "interactive", "--pin-stdin"]])
     func replacingAnIdentityEndsItsSessions(_ command: [String]) throws {
-        let home = try KeystoreHome()
-        try home.addGolden()
-        let process = try home.keystoreWithRuntime()
-        let token = try startSession(process)
+        let (home, process, token) = try goldenSession()
         let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe\n"
         let replace = try process.run(command + ["--name", Self.golden.name],
                                       stdin: Array(((command[0] == "recover" ? phrase : "") + "918273\n").utf8))
@@ -204,10 +206,7 @@ import Glibc
     }
 
     @Test func aSessionIsRefusedOnceItsVaultHoldsAnotherKey() throws {
-        let home = try KeystoreHome()
-        try home.addGolden()
-        let process = try home.keystoreWithRuntime()
-        let token = try startSession(process)
+        let (home, process, token) = try goldenSession()
         let sessionDirectory = home.runtime + "/keystore"
         let files = try FileManager.default.contentsOfDirectory(atPath: sessionDirectory)
         let saved = try files.map { ($0, try Data(contentsOf: URL(fileURLWithPath: "\(sessionDirectory)/\($0)"))) }
@@ -328,10 +327,7 @@ import Glibc
     }
 
     @Test func aSessionFileWithADuplicateKeyIsRefused() throws {
-        let home = try KeystoreHome()
-        try home.addGolden()
-        let process = try home.keystoreWithRuntime()
-        let token = try startSession(process)
+        let (home, process, token) = try goldenSession()
         let directory = home.runtime + "/keystore"
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".session") })
         let path = "\(directory)/\(file)"
