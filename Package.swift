@@ -28,6 +28,8 @@ let package = Package(
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
         .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeystore"]),
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore"]),
+        // An app's view of the library: public API only, no @testable.
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore"]),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
         .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore"]),
     ]

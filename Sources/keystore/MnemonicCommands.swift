@@ -35,20 +35,18 @@ struct Recover: ParsableCommand {
     var kdf: KDFParameters.Level = .moderate
 
     func run() throws {
-        let store = try identity.store()
+        let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
-        if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
+        try keystore.refuseExisting(name, replacing: replace)
         // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
         // nearest word is usually the secret word itself.
         let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: ", asking: "the recovery phrase"),
                                     offeringCorrections: isatty(STDERR_FILENO) != 0)
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
-        let root = AccountRoot(bip39Seed: try mnemonic.seed(passphrase: secret))
-        let keyPair = try root.keyPair(account: account)
-        let vault = try Vault.seal(keyPair, root: (root, account), name: name, pin: pin.readNew(), kdf: kdf.parameters)
-        let backup = try store.create(vault, replacing: replace)
-        if let backup { Console.warn("the previous vault was kept as \(backup)") }
-        try AccountReport.print(name: name, keyPair: keyPair, account: account, json: identity.json)
+        let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
+                                           pin: pin.readNew(), kdf: kdf, replacing: replace)
+        if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
+        try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
     }
 
     /// A line from the terminal with echo off when standard input is one, else from standard input.
@@ -74,43 +72,19 @@ struct Derive: ParsableCommand {
     var add: String?
 
     func run() throws {
-        let store = try identity.store()
         let name = try identity.identity()
-        let newName = try add.map(IdentityName.init)
-        if let newName, store.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue, canReplace: false) }
-        let vault = try identity.vaultReadyForPIN(in: store, name)
-        guard vault.account != nil else { throw DeriveError.notFromPhrase(name.rawValue) }
-        let pin = try pin.read()
-        guard let root = try store.unlockWithRoot(name, pin: pin).root else { throw DeriveError.notFromPhrase(name.rawValue) }
-        let keyPair = try root.keyPair(account: account)
-        if let newName {
-            do {
-                try store.create(Vault.seal(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf))
-            } catch VaultError.alreadyExists(let name, _) {
-                throw VaultError.alreadyExists(name: name, canReplace: false)  // created meanwhile
-            }
-        }
-        try AccountReport.print(name: (newName ?? name), keyPair: keyPair, account: account, json: identity.json)
-    }
-
-    enum DeriveError: KeystoreError {
-        case notFromPhrase(String)
-        var message: String {
-            switch self {
-            case .notFromPhrase(let name):
-                "Identity '\(name)' was not made from a recovery phrase, so it has no other accounts."
-            }
-        }
-        var exitStatus: ExitStatus { .invalidInput }
+        let created = try identity.keystore.keystore().derive(
+            name: name, account: account, addingAs: add.map(IdentityName.init), pin: { try pin.read() })
+        try AccountReport.print(name: created.name, address: created.address, account: account, json: identity.json)
     }
 }
 
 extension AccountReport {
-    static func print(name: IdentityName, keyPair: KeyPair, account: UInt32, json: Bool) throws {
+    static func print(name: IdentityName, address: String, account: UInt32, json: Bool) throws {
         if json {
-            try Console.printJSON(AccountReport(name: name.rawValue, address: keyPair.publicKey.accountID, account: account))
+            try Console.printJSON(AccountReport(name: name.rawValue, address: address, account: account))
         } else {
-            Console.print(keyPair.publicKey.accountID)
+            Console.print(address)
         }
     }
 }

@@ -25,15 +25,12 @@ struct HomeOptions: ParsableArguments {
         if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
     }
 
-    func store() throws -> VaultStore {
-        let directory = try home ?? VaultStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
-        return try VaultStore(directory: directory, sessions: .currentUser)
-    }
-
-    /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own
-    /// key over a chmod, and the seed inside stays encrypted.
-    func warnAboutPermissions(of store: VaultStore, _ name: IdentityName?) {
-        for warning in store.permissionWarnings(for: name) { Console.warn(warning) }
+    /// The keystore these options name, its warnings going to stderr.
+    func keystore() throws -> Keystore {
+        let environment = ProcessInfo.processInfo.environment
+        let warnings: @Sendable (String) -> Void = { Console.warn($0) }
+        guard let home else { return try Keystore(environment: environment, warnings: warnings) }
+        return try Keystore(directory: home, environment: environment, warnings: warnings)
     }
 }
 
@@ -48,27 +45,12 @@ struct IdentityOptions: ParsableArguments {
 
     var json: Bool { keystore.json }
 
-    func store() throws -> VaultStore { try keystore.store() }
     func identity() throws -> IdentityName { try name.map(IdentityName.init) ?? .default }
-
-    /// The identity as sessions know it: the keystore directory and the name.
-    func sessionIdentity() throws -> SessionStore.Identity {
-        SessionStore.Identity(keystore: try store().directory, name: try identity())
-    }
 
     /// The identity a session must belong to, or nil when neither --name nor --home was given and the
     /// session itself says which identity it is.
-    func sessionIdentityIfGiven() throws -> SessionStore.Identity? {
-        name == nil && keystore.home == nil ? nil : try sessionIdentity()
-    }
-
-    /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked
-    /// for a PIN that could not be used.
-    func vaultReadyForPIN(in store: VaultStore, _ name: IdentityName) throws -> Vault {
-        let vault = try store.vault(named: name)
-        if let wait = store.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
-        keystore.warnAboutPermissions(of: store, name)
-        return vault
+    func identityIfGiven() throws -> IdentityName? {
+        name == nil && keystore.home == nil ? nil : try identity()
     }
 }
 
@@ -94,6 +76,9 @@ struct PINOptions: ParsableArguments {
 
     /// Whether the PIN will be typed by a person at the terminal.
     var isInteractive: Bool { !pinStdin && pinFile == nil && pinFd == nil }
+
+    /// Whether a PIN can be had without waiting on nobody: an option gives it, or there is a terminal to ask on.
+    var isAvailable: Bool { !isInteractive || SecretInput.hasTerminal }
 
     /// The PIN, from wherever the options say; not checked for strength (that is for new PINs only).
     func read(prompt: String = "PIN: ") throws -> PIN {
@@ -138,9 +123,4 @@ struct PINOptions: ParsableArguments {
 
 extension KDFParameters.Level: ExpressibleByArgument {}
 
-extension SessionStore {
-    /// The sessions of the user running keystore, in the directory the environment gives.
-    static var currentUser: SessionStore {
-        SessionStore(directory: defaultDirectory(environment: ProcessInfo.processInfo.environment))
-    }
-}
+

@@ -58,10 +58,10 @@ struct Logout: ParsableCommand {
     var all = false
 
     func run() throws {
-        let sessions = SessionStore.currentUser
+        let keystore = try identity.keystore.keystore()
         var ended = 0
         if all {
-            ended = try sessions.closeAll(for: identity.sessionIdentity())
+            ended = try keystore.endSessions(of: identity.identity())
         } else {
             guard let text = SigningKeyOptions.sessionToken else {
                 throw SessionError.none(name: try identity.identity().rawValue)
@@ -69,7 +69,7 @@ struct Logout: ParsableCommand {
             // Whatever happens to this token, the variable goes: `eval "$(keystore logout)"` must not leave a
             // dead or garbage token set for the next command to trip over.
             if !identity.json { Console.print("unset \(SigningKeyOptions.sessionVariable)") }
-            ended = try sessions.close(SessionToken(text)) ? 1 : 0
+            ended = try keystore.endSession(SessionToken(text)) ? 1 : 0
         }
         if identity.json {
             struct Output: Encodable { let ended: Int }
@@ -92,18 +92,9 @@ struct Status: ParsableCommand {
     @OptionGroup var identity: IdentityOptions
 
     func run() throws {
-        let sessions = SessionStore.currentUser
-        var open = sessions.summaries()
-        if let text = SigningKeyOptions.sessionToken {
-            let token = try SessionToken(text)
-            let wanted = try identity.sessionIdentityIfGiven()
-            let keyPair = try sessions.keyPair(for: token, identity: wanted)
-            open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == keyPair.publicKey.accountID }
-        } else {
-            let wanted = try identity.sessionIdentity()
-            open = open.filter { $0.name == wanted.name.rawValue && $0.keystore == wanted.keystore }
-        }
-        guard !open.isEmpty else { throw SessionError.none(name: try identity.identity().rawValue) }
+        let token = try SigningKeyOptions.sessionToken.map(SessionToken.init)
+        let open = try identity.keystore.keystore().openSessions(
+            token: token, name: token == nil ? identity.identity() : identity.identityIfGiven())
         let now = Date()
         if identity.json {
             struct Output: Encodable { let name, address, expiresAt: String; let secondsLeft: Int }

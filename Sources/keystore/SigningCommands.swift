@@ -41,15 +41,15 @@ struct SignMessage: ParsableCommand {
 
     func run() throws {
         let format = hex ? .hex : format
-        let keyPair = try key.keyPair()
+        let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { keyPair.messageSignature(for: $0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(sign: { signer.signMessage($0) }, format: format).run(reading: STDIN_FILENO)
         }
         let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file, for: .signingMessage)
-        let signature = keyPair.messageSignature(for: bytes)
+        let signature = signer.signMessage(bytes)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
-            try Console.printJSON(Output(address: keyPair.publicKey.accountID, signature: format.encode(signature),
+            try Console.printJSON(Output(address: signer.address, signature: format.encode(signature),
                                          hash: Hex.string(SignedMessage.hash(of: bytes))))
         } else {
             Console.print(format.encode(signature))
@@ -82,14 +82,14 @@ struct Sign: ParsableCommand {
     }
 
     func run() throws {
-        let keyPair = try key.keyPair()
+        let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { keyPair.signature(for: $0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(sign: { signer.sign($0) }, format: format).run(reading: STDIN_FILENO)
         }
-        let signature = keyPair.signature(for: try payload.bytes(for: .signing))
+        let signature = signer.sign(try payload.bytes(for: .signing))
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
-            try Console.printJSON(Output(address: keyPair.publicKey.accountID, signature: format.encode(signature)))
+            try Console.printJSON(Output(address: signer.address, signature: format.encode(signature)))
         } else {
             Console.print(format.encode(signature))
         }

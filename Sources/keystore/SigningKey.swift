@@ -10,7 +10,8 @@ import Glibc
 import StellarKeystore
 
 /// How a signing command gets its key: the signed-in session named by `$KEYSTORE_SESSION` if there is one,
-/// else the vault and its PIN (terminal, `--pin-stdin`, `--pin-file` or `--pin-fd`, as for `login`).
+/// else the vault and its PIN (terminal, `--pin-stdin`, `--pin-file` or `--pin-fd`, as for `login`); the rule
+/// for a dead session is `Keystore.signer(sessionToken:name:pinAvailable:pin:)`'s.
 struct SigningKeyOptions: ParsableArguments {
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var pin: PINOptions
@@ -23,25 +24,9 @@ struct SigningKeyOptions: ParsableArguments {
         return text
     }
 
-    func keyPair() throws -> KeyPair {
-        if let text = Self.sessionToken {
-            do {
-                let token = try SessionToken(text)
-                let sessions = SessionStore.currentUser
-                // Without --name or --home the session says which identity it is.
-                let wanted = try identity.sessionIdentityIfGiven()
-                return try sessions.keyPair(for: token, identity: wanted)
-            } catch let error as SessionError {
-                // A dead session falls back to the PIN only where one was given or a person can type it;
-                // a script must not sit waiting on a prompt nobody sees.
-                guard !pin.isInteractive || SecretInput.hasTerminal else { throw error }
-                Console.warn("\(error.message) Using the PIN instead.")
-            }
-        }
-        let store = try identity.store()
-        let name = try identity.identity()
-        _ = try identity.vaultReadyForPIN(in: store, name)
-        return try store.unlock(name, pin: pin.read())
+    func signer() throws -> Signer {
+        try identity.keystore.keystore().signer(
+            sessionToken: Self.sessionToken, name: identity.identityIfGiven(), pinAvailable: pin.isAvailable, pin: { try pin.read() })
     }
 }
 

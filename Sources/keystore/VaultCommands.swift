@@ -66,36 +66,28 @@ struct Signup: ParsableCommand {
     }
 
     func run() throws {
-        let store = try identity.store()
+        let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
-        if store.exists(name) && !replace { throw VaultError.alreadyExists(name: name.rawValue) }
+        try keystore.refuseExisting(name, replacing: replace)
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
-        var phrase: Mnemonic?
-        var root: (root: AccountRoot, account: UInt32)?
-        let keyPair: KeyPair
+        let created: Keystore.Created
         if mnemonic {
-            let generated = try Mnemonic.generate(wordCount: words)
-            let accounts = AccountRoot(bip39Seed: try generated.seed())
-            keyPair = try accounts.keyPair(account: account)
-            (phrase, root) = (generated, (accounts, account))
+            created = try keystore.signUp(name: name, pin: pin.readNew(), kdf: kdf, phraseWords: words, account: account,
+                                          replacing: replace)
         } else {
-            keyPair = importSeed ? try readSeed() : KeyPair.random()
+            let imported = importSeed ? try readSeed() : nil  // the seed first: with --pin-stdin it is the first line
+            created = try keystore.signUp(name: name, pin: pin.readNew(), kdf: kdf, importing: imported, replacing: replace)
         }
-        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin.readNew(), kdf: kdf.parameters)
-        let backup = try store.create(vault, replacing: replace)
-        if let phrase {
-            // Shown only once the vault is safely written, so that a failure cannot leave a phrase for no key.
+        if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
             phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
             Console.write(Array("\n".utf8), to: STDOUT_FILENO)
         }
-        identity.keystore.warnAboutPermissions(of: store, name)
         if identity.json {
-            try Console.printJSON(IdentityReport(
-                name: name.rawValue, address: keyPair.publicKey.accountID, path: store.path(of: name), backup: backup))
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup))
         } else {
-            if let backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.print(keyPair.publicKey.accountID)
+            if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
+            Console.print(created.address)
         }
     }
 
@@ -135,27 +127,24 @@ struct Login: ParsableCommand {
     var ttl: SessionDuration = SessionDuration(seconds: SessionStore.defaultTTL)
 
     func run() throws {
-        let store = try identity.store()
+        let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
-        _ = try identity.vaultReadyForPIN(in: store, name)
-        let keyPair = try store.unlock(name, pin: pin.read())
+        let signer = try keystore.signIn(name: name) { try pin.read() }
         if session {
-            let sessions = SessionStore.currentUser
-            let token = try sessions.open(keyPair, for: identity.sessionIdentity(), ttl: ttl.seconds)
+            let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
             if identity.json {
                 struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
-                try Console.printJSON(Output(name: name.rawValue, address: keyPair.publicKey.accountID,
-                                             token: token.stringValue, expiresIn: ttl.seconds))
+                try Console.printJSON(Output(name: name.rawValue, address: signer.address, token: token.stringValue, expiresIn: ttl.seconds))
             } else {
                 Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
-                Console.note("signed in as \(name.rawValue) (\(keyPair.publicKey.accountID)) for \(ttl)")
+                Console.note("signed in as \(name.rawValue) (\(signer.address)) for \(ttl)")
             }
             return
         }
         if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: keyPair.publicKey.accountID))
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: signer.address))
         } else {
-            Console.print(keyPair.publicKey.accountID)
+            Console.print(signer.address)
         }
     }
 }
@@ -186,26 +175,19 @@ struct ChangePIN: ParsableCommand {
     }
 
     func run() throws {
-        let store = try identity.store()
+        let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
-        let seen = try identity.vaultReadyForPIN(in: store, name)
-        let current = try pin.read(prompt: "Current PIN: ")
-        let new: PIN
-        if let newPinFile {
-            new = try PIN(SecretInput.line(fromFile: newPinFile))
-            try new.checkStrength()
-        } else if let newPinFd {
-            new = try PIN(SecretInput.line(from: newPinFd, describing: "descriptor \(newPinFd)"))
-            try new.checkStrength()
-        } else {
-            // A person who mistyped the current PIN should hear so before choosing a new one.
-            if pin.isInteractive { _ = try store.unlock(name, pin: current) }
-            new = try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
-        }
-        let vault = try store.changePIN(name, from: current, to: new, kdf: kdf?.parameters, expecting: seen)
+        let scripted = newPinFile != nil || newPinFd != nil
+        let vault = try keystore.changePIN(
+            name: name, from: { try pin.read(prompt: "Current PIN: ") },
+            to: {
+                if let newPinFile { return try PIN(SecretInput.line(fromFile: newPinFile)) }
+                if let newPinFd { return try PIN(SecretInput.line(from: newPinFd, describing: "descriptor \(newPinFd)")) }
+                return try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
+            },
+            kdf: kdf, checkingCurrentFirst: !scripted && pin.isInteractive)
         if identity.json {
-            try Console.printJSON(IdentityReport(
-                name: name.rawValue, address: vault.publicKey.accountID, path: store.path(of: name)))
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, path: keystore.vaults.path(of: name)))
         } else {
             Console.print("PIN changed for \(name.rawValue) (\(vault.publicKey.accountID))")
         }
@@ -225,18 +207,16 @@ struct Export: ParsableCommand {
 
     func run() throws {
         guard force || isatty(STDOUT_FILENO) != 0 else { throw CLIError.seedToNonTerminal }
-        let store = try identity.store()
         let name = try identity.identity()
-        _ = try identity.vaultReadyForPIN(in: store, name)
-        let keyPair = try store.unlock(name, pin: pin.read())
+        let signer = try identity.keystore.keystore().signIn(name: name) { try pin.read() }
         Console.warn("""
-            this is the secret seed of \(keyPair.publicKey.accountID): anyone who sees it controls the account. \
+            this is the secret seed of \(signer.address): anyone who sees it controls the account. \
             Keep it offline.
             """)
         // Written piece by piece so that the seed never becomes a Swift String, which could not be zeroed.
-        let seed = keyPair.secretSeedStrKey()
+        let seed = signer.exportSecretSeed()
         let (before, after) = identity.json
-            ? ("{\"address\":\"\(keyPair.publicKey.accountID)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n")
+            ? ("{\"address\":\"\(signer.address)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n")
             : ("", "\n")
         Console.write(Array(before.utf8), to: STDOUT_FILENO)
         seed.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
@@ -255,30 +235,12 @@ struct List: ParsableCommand {
     @OptionGroup var keystore: HomeOptions
 
     func run() throws {
-        let store = try keystore.store()
-        keystore.warnAboutPermissions(of: store, nil)
-        let backups = try store.backups()
-        let names = Set(try store.names()).union(backups.map(\.name)).sorted()
-        let reports = names.map { name in
-            var report = IdentityReport(name: name.rawValue)
-            do {
-                report.address = try store.vault(named: name).publicKey.accountID
-            } catch VaultError.notFound {
-                report.error = "removed; only its backups remain"
-            } catch {
-                report.error = (error as? KeystoreError)?.message ?? "\(error)"
-            }
-            let own = backups.filter { $0.name == name }
-            if !own.isEmpty {
-                report.backups = own.map { backup in
-                    do {
-                        return BackupReport(file: backup.fileName, address: try store.vault(in: backup).publicKey.accountID)
-                    } catch {
-                        return BackupReport(file: backup.fileName, error: (error as? KeystoreError)?.message ?? "\(error)")
-                    }
-                }
-            }
-            return report
+        let store = try keystore.keystore()
+        let reports = try store.identities().map { identity in
+            IdentityReport(name: identity.name.rawValue, address: identity.address, error: identity.problem,
+                           backups: identity.backups.isEmpty ? nil : identity.backups.map {
+                               BackupReport(file: $0.fileName, address: $0.address, error: $0.problem)
+                           })
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
@@ -309,10 +271,8 @@ struct Remove: ParsableCommand {
     var backups = false
 
     func run() throws {
-        let store = try identity.store()
         let name = try identity.identity()
-        if !force { _ = try identity.vaultReadyForPIN(in: store, name) }
-        let removal = try store.remove(name, pin: force ? nil : pin.read(), includingBackups: backups)
+        let removal = try identity.keystore.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
         let address = removal.vault?.publicKey.accountID ?? "backups only"
         if identity.json {
             struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
@@ -339,9 +299,8 @@ struct Address: ParsableCommand {
     @OptionGroup var identity: IdentityOptions
 
     func run() throws {
-        let store = try identity.store()
         let name = try identity.identity()
-        let address = try store.vault(named: name).publicKey.accountID
+        let address = try identity.keystore.keystore().address(of: name)
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: address))
         } else {

@@ -3,18 +3,18 @@ import Foundation
 import Testing
 @testable import keystore
 
-/// `keystore` parses a command named in argv[1] without building the whole tree (Keystore.parse()). These pin
+/// `keystore` parses a command named in argv[1] without building the whole tree (KeystoreCommand.parse()). These pin
 /// that nothing a user sees changed: the table names exactly the tree's commands, and help texts and completion
 /// scripts are byte for byte those recorded in fixtures/cli from argument-parser's full parse.
 @Suite struct CommandTableTests {
     @Test func theTableNamesExactlyTheCommandsOfTheTree() {
         var expected: [String: String] = [:]
-        for command in Keystore.configuration.subcommands {
+        for command in KeystoreCommand.configuration.subcommands {
             let configuration = command.configuration
             let name = configuration.commandName ?? command._commandName
             for alias in [name] + configuration.aliases { expected[alias] = String(describing: command) }
         }
-        #expect(Keystore.commandsByName.mapValues { String(describing: $0) } == expected)
+        #expect(KeystoreCommand.commandsByName.mapValues { String(describing: $0) } == expected)
     }
 
     static let helps = ["", "signup", "login", "logout", "status", "change-pin", "export", "list", "remove", "address",

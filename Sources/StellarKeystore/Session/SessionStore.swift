@@ -107,6 +107,11 @@ public struct SessionStore: Sendable {
     /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
     /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
     public func keyPair(for token: SessionToken, identity: Identity?) throws -> KeyPair {
+        try session(for: token, identity: identity).keyPair
+    }
+
+    /// `keyPair(for:identity:)`, with the identity the session belongs to.
+    public func session(for token: SessionToken, identity: Identity?) throws -> (keyPair: KeyPair, identity: Identity) {
         let path = path(of: token)
         guard let bytes = try Self.read(path) else { throw SessionError.ended }
         let session = try Self.unseal(bytes, with: token)
@@ -121,7 +126,7 @@ public struct SessionStore: Sendable {
         }
         let vault = try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
         guard vault.publicKey == session.keyPair.publicKey else { throw SessionError.vaultChanged(name: vault.name.rawValue) }
-        return session.keyPair
+        return (session.keyPair, session.identity)
     }
 
     /// A session file's bytes; one that is not a regular file, or too large, is not a session keystore wrote.

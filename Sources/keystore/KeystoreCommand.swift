@@ -5,7 +5,7 @@ import Glibc
 import StellarKeystore
 
 @main
-struct Keystore: ParsableCommand {
+struct KeystoreCommand: ParsableCommand {
     static let version = "0.2.0"
 
     static let configuration = CommandConfiguration(

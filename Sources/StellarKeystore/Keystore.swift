@@ -1,0 +1,372 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One keystore directory and every flow an app or the command line runs on it: sign up, sign in, change the
+/// PIN, sessions, recovery phrases, export, removal. Each method is one use case, and every rule of it lives here
+/// (which key a signing command uses, when a phrase is shown, what a replaced vault leaves behind), so that an app
+/// and `keystore` behave alike and a library test pins each rule.
+///
+/// ```swift
+/// let keystore = try Keystore(directory: path)
+/// let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
+/// let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
+/// let signature = signer.signMessage(Array("hi".utf8))
+/// ```
+public struct Keystore: Sendable {
+    /// The vault files.
+    public let vaults: VaultStore
+    /// The signed-in sessions of this user, ended by this keystore when a key or PIN changes.
+    public let sessions: SessionStore
+    /// Where warnings go (a directory others can read, a replaced vault kept as a backup): they never stop a use
+    /// case, but a person should see them.
+    let warn: @Sendable (String) -> Void
+
+    /// The keystore in `directory`, with sessions in `sessionDirectory` (default: as `SessionStore` finds it in
+    /// `environment`).
+    public init(directory: String, sessionDirectory: String? = nil, environment: [String: String] = [:],
+                warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        sessions = SessionStore(directory: sessionDirectory ?? SessionStore.defaultDirectory(environment: environment))
+        vaults = try VaultStore(directory: directory, sessions: sessions)
+        warn = warnings
+    }
+
+    /// The keystore the command line uses: `$KEYSTORE_HOME`, else `$XDG_DATA_HOME/keystore`, else
+    /// `~/.local/share/keystore`, with sessions in `$XDG_RUNTIME_DIR/keystore` or its fallbacks.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        try self.init(directory: VaultStore.defaultDirectory(environment: environment), environment: environment,
+                      warnings: warnings)
+    }
+
+    public var directory: String { vaults.directory }
+
+    // MARK: Identities
+
+    /// An identity as `signUp`, `recover` and `derive` leave it.
+    public struct Created: Sendable {
+        public let name: IdentityName
+        public let address: String
+        public let path: String
+        /// The vault it replaced, kept as a backup (`replacing`).
+        public let backup: String?
+        /// A new recovery phrase (`signUp(…, phraseWords:)`): returned only once the vault is safely written, so
+        /// that a failure can never leave a person with a phrase for no key.
+        public let phrase: Mnemonic?
+    }
+
+    /// Creates an identity under `pin` (checked for strength): a new random key, or `importing` an existing one.
+    /// An existing identity is refused unless `replacing`, which keeps its vault as a backup and ends its sessions.
+    public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, importing keyPair: KeyPair? = nil,
+                       replacing: Bool = false) throws -> Created {
+        try refuseExisting(name, replacing: replacing)
+        try pin.checkStrength()
+        return try create(keyPair ?? .random(), root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing)
+    }
+
+    /// Creates an identity from a new SEP-5 recovery phrase of `phraseWords` words, at account `account`.
+    public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, phraseWords: Int,
+                       account: UInt32 = 0, replacing: Bool = false) throws -> Created {
+        try refuseExisting(name, replacing: replacing)
+        try pin.checkStrength()
+        let phrase = try Mnemonic.generate(wordCount: phraseWords)
+        let root = AccountRoot(bip39Seed: try phrase.seed())
+        let created = try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
+                                 kdf: kdf.parameters, replacing: replacing)
+        return Created(name: created.name, address: created.address, path: created.path, backup: created.backup, phrase: phrase)
+    }
+
+    /// Restores an identity from a recovery phrase (and BIP39 passphrase), at account `account`, under `pin`.
+    public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
+                        pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) throws -> Created {
+        try refuseExisting(name, replacing: replacing)
+        try pin.checkStrength()
+        let root = AccountRoot(bip39Seed: try phrase.seed(passphrase: passphrase))
+        return try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
+                          kdf: kdf.parameters, replacing: replacing)
+    }
+
+    /// Refuses an existing identity before anyone is asked for a PIN or a phrase it could not be used for.
+    public func refuseExisting(_ name: IdentityName, replacing: Bool) throws {
+        if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
+    }
+
+    private func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
+                        kdf: KDFParameters, replacing: Bool) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf)
+        let backup = try vaults.create(vault, replacing: replacing)
+        warnAboutPermissions(name)
+        return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
+    }
+
+    /// Account `account` of an identity made from a recovery phrase, after its PIN; with `addingAs`, also kept as
+    /// a new identity under the same PIN and cost.
+    public func derive(name: IdentityName, account: UInt32, addingAs newName: IdentityName? = nil,
+                       pin: () throws -> PIN) throws -> Created {
+        if let newName, vaults.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue, canReplace: false) }
+        let vault = try vaultReadyForPIN(name)
+        guard vault.account != nil else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        let pin = try pin()
+        guard let root = try vaults.unlockWithRoot(name, pin: pin).root else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        let keyPair = try root.keyPair(account: account)
+        guard let newName else {
+            return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: nil, phrase: nil)
+        }
+        do {
+            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false)
+        } catch VaultError.alreadyExists(let existing, _) {
+            throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile
+        }
+    }
+
+    /// One identity as a listing shows it, without a PIN.
+    public struct Identity: Sendable {
+        public let name: IdentityName
+        /// Nil when the vault cannot be read (`problem` says why) or only backups are left.
+        public let address: String?
+        public let problem: String?
+        /// Old vaults kept by `--replace`: each an old key under an old PIN.
+        public let backups: [Backup]
+
+        public struct Backup: Sendable {
+            public let fileName: String
+            public let address: String?
+            public let problem: String?
+        }
+    }
+
+    /// Every identity in the keystore, damaged vaults included with their problem, and their backups.
+    public func identities() throws -> [Identity] {
+        warnAboutPermissions(nil)
+        let backups = try vaults.backups()
+        let names = Set(try vaults.names()).union(backups.map(\.name)).sorted()
+        return names.map { name in
+            var address: String?
+            var problem: String?
+            do {
+                address = try vaults.vault(named: name).publicKey.accountID
+            } catch VaultError.notFound {
+                problem = "removed; only its backups remain"
+            } catch {
+                problem = Self.message(of: error)
+            }
+            let own = backups.filter { $0.name == name }.map { backup in
+                do {
+                    return Identity.Backup(fileName: backup.fileName, address: try vaults.vault(in: backup).publicKey.accountID, problem: nil)
+                } catch {
+                    return Identity.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
+                }
+            }
+            return Identity(name: name, address: address, problem: problem, backups: own)
+        }
+    }
+
+    /// The address of an identity, without a PIN.
+    public func address(of name: IdentityName) throws -> String {
+        try vaults.vault(named: name).publicKey.accountID
+    }
+
+    /// Deletes an identity after its PIN (nil: without one, an explicit choice) and ends its sessions; see
+    /// `VaultStore.remove` for its backups.
+    public func remove(name: IdentityName, pin: (() throws -> PIN)?, includingBackups: Bool = false) throws -> VaultStore.Removal {
+        guard let pin else { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
+        _ = try vaultReadyForPIN(name)
+        return try vaults.remove(name, pin: pin(), includingBackups: includingBackups)
+    }
+
+    // MARK: Signing in
+
+    /// Opens an identity with its PIN. `pin` is asked only once the vault is known to be readable and no wait
+    /// after wrong PINs is running, so that nobody types a PIN that could not be used.
+    public func signIn(name: IdentityName, pin: () throws -> PIN) throws -> Signer {
+        _ = try vaultReadyForPIN(name)
+        let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
+        return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)
+    }
+
+    public func signIn(name: IdentityName, pin: PIN) throws -> Signer {
+        try signIn(name: name) { pin }
+    }
+
+    /// `signIn` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main
+    /// thread must not wait for.
+    @concurrent
+    public func signIn(name: IdentityName, pin: PIN) async throws -> Signer {
+        try signIn(name: name) { pin }
+    }
+
+    /// `signUp` off the caller's actor, for the same reason.
+    @concurrent
+    public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) async throws -> Created {
+        try signUp(name: name, pin: pin, kdf: kdf, importing: nil, replacing: replacing)
+    }
+
+    /// Re-encrypts an identity under a new PIN (checked for strength) and ends its sessions. `current` is asked
+    /// when the identity is ready. With `checkingCurrentFirst` (a person choosing the new PIN), `new` is asked
+    /// only after `current` proved right, so that whoever mistyped the current PIN hears so before choosing a new
+    /// one; a script saves that second key derivation. A PIN change that loses a race with another is not counted
+    /// as a wrong PIN (`VaultError.changedWhileWaiting`).
+    @discardableResult
+    public func changePIN(name: IdentityName, from current: () throws -> PIN, to new: () throws -> PIN,
+                          kdf: KDFParameters.Level? = nil, checkingCurrentFirst: Bool = true) throws -> Vault {
+        let seen = try vaultReadyForPIN(name)
+        let currentPIN = try current()
+        if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
+        let newPIN = try new()
+        try newPIN.checkStrength()
+        return try vaults.changePIN(name, from: currentPIN, to: newPIN, kdf: kdf?.parameters, expecting: seen)
+    }
+
+    @discardableResult
+    public func changePIN(name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters.Level? = nil) throws -> Vault {
+        try changePIN(name: name, from: { current }, to: { new }, kdf: kdf, checkingCurrentFirst: false)
+    }
+
+    // MARK: Sessions
+
+    /// Starts a session for `signer`, lasting `ttl` (1 s to 24 h).
+    public func startSession(_ signer: Signer, ttl: Duration) throws -> SessionToken {
+        try sessions.open(signer.keyPair, for: identity(signer.name), ttl: Int(ttl.components.seconds))
+    }
+
+    /// The signer of a live session; with `name`, the session must be that identity's.
+    public func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
+        let session = try sessions.session(for: token, identity: name.map(identity))
+        return Signer(name: session.identity.name, keyPair: session.keyPair, isFromPhrase: nil)
+    }
+
+    /// Ends a session; returns whether there was one.
+    @discardableResult
+    public func endSession(_ token: SessionToken) throws -> Bool { try sessions.close(token) }
+
+    /// Ends every session of an identity; returns how many there were.
+    @discardableResult
+    public func endSessions(of name: IdentityName) throws -> Int { try sessions.closeAll(for: identity(name)) }
+
+    /// The open sessions `status` reports: with `token`, that session alone, checked in full (it must open,
+    /// and belong to `name` when one is given); without, every unexpired session of `name`. Refuses (exit 9)
+    /// when there is none.
+    public func openSessions(token: SessionToken?, name: IdentityName?) throws -> [SessionStore.Summary] {
+        var open = sessions.summaries()
+        if let token {
+            let signer = try signer(session: token, name: name)
+            open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == signer.address }
+        } else {
+            let wanted = identity(name ?? .default)
+            open = open.filter { $0.name == wanted.name.rawValue && $0.keystore == wanted.keystore }
+        }
+        guard !open.isEmpty else { throw SessionError.none(name: (name ?? .default).rawValue) }
+        return open
+    }
+
+    /// The key a signing command uses: the session's when `sessionToken` is set and alive, else the vault's
+    /// with a PIN. A dead session (expired, ended, forged, another identity's) falls back to the PIN only where
+    /// `pin` can supply one without waiting on nobody (`pinAvailable`: a PIN option, or a person at a terminal),
+    /// with a warning; otherwise its error stands, so that a script never sits on a prompt nobody sees.
+    public func signer(sessionToken: String?, name: IdentityName?, pinAvailable: Bool, pin: () throws -> PIN) throws -> Signer {
+        if let sessionToken {
+            do {
+                return try signer(session: SessionToken(sessionToken), name: name)
+            } catch let error as SessionError {
+                guard pinAvailable else { throw error }
+                warn("\(error.message) Using the PIN instead.")
+            }
+        }
+        return try signIn(name: name ?? .default, pin: pin)
+    }
+
+    // MARK: By name as text, as an app holds it
+
+    /// `signUp` for a name as typed; an invalid name is `VaultError.invalidName`.
+    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing)
+    }
+
+    @concurrent
+    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) async throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing)
+    }
+
+    public func signIn(name: String, pin: PIN) throws -> Signer {
+        try signIn(name: IdentityName(name), pin: pin)
+    }
+
+    @concurrent
+    public func signIn(name: String, pin: PIN) async throws -> Signer {
+        try signIn(name: IdentityName(name)) { pin }
+    }
+
+    @discardableResult
+    public func changePIN(name: String, from current: PIN, to new: PIN, kdf: KDFParameters.Level? = nil) throws -> Vault {
+        try changePIN(name: IdentityName(name), from: current, to: new, kdf: kdf)
+    }
+
+    // MARK: Internals
+
+    func identity(_ name: IdentityName) -> SessionStore.Identity {
+        SessionStore.Identity(keystore: vaults.directory, name: name)
+    }
+
+    /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked for
+    /// a PIN that could not be used.
+    @discardableResult
+    func vaultReadyForPIN(_ name: IdentityName) throws -> Vault {
+        let vault = try vaults.vault(named: name)
+        if let wait = vaults.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        warnAboutPermissions(name)
+        return vault
+    }
+
+    /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own
+    /// key over a chmod, and the seed inside stays encrypted.
+    private func warnAboutPermissions(_ name: IdentityName?) {
+        for warning in vaults.permissionWarnings(for: name) { warn(warning) }
+    }
+
+    private static func message(of error: Error) -> String {
+        (error as? KeystoreError)?.message ?? "\(error)"
+    }
+}
+
+/// An opened identity: its key, for as long as the value lives.
+public struct Signer: Sendable {
+    public let name: IdentityName
+    let keyPair: KeyPair
+    /// Whether it was made from a recovery phrase; nil when opened from a session, which does not say.
+    public let isFromPhrase: Bool?
+
+    public var publicKey: PublicKey { keyPair.publicKey }
+    public var address: String { keyPair.publicKey.accountID }
+
+    /// A raw Ed25519 signature of `bytes` (64 bytes), e.g. of a transaction hash.
+    public func sign(_ bytes: [UInt8]) -> [UInt8] { keyPair.signature(for: bytes) }
+    public func sign(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { keyPair.signature(for: bytes) }
+
+    /// A SEP-53 message signature (64 bytes).
+    public func signMessage(_ message: [UInt8]) -> [UInt8] { keyPair.messageSignature(for: message) }
+    public func signMessage(_ message: UnsafeRawBufferPointer) -> [UInt8] { keyPair.messageSignature(for: message) }
+
+    /// The secret seed StrKey (`S…`) in guarded memory, for a deliberate backup.
+    public func exportSecretSeed() -> SecureBytes { keyPair.secretSeedStrKey() }
+}
+
+extension Signer: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "Signer(\(name), \(address), key redacted)" }
+    public var debugDescription: String { description }
+}
+
+/// Use cases asked of an identity that cannot do them.
+public enum KeystoreUseError: KeystoreError, Equatable {
+    case notFromPhrase(String)
+
+    public var message: String {
+        switch self {
+        case .notFromPhrase(let name):
+            "Identity '\(name)' was not made from a recovery phrase, so it has no other accounts."
+        }
+    }
+
+    public var exitStatus: ExitStatus { .invalidInput }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+import StellarKeystore  // not @testable: only public API, so a visibility mistake is a build error here
+
+/// The sign-up / sign-in flow of a SwiftBasicPay-style app, written exactly as an app would write it.
+@Suite struct AppFlowTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
+
+    func cleanUp() { try? FileManager.default.removeItem(atPath: directory); try? FileManager.default.removeItem(atPath: directory + "-run") }
+
+    @Test func signUpSignInSignChangePINAndSessions() throws {
+        defer { cleanUp() }
+        try FileManager.default.createDirectory(atPath: directory + "-run", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
+        let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
+        let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
+        #expect(signer.address == created.address && signer.address.hasPrefix("G"))
+        let signature = signer.signMessage(Array("hi".utf8))
+        #expect(try PublicKey(accountID: signer.address).isValidMessageSignature(signature, for: Array("hi".utf8)))
+        try keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
+        #expect(throws: VaultError.self) { try keystore.signIn(name: "alice", pin: PIN("493817")) }
+        let token = try keystore.startSession(try keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
+        let resumed = try keystore.signer(session: token)
+        #expect(resumed.address == signer.address)
+        try keystore.endSession(token)
+        #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+        #expect(try keystore.identities().map(\.address) == [signer.address])
+    }
+
+    @Test func asyncSignUpAndSignInRunOffTheCallersActor() async throws {
+        defer { cleanUp() }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
+        let created = try await keystore.signUp(name: "bob", pin: PIN("493817"), kdf: .interactive)
+        let signer = try await keystore.signIn(name: "bob", pin: PIN("493817"))
+        #expect(signer.address == created.address)
+    }
+}

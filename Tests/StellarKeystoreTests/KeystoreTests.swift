@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import StellarKeystore
+
+/// The rules the façade holds for an app and the command line alike.
+@Suite struct KeystoreTests {
+    let directory = TemporaryDirectory()
+    let pin = try! PIN("270419")
+
+    final class Warnings: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        var all: [String] { lock.withLock { lines } }
+        func add(_ line: String) { lock.withLock { lines.append(line) } }
+    }
+
+    func keystore(_ warnings: Warnings = Warnings()) throws -> Keystore {
+        try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        return try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore",
+                            warnings: { warnings.add($0) })
+    }
+
+    func signUp(_ keystore: Keystore, _ name: String = "alice") throws -> Keystore.Created {
+        try keystore.signUp(name: IdentityName(name), pin: pin, kdf: .interactive)
+    }
+
+    @Test func noPINIsAskedWhileAWaitIsRunning() throws {
+        let keystore = try keystore()
+        let name = try IdentityName("alice")
+        _ = try signUp(keystore)
+        for _ in 0..<5 { _ = try? keystore.signIn(name: name, pin: PIN("503816")) }
+        var asked = false
+        #expect(throws: VaultError.self) { try keystore.signIn(name: name) { asked = true; return pin } }
+        #expect(!asked, "a PIN was asked although it could not be used")
+    }
+
+    @Test func aDeadSessionFallsBackToThePINOnlyWhereOneCanBeHad() throws {
+        let warnings = Warnings()
+        let keystore = try keystore(warnings)
+        let created = try signUp(keystore)
+        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        try keystore.endSession(token)
+        #expect(throws: SessionError.ended) {
+            try keystore.signer(sessionToken: token.stringValue, name: created.name, pinAvailable: false) { pin }
+        }
+        let signer = try keystore.signer(sessionToken: token.stringValue, name: created.name, pinAvailable: true) { pin }
+        #expect(signer.address == created.address)
+        #expect(warnings.all.contains { $0.contains("Using the PIN instead") })
+    }
+
+    @Test func aPhraseComesBackOnlyWithAWrittenVault() throws {
+        let keystore = try keystore()
+        let created = try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+        let phrase = try #require(created.phrase)
+        #expect(phrase.wordCount == 12)
+        let restored = try keystore.recover(name: IdentityName("restored"), phrase: phrase, pin: pin, kdf: .interactive)
+        #expect(restored.address == created.address)
+        // An existing identity is refused before any phrase is made.
+        #expect(throws: VaultError.alreadyExists(name: "alice")) {
+            try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+        }
+    }
+
+    @Test func deriveNeverOffersToReplace() throws {
+        let keystore = try keystore()
+        let created = try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+        _ = try signUp(keystore, "bob")
+        #expect(throws: VaultError.alreadyExists(name: "bob", canReplace: false)) {
+            try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("bob")) { pin }
+        }
+        let added = try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("savings")) { pin }
+        #expect(try keystore.address(of: IdentityName("savings")) == added.address && added.address != created.address)
+    }
+
+    @Test func replacingKeepsABackupAndEndsSessions() throws {
+        let keystore = try keystore()
+        let first = try signUp(keystore)
+        let token = try keystore.startSession(keystore.signIn(name: first.name, pin: pin), ttl: .seconds(60))
+        let second = try keystore.signUp(name: first.name, pin: PIN("918273"), kdf: .interactive, replacing: true)
+        #expect(second.backup != nil && second.address != first.address)
+        #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+        let listed = try #require(try keystore.identities().first)
+        #expect(listed.address == second.address && listed.backups.map(\.address) == [first.address])
+    }
+
+    @Test func aScriptedPINChangeTriesTheCurrentPINOnce() throws {
+        let keystore = try keystore()
+        let created = try signUp(keystore)
+        var asked: [String] = []
+        try keystore.changePIN(name: created.name, from: { asked.append("current"); return pin },
+                               to: { asked.append("new"); return try PIN("918273") }, checkingCurrentFirst: false)
+        #expect(asked == ["current", "new"])
+        #expect(throws: VaultError.self) {
+            try keystore.changePIN(name: created.name, from: { pin }, to: { asked.append("again"); return try PIN("503816") })
+        }
+        #expect(!asked.contains("again"), "a new PIN was asked after a wrong current one")
+    }
+}
