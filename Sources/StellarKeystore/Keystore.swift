@@ -289,6 +289,11 @@ public struct Keystore: Sendable {
         try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing)
     }
 
+    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, phraseWords: Int, account: UInt32 = 0,
+                       replacing: Bool = false) throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, phraseWords: phraseWords, account: account, replacing: replacing)
+    }
+
     public func signIn(name: String, pin: PIN) throws -> Signer {
         try signIn(name: IdentityName(name), pin: pin)
     }

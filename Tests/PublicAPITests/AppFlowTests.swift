@@ -28,6 +28,14 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         #expect(try keystore.identities().map(\.address) == [signer.address])
     }
 
+    @Test func aPhraseIdentityByNameAsText() throws {
+        defer { cleanUp() }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
+        let created = try keystore.signUp(name: "bob", pin: PIN("493817"), kdf: .interactive, phraseWords: 24)
+        #expect(created.phrase?.wordCount == 24)
+        #expect(throws: VaultError.invalidName("Bob")) { try keystore.signIn(name: "Bob", pin: PIN("493817")) }
+    }
+
     @Test func asyncSignUpAndSignInRunOffTheCallersActor() async throws {
         defer { cleanUp() }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
