@@ -15,7 +15,7 @@ struct KeystoreCommand: ParsableCommand {
             Secrets (PINs, seeds) are never taken from the command line: they come from the terminal, \
             standard input, a file descriptor or a file. Exit codes are listed in the README.
             """,
-        version: version,
+        version: "\(version) (reads vault formats 1 to \(Vault.currentVersion))",
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
             Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, BenchKDF.self,

@@ -9,8 +9,9 @@ struct SignMessage: ParsableCommand {
         commandName: "sign-message",
         abstract: "Sign a message the SEP-53 way: Ed25519 over SHA-256(\"Stellar Signed Message:\\n\" + message).",
         discussion: """
-            The message is the argument (UTF-8), --file, or standard input byte for byte: a trailing newline \
-            (as `echo` adds) is part of the message and is signed. An empty file or standard input is refused. \
+            The message is the argument (UTF-8), --file or --base64 byte for byte, or standard input without \
+            one final newline (as `echo` adds; the same bytes `stellar message sign` signs). An empty file or \
+            standard input is refused. \
             With --pin-stdin, the PIN is the first line of standard input and the message the rest. \
             With --batch, standard input is newline-delimited JSON requests (see the README).
             """)
@@ -23,6 +24,9 @@ struct SignMessage: ParsableCommand {
     @Option(help: ArgumentHelp("Read the message from a file.", valueName: "path"))
     var file: String?
 
+    @Option(name: .customLong("base64"), help: ArgumentHelp("The message as base64 (for binary messages).", valueName: "b64"))
+    var messageBase64: String?
+
     @Option(help: "How to print the signature.")
     var format: SignatureFormat = .base64
 
@@ -33,10 +37,11 @@ struct SignMessage: ParsableCommand {
     var batch = false
 
     func validate() throws {
-        if batch && (message != nil || file != nil) {
-            throw ValidationError("--batch reads its requests from standard input; drop the message and --file.")
+        let sources = [message != nil, file != nil, messageBase64 != nil].filter { $0 }.count
+        if batch && sources > 0 {
+            throw ValidationError("--batch reads its requests from standard input; drop the message, --file and --base64.")
         }
-        if message != nil && file != nil { throw ValidationError("Give the message as an argument or --file, not both.") }
+        if sources > 1 { throw ValidationError("Give the message as an argument, --file or --base64, only one.") }
     }
 
     func run() throws {
@@ -45,7 +50,8 @@ struct SignMessage: ParsableCommand {
         if batch {
             return try BatchSigner(sign: { signer.signMessage($0) }, format: format).run(reading: STDIN_FILENO)
         }
-        let bytes = try message.map { Array($0.utf8) } ?? PayloadOptions.bytes(file: file, for: .signingMessage)
+        let bytes = try message.map { Array($0.utf8) }
+            ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
         let signature = signer.signMessage(bytes)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
@@ -104,7 +110,7 @@ struct Verify: ParsableCommand {
             The signature may be base64 or hex.
             """)
 
-    @Option(help: ArgumentHelp("The signer's account (G…).", valueName: "G…"))
+    @Option(help: ArgumentHelp("The signer's account (G…), or a muxed account (M…) of it.", valueName: "G…"))
     var address: String
 
     @Option(help: ArgumentHelp("The signature, base64 or hex.", valueName: "sig"))
@@ -122,9 +128,9 @@ struct Verify: ParsableCommand {
     var json = false
 
     func run() throws {
-        let publicKey = try PublicKey(accountID: address)
+        let publicKey = try PublicKey(signerOf: address)
         let signatureBytes = try SignatureFormat.decode(signature)
-        let bytes = try payload.bytes(text: message, for: .verifying)
+        let bytes = try payload.bytes(text: message, for: raw ? .verifyingRaw : .verifyingMessage)
         let valid = raw
             ? publicKey.isValidSignature(signatureBytes, for: bytes)
             : publicKey.isValidMessageSignature(signatureBytes, for: bytes)

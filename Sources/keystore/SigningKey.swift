@@ -75,11 +75,13 @@ struct PayloadOptions: ParsableArguments {
         return try Self.bytes(file: file, hex: payloadHex, base64: payloadBase64, for: use)
     }
 
-    /// What the bytes are for: it names them in a prompt and in errors.
+    /// What the bytes are for: it names them in a prompt and in errors, and a SEP-53 message read from standard
+    /// input loses its final newline (`SignedMessage.fromStandardInput`).
     enum Use {
-        case signing, signingMessage, verifying
-        var verb: String { self == .verifying ? "verify" : "sign" }
-        var noun: String { self == .signing ? "Payload" : "Message" }
+        case signing, signingMessage, verifyingRaw, verifyingMessage
+        var verb: String { self == .verifyingRaw || self == .verifyingMessage ? "verify" : "sign" }
+        var noun: String { self == .signing || self == .verifyingRaw ? "Payload" : "Message" }
+        var isMessage: Bool { self == .signingMessage || self == .verifyingMessage }
     }
 
     /// The bytes from `--hex`, `--base64`, `--file` or standard input. An empty file or standard input is
@@ -106,7 +108,7 @@ struct PayloadOptions: ParsableArguments {
         if isatty(STDIN_FILENO) != 0 { SecretInput.tell("\(use.noun) (end with Ctrl-D):") }
         let bytes = try Console.readAll(STDIN_FILENO, source: "standard input", limit: largestPayload)
         guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: "standard input", verb: use.verb) }
-        return bytes
+        return use.isMessage ? SignedMessage.fromStandardInput(bytes) : bytes
     }
 }
 

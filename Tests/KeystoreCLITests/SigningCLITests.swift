@@ -98,6 +98,43 @@ private func file(_ bytes: [UInt8]) throws -> String {
         #expect(Hex.bytes(inHex.stdout.trimmingCharacters(in: .newlines)) == Array(Data(base64Encoded: signature)!))
     }
 
+    /// SEP-53's vectors through every way a message comes in: the argument, standard input as `echo` and a
+    /// Windows `echo` leave it (one final newline dropped, as `stellar message sign` does) or without one,
+    /// `--file` and `--base64` byte for byte; and `verify` the same way, also against a muxed (M…) address.
+    @Test func sep53VectorsOnEveryInputPath() throws {
+        struct Vectors: Decodable {
+            struct Vector: Decodable { let name: String; let messageText: String?; let messageBase64: String?; let signatureBase64: String }
+            let vectors: [Vector]
+        }
+        let home = try homeWithSEP53Key()
+        let vectors = try JSONDecoder().decode(Vectors.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("sep53-messages.json")))
+        let file = home.path + "/../sep53-\(UUID().uuidString)"
+        defer { unlink(file) }
+        let muxed = StrKey.muxedAccount(try PublicKey(accountID: sep53Address), id: 42).stringValue
+        for vector in vectors.vectors {
+            let bytes = vector.messageText.map { Array($0.utf8) } ?? Array(Data(base64Encoded: vector.messageBase64!)!)
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            var paths: [(String, [String], [UInt8])] = [
+                ("--file", ["--file", file], []),
+                ("--base64", ["--base64", Data(bytes).base64EncodedString()], []),
+            ]
+            if let text = vector.messageText {
+                paths += [("argument", [text], []), ("stdin with \\n", [], bytes + [0x0A]),
+                          ("stdin with \\r\\n", [], bytes + [0x0D, 0x0A]), ("stdin as is", [], bytes)]
+            }
+            for (path, arguments, stdin) in paths {
+                let signed = try home.keystore.run(["sign-message", "--pin-fd", "3"] + arguments, stdin: stdin,
+                                                   files: [3: Array("270419\n".utf8)])
+                #expect(signed.stdout == vector.signatureBase64 + "\n", "\(vector.name), \(path): \(signed.stderr)")
+                for address in [sep53Address, muxed] {
+                    let verified = try home.keystore.run(["verify", "--address", address, "--signature", vector.signatureBase64] + arguments,
+                                                         stdin: stdin)
+                    #expect(verified.status == 0, "\(vector.name), \(path), verify against \(address.prefix(1)): \(verified.stderr)")
+                }
+            }
+        }
+    }
+
     @Test func aBatchOfAHundredThousandStreamsThroughOneUnlock() throws {
         let home = try homeWithSEP53Key()
         let count = 100_000

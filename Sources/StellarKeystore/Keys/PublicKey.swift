@@ -15,6 +15,16 @@ public struct PublicKey: Hashable, Sendable {
         rawRepresentation = strKey.payload
     }
 
+    /// The key that signs for an address: an account ID (`G…`), or a muxed account (`M…`, SEP-23), whose
+    /// signatures are made by its inner ed25519 key (as `stellar message verify` accepts it).
+    public init(signerOf address: String) throws {
+        let strKey = try StrKey(address)
+        guard strKey.kind == .accountID || strKey.kind == .muxedAccount, let key = strKey.ed25519PublicKey else {
+            throw StrKeyError.wrongKind(expected: .accountID, found: strKey.kind)
+        }
+        self = key
+    }
+
     /// The account ID (`G…`).
     public var accountID: String {
         try! StrKey(kind: .accountID, payload: rawRepresentation).stringValue
