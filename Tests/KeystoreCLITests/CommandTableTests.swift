@@ -36,6 +36,16 @@ import Testing
         #expect(try KeystoreProcess().run(["--generate-completion-script", shell]).stdout == expected)
     }
 
+    /// docs/man is generated from this dump (scripts/generate-man); a help text changed without regenerating the
+    /// man pages fails here.
+    @Test func theManPagesAreMadeFromTodaysHelp() throws {
+        let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/dump-help.json"), encoding: .utf8)
+        #expect(try KeystoreProcess().run(["--experimental-dump-help"]).stdout == expected, "run scripts/generate-man")
+        let pages = try FileManager.default.contentsOfDirectory(
+            atPath: KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("docs/man").path)
+        #expect(Set(pages) == Set(Self.helps.map { "keystore\($0.isEmpty ? "" : "." + $0.replacingOccurrences(of: " ", with: ".")).1" }))
+    }
+
     @Test func aCommandLineThatDoesNotParseGetsArgumentParsersMessage() throws {
         let result = try KeystoreProcess().run(["sign", "--hex"])
         #expect(result.status == 64 && result.stderr == "keystore: Missing value for '--hex <hex>' (see --help)\n", "\(result.stderr)")
