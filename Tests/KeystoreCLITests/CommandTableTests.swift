@@ -39,8 +39,8 @@ import Testing
     /// docs/man is generated from this dump (scripts/generate-man); a help text changed without regenerating the
     /// man pages fails here.
     @Test func theManPagesAreMadeFromTodaysHelp() throws {
-        let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/dump-help.json"), encoding: .utf8)
-        #expect(try KeystoreProcess().run(["--experimental-dump-help"]).stdout == expected, "run scripts/generate-man")
+        let dump = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/dump-help.json"), encoding: .utf8)
+        #expect(try KeystoreProcess().run(["--experimental-dump-help"]).stdout == dump, "run scripts/generate-man")
         let pages = try FileManager.default.contentsOfDirectory(
             atPath: KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("docs/man").path)
         // One page per command, and argument-parser's own `help`.
