@@ -31,8 +31,8 @@ struct Recover: ParsableCommand {
     @Flag(help: "Replace an existing identity; its old vault is kept as NAME.vault.backup-….")
     var replace = false
 
-    @Option(help: "Argon2id cost: interactive, moderate or sensitive.")
-    var kdf: KDFParameters.Level = .moderate
+    @Option(help: "Argon2id cost: auto (the strongest this machine unlocks within 1 s), interactive, moderate or sensitive.")
+    var kdf: KDFChoice = .auto
 
     func run() throws {
         let keystore = try identity.keystore.keystore()
@@ -43,8 +43,10 @@ struct Recover: ParsableCommand {
         let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: ", asking: "the recovery phrase"),
                                     offeringCorrections: isatty(STDERR_FILENO) != 0)
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
+        let newPIN = try pin.readNew()
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
-                                           pin: pin.readNew(), kdf: kdf, replacing: replace)
+                                           pin: newPIN, kdf: keystore.level(for: kdf).level, replacing: replace)
+        KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
         try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
     }

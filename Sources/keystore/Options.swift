@@ -122,5 +122,15 @@ struct PINOptions: ParsableArguments {
 }
 
 extension KDFParameters.Level: ExpressibleByArgument {}
+extension KDFChoice: ExpressibleByArgument {}
+
+enum KDFOptions {
+    /// After a vault was written with `--kdf auto`: which level that was, and why.
+    static func sayWhatAutoChose(_ choice: KDFChoice, _ keystore: Keystore) {
+        guard choice == .auto, let calibration = keystore.calibration() else { return }
+        let seconds = calibration.secondsPerUnlock[calibration.level.rawValue].map { " (\(($0 * 100).rounded() / 100) s per unlock)" } ?? ""
+        Console.note("--kdf auto chose \(calibration.level.rawValue)\(seconds), the strongest this machine unlocks within 1 s")
+    }
+}
 
 

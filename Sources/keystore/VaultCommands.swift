@@ -44,8 +44,8 @@ struct Signup: ParsableCommand {
     @Flag(help: "Replace an existing identity; its old vault is kept as NAME.vault.backup-….")
     var replace = false
 
-    @Option(help: "Argon2id cost: interactive, moderate or sensitive.")
-    var kdf: KDFParameters.Level = .moderate
+    @Option(help: "Argon2id cost: auto (the strongest this machine unlocks within 1 s), interactive, moderate or sensitive.")
+    var kdf: KDFChoice = .auto
 
     @Flag(help: "Make the key from a new SEP-5 recovery phrase, shown once to write down.")
     var mnemonic = false
@@ -72,12 +72,16 @@ struct Signup: ParsableCommand {
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
         let created: Keystore.Created
         if mnemonic {
-            created = try keystore.signUp(name: name, pin: pin.readNew(), kdf: kdf, phraseWords: words, account: account,
-                                          replacing: replace)
+            let newPIN = try pin.readNew()
+            created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, phraseWords: words,
+                                          account: account, replacing: replace)
         } else {
             let imported = importSeed ? try readSeed() : nil  // the seed first: with --pin-stdin it is the first line
-            created = try keystore.signUp(name: name, pin: pin.readNew(), kdf: kdf, importing: imported, replacing: replace)
+            let newPIN = try pin.readNew()
+            created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, importing: imported,
+                                          replacing: replace)
         }
+        KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
             phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
@@ -130,6 +134,9 @@ struct Login: ParsableCommand {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
         let signer = try keystore.signIn(name: name) { try pin.read() }
+        if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
+            Console.note("\(name.rawValue)'s vault is cheaper to attack than this machine affords (\(level.rawValue)); 'keystore upgrade --name \(name.rawValue)' re-encrypts it under the same PIN")
+        }
         if session {
             let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
             if identity.json {
@@ -167,8 +174,8 @@ struct ChangePIN: ParsableCommand {
     @Option(help: ArgumentHelp("Read the new PIN from the first line of an open file descriptor.", valueName: "n"))
     var newPinFd: Int32?
 
-    @Option(help: "Argon2id cost for the new encryption (default: keep the current one).")
-    var kdf: KDFParameters.Level?
+    @Option(help: "Argon2id cost for the new encryption: auto, interactive, moderate or sensitive (default: keep the current one).")
+    var kdf: KDFChoice?
 
     func validate() throws {
         if newPinFile != nil && newPinFd != nil { throw ValidationError("Use only one of --new-pin-file or --new-pin-fd.") }
@@ -185,7 +192,8 @@ struct ChangePIN: ParsableCommand {
                 if let newPinFd { return try PIN(SecretInput.line(from: newPinFd, describing: "descriptor \(newPinFd)")) }
                 return try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
             },
-            kdf: kdf, checkingCurrentFirst: !scripted && pin.isInteractive)
+            kdf: kdf.map { try keystore.level(for: $0).level }, checkingCurrentFirst: !scripted && pin.isInteractive)
+        if let kdf { KDFOptions.sayWhatAutoChose(kdf, keystore) }
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, path: keystore.vaults.path(of: name)))
         } else {
@@ -305,6 +313,34 @@ struct Address: ParsableCommand {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: address))
         } else {
             Console.print(address)
+        }
+    }
+}
+
+struct Upgrade: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-encrypt an identity under the same PIN at the cost this machine affords (or --kdf).",
+        discussion: """
+            For a vault made on a slower machine or with a lighter --kdf: after its PIN, the seed is encrypted \
+            again with new salt and nonce at the strongest Argon2id level this machine unlocks within a second \
+            (measured once per keystore), atomically. Its sessions end.
+            """)
+
+    @OptionGroup var identity: IdentityOptions
+    @OptionGroup var pin: PINOptions
+
+    @Option(help: "Argon2id cost: auto, interactive, moderate or sensitive.")
+    var kdf: KDFChoice = .auto
+
+    func run() throws {
+        let keystore = try identity.keystore.keystore()
+        let name = try identity.identity()
+        let (vault, level) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
+        if identity.json {
+            struct Output: Encodable { let name, address, kdf: String }
+            try Console.printJSON(Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue))
+        } else {
+            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)")
         }
     }
 }

@@ -62,9 +62,13 @@ import Glibc
         #expect(home.vaults() == before)
         #expect(!home.snapshot().keys.contains { $0.hasSuffix(".throttle") }, "running out of memory is not a wrong PIN")
 
-        let signup = try home.run(["signup", "--name", "new", "--pin-stdin"], stdin: "270419\n", prefix: Self.limitMemory)
+        let signup = try home.run(["signup", "--name", "new", "--kdf", "moderate", "--pin-stdin"], stdin: "270419\n",
+                                  prefix: Self.limitMemory)
         expectOneLine(signup, status: 8, "256 MiB")
         #expect(!FileManager.default.fileExists(atPath: home.vaultPath("new")))
+        // --kdf auto takes the limit as part of what this machine affords.
+        let auto = try home.run(["signup", "--name", "new", "--pin-stdin"], stdin: "270419\n", prefix: Self.limitMemory)
+        #expect(auto.status == 0 && auto.stderr.contains("--kdf auto chose interactive"), "\(auto.stderr)")
 
         let bench = try home.run(["bench-kdf", "--levels", "moderate", "--runs", "1"], prefix: Self.limitMemory)
         expectOneLine(bench, status: 8, "256 MiB")

@@ -96,4 +96,36 @@ import Testing
         }
         #expect(!asked.contains("again"), "a new PIN was asked after a wrong current one")
     }
+
+    @Test func autoPicksTheStrongestLevelUnlockedWithinASecondAndKeepsIt() throws {
+        let keystore = try keystore()
+        let (level, measured) = try keystore.level(for: .auto)
+        #expect(measured)
+        let calibration = try #require(keystore.calibration())
+        #expect(calibration.level == level)
+        let levels = KDFParameters.Level.allCases
+        let times = levels.compactMap { calibration.secondsPerUnlock[$0.rawValue] }
+        #expect(!times.isEmpty && times == times.sorted(), "costlier levels take longer: \(calibration.secondsPerUnlock)")
+        if level != .interactive { #expect(calibration.secondsPerUnlock[level.rawValue]! <= KDFCalibration.target) }
+        if let stronger = levels.drop(while: { $0 != level }).dropFirst().first, let time = calibration.secondsPerUnlock[stronger.rawValue] {
+            #expect(time > KDFCalibration.target, "a stronger level within the target was passed over")
+        }
+        #expect(try keystore.level(for: .auto) == (level, false))
+        #expect(try keystore.level(for: .sensitive) == (.sensitive, false))
+    }
+
+    @Test func upgradeRaisesTheCostUnderTheSamePINAndEndsSessions() throws {
+        let keystore = try keystore()
+        let created = try signUp(keystore)
+        // As if this machine had measured that it affords moderate.
+        let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
+        try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        #expect(keystore.isWeakerThanThisMachineAffords(created.name) == true)
+        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        let (vault, level) = try keystore.upgrade(name: created.name) { pin }
+        #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters)
+        #expect(try keystore.signIn(name: created.name, pin: pin).address == created.address)
+        #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
+        #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+    }
 }

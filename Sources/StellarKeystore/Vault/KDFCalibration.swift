@@ -1,0 +1,56 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Which Argon2id level this machine can afford, as LUKS2 calibrates its PBKDF: the strongest of libsodium's
+/// levels whose unlock takes at most `target` here. Measured once per keystore directory and kept in
+/// `.kdf-calibration` beside the vaults (docs/FORMAT.md), so that only the first `--kdf auto` pays for it.
+public struct KDFCalibration: Codable, Sendable, Equatable {
+    /// The longest unlock `auto` accepts.
+    public static let target = 1.0
+    static let fileName = ".kdf-calibration"
+
+    public let level: KDFParameters.Level
+    /// The median seconds of one derivation at each level measured (the strongest are skipped once the cost is
+    /// clearly beyond the target).
+    public let secondsPerUnlock: [String: Double]
+
+    /// Measures the levels from the lightest up. A level predicted (from the last one measured, scaled by
+    /// passes × memory) to take more than twice the target is not measured: at 1 GiB and several seconds, that
+    /// would make the first sign-up slow for nothing.
+    public static func measure() throws -> KDFCalibration {
+        var chosen = KDFParameters.Level.interactive
+        var seconds: [String: Double] = [:]
+        var last: (parameters: KDFParameters, seconds: Double)?
+        for level in KDFParameters.Level.allCases {
+            let parameters = level.parameters
+            if let last {
+                let scale = Double(parameters.opsLimit * parameters.memLimit) / Double(last.parameters.opsLimit * last.parameters.memLimit)
+                if last.seconds * scale > 2 * target { break }
+            }
+            let time: Duration
+            do {
+                time = try parameters.medianGuessTime(runs: level == .interactive ? 3 : 1)
+            } catch VaultError.keyDerivationFailed {
+                break  // not enough memory for this level here: it is not affordable
+            }
+            let measured = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+            seconds[level.rawValue] = measured
+            last = (parameters, measured)
+            if measured <= target { chosen = level }
+        }
+        return KDFCalibration(level: chosen, secondsPerUnlock: seconds)
+    }
+}
+
+extension KDFParameters.Level: Codable {}
+
+/// How the cost of a new vault is chosen: a named level, or `auto` for the strongest this machine unlocks in at
+/// most a second (`KDFCalibration`).
+public enum KDFChoice: String, CaseIterable, Sendable {
+    case auto, interactive, moderate, sensitive
+
+    public var level: KDFParameters.Level? { KDFParameters.Level(rawValue: rawValue) }
+}
