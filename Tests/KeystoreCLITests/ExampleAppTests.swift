@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+import StellarKeystore
+
+/// Examples/BasicPayAuth: an app that depends on the StellarKeystore product only. It must build, run the
+/// sign-up, sign-in, PIN change and session flow, and print a SEP-53 signature that verifies.
+@Suite struct ExampleAppTests {
+    @Test(.timeLimit(.minutes(10)))
+    func theBasicPayAuthExampleBuildsRunsAndSigns() throws {
+        let package = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("Examples/BasicPayAuth").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-example-\(UUID().uuidString)").path
+        let home = try KeystoreHome()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let swift = KeystoreProcess(program: "swift")
+        let build = try swift.run(["build", "--package-path", package, "--scratch-path", scratch, "--product", "BasicPayAuth"], timeout: 600)
+        try #require(build.status == 0, "\(build.stdout)\n\(build.stderr)")
+        let run = try KeystoreProcess(program: scratch + "/debug/BasicPayAuth").run([home.path + "/app"])
+        try #require(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3)
+        let signature = try #require(Data(base64Encoded: lines[2]))
+        #expect(try PublicKey(accountID: lines[0]).isValidMessageSignature(Array(signature), for: Array(lines[1].utf8)))
+    }
+}
