@@ -10,8 +10,17 @@ import StellarKeystore
         let package = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("Examples/BasicPayAuth").path
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-example-\(UUID().uuidString)").path
         let home = try KeystoreHome()
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let swift = KeystoreProcess(program: "swift")
+        // SwiftPM keeps its lock files for a scratch path in TMPDIR: a directory of the test's own, removed after.
+        let temporary = scratch + "-tmp"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        // SwiftPM also writes Package.resolved beside the example's Package.swift; it goes too, if it was not there.
+        let resolved = package + "/Package.resolved"
+        let hadResolved = FileManager.default.fileExists(atPath: resolved)
+        defer {
+            for path in [scratch, temporary] + (hadResolved ? [] : [resolved]) { try? FileManager.default.removeItem(atPath: path) }
+        }
+        var swift = KeystoreProcess(program: "swift")
+        swift.environment["TMPDIR"] = temporary
         let build = try swift.run(["build", "--package-path", package, "--scratch-path", scratch, "--product", "BasicPayAuth"], timeout: 600)
         try #require(build.status == 0, "\(build.stdout)\n\(build.stderr)")
         let run = try KeystoreProcess(program: scratch + "/debug/BasicPayAuth").run([home.path + "/app"])
