@@ -93,7 +93,7 @@ public struct Keystore: Sendable {
         if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
     }
 
-    private func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
+    func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
                         kdf: KDFParameters, replacing: Bool) throws -> Created {
         let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf)
         let backup = try vaults.create(vault, replacing: replacing)

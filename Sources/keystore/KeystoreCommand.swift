@@ -18,7 +18,7 @@ struct KeystoreCommand: ParsableCommand {
         version: "\(version) (reads vault formats 1 to \(Vault.currentVersion))",
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
-            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, Upgrade.self, BenchKDF.self,
+            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
             StrKeyCommand.self,
         ]
     )
@@ -51,7 +51,7 @@ struct KeystoreCommand: ParsableCommand {
         "signup": Signup.self, "login": Login.self, "logout": Logout.self, "status": Status.self,
         "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
         "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self,
-        "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "bench-kdf": BenchKDF.self,
+        "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "import-stellar-cli": ImportStellarCLI.self, "bench-kdf": BenchKDF.self,
         "strkey": StrKeyCommand.self,
     ]
 

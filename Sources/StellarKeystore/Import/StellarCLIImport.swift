@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `importStellarCLI` did with one stellar-cli identity.
+public struct StellarCLIImportResult: Sendable {
+    public enum Outcome: Sendable, Equatable {
+        /// Now a keystore identity (under `name`, which may be the original lower-cased); `deletedPlaintext` when
+        /// the TOML file was overwritten and removed after the vault opened with the PIN.
+        case imported(name: String, address: String, deletedPlaintext: Bool)
+        /// Left alone, for the reason given (nothing secret in the file, a name taken or not allowed).
+        case skipped(String)
+        /// The file could not be read or did not hold a valid key.
+        case failed(String)
+    }
+    public let source: String
+    public let outcome: Outcome
+}
+
+extension Keystore {
+    /// stellar-cli's configuration directory: `$STELLAR_CONFIG_HOME`, else `$XDG_CONFIG_HOME/stellar`, else
+    /// `~/.config/stellar` (as stellar-cli finds it).
+    public static func stellarCLIDirectory(environment: [String: String]) -> String? {
+        if let home = environment["STELLAR_CONFIG_HOME"], !home.isEmpty { return home }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/stellar" }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.config/stellar"
+    }
+
+    /// Imports stellar-cli identities (`names`, or all of them) from `configDirectory`, each encrypted under one
+    /// PIN (asked once, and only if there is something to import) at `kdf`. stellar-cli keeps seeds in plaintext;
+    /// with `deletePlaintext`, each TOML file is overwritten and unlinked, but only after its vault is written
+    /// and opened again with the PIN, so that a crash at any moment leaves the seed in the file or in the vault.
+    public func importStellarCLI(from configDirectory: String, names: [String], pin: () throws -> PIN,
+                                 kdf: KDFParameters.Level, deletePlaintext: Bool) throws -> [StellarCLIImportResult] {
+        let folder = configDirectory + "/identity"
+        guard let files = AtomicFile.fileNames(in: folder) else { throw StellarCLIImportError.noConfigDirectory(configDirectory) }
+        let available = files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(".toml".count)) }.sorted()
+        let wanted = names.isEmpty ? available : names
+        var results: [StellarCLIImportResult] = []
+        var planned: [(source: String, name: IdentityName, identity: StellarCLIIdentity, path: String)] = []
+        for source in wanted {
+            func record(_ outcome: StellarCLIImportResult.Outcome) { results.append(.init(source: source, outcome: outcome)) }
+            guard available.contains(source) else { record(.failed("no stellar-cli identity of that name in \(folder)")); continue }
+            let path = "\(folder)/\(source).toml"
+            let identity: StellarCLIIdentity
+            do {
+                guard var bytes = try AtomicFile.read(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
+                defer { bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
+                identity = try StellarCLIIdentity.parse(bytes)
+            } catch let error as FileError {
+                record(.failed("\(path): \(error.reason)"))
+                continue
+            } catch {
+                record(.failed("\(path): \((error as? KeystoreError)?.message ?? "\(error)")"))
+                continue
+            }
+            switch identity {
+            case .elsewhere(let reason): record(.skipped(reason)); continue
+            case .publicOnly: record(.skipped("a public key only: there is no secret to protect")); continue
+            case .secretKey, .seedPhrase: break
+            }
+            // stellar-cli allows names keystore does not (capitals, other characters): lower case is tried once.
+            guard let name = (try? IdentityName(source)) ?? (try? IdentityName(source.lowercased())) else {
+                record(.skipped("the name is not one keystore allows (1 to 64 of a-z 0-9 . _ -); nothing was changed"))
+                continue
+            }
+            guard !vaults.exists(name), !planned.contains(where: { $0.name == name }) else {
+                record(.skipped("an identity named '\(name)' already exists here; nothing was changed"))
+                continue
+            }
+            planned.append((source, name, identity, path))
+            results.append(.init(source: source, outcome: .skipped("pending")))
+        }
+        guard !planned.isEmpty else { return results }
+        let pin = try pin()
+        try pin.checkStrength()
+        for item in planned {
+            let index = results.firstIndex { $0.source == item.source }!
+            do {
+                let created: Created
+                switch item.identity {
+                case .secretKey(let seed):
+                    created = try create(KeyPair(secretSeed: seed), root: nil, name: item.name, pin: pin, kdf: kdf.parameters, replacing: false)
+                case .seedPhrase(let phrase, let account):
+                    let root = AccountRoot(bip39Seed: try Mnemonic(phrase).seed())
+                    created = try create(root.keyPair(account: account), root: (root, account), name: item.name, pin: pin,
+                                         kdf: kdf.parameters, replacing: false)
+                default:
+                    continue
+                }
+                var deleted = false
+                if deletePlaintext {
+                    CrashPoint.reached("vault written, plaintext kept")
+                    guard try vaults.unlock(item.name, pin: pin).publicKey.accountID == created.address else {
+                        throw VaultError.tampered(path: created.path, reason: "it does not open to the imported key")
+                    }
+                    try Self.shred(item.path, in: folder)
+                    deleted = true
+                }
+                results[index] = .init(source: item.source, outcome: .imported(name: item.name.rawValue, address: created.address,
+                                                                                deletedPlaintext: deleted))
+            } catch {
+                results[index] = .init(source: item.source, outcome: .failed((error as? KeystoreError)?.message ?? "\(error)"))
+            }
+        }
+        return results
+    }
+
+    /// Overwrites a plaintext key file with zeros, flushes it, unlinks it and flushes its directory. (On a
+    /// journalling or copy-on-write file system the old blocks may survive; SECURITY.md says so.)
+    static func shred(_ path: String, in directory: String) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw AtomicFile.ioError("overwrite", path) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_size > 0 {
+            let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
+            _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            _ = fsync(fd)
+        }
+        close(fd)
+        CrashPoint.reached("plaintext overwritten")
+        guard unlink(path) == 0 else { throw AtomicFile.ioError("remove", path) }
+        try AtomicFile.syncDirectory(directory)
+    }
+}
