@@ -44,3 +44,30 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         #expect(signer.address == created.address)
     }
 }
+
+/// An app's signatures are stellar-sdk's, byte for byte (fixtures/sep53-stellar-sdk.json, made by stellar-sdk's
+/// own `Keypair.sign_message`).
+@Suite struct StellarSDKAgreementTests {
+    struct Fixture: Decodable {
+        struct Case: Decodable { let message: String?; let messageBase64: String?; let signatureBase64: String }
+        let seed, address: String
+        let cases: [Case]
+    }
+
+    @Test func everySignatureMatchesStellarSDKs() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: root.appendingPathComponent("fixtures/sep53-stellar-sdk.json")))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
+        _ = try keystore.signUp(name: IdentityName("imported"), pin: PIN("493817"), kdf: .interactive,
+                                importing: KeyPair(secretSeed: fixture.seed))
+        let signer = try keystore.signIn(name: "imported", pin: PIN("493817"))
+        #expect(signer.address == fixture.address)
+        #expect(fixture.cases.count == 9)
+        for item in fixture.cases {
+            let message = item.message.map { Array($0.utf8) } ?? Array(Data(base64Encoded: item.messageBase64!)!)
+            #expect(Data(signer.signMessage(message)).base64EncodedString() == item.signatureBase64, "\(item.message ?? "binary")")
+        }
+    }
+}
