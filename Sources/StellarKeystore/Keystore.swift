@@ -224,102 +224,6 @@ public struct Keystore: Sendable {
         try changePIN(name: name, from: { current }, to: { new }, kdf: kdf, checkingCurrentFirst: false)
     }
 
-    // MARK: Sessions
-
-    /// Starts a session for `signer`, lasting `ttl` (1 s to 24 h).
-    public func startSession(_ signer: Signer, ttl: Duration) throws -> SessionToken {
-        try sessions.open(signer.keyPair, for: identity(signer.name), ttl: Int(ttl.components.seconds))
-    }
-
-    /// The signer of a live session; with `name`, the session must be that identity's.
-    public func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
-        let session = try sessions.session(for: token, identity: name.map(identity))
-        return Signer(name: session.identity.name, keyPair: session.keyPair, isFromPhrase: nil)
-    }
-
-    /// Ends a session; returns whether there was one.
-    @discardableResult
-    public func endSession(_ token: SessionToken) throws -> Bool { try sessions.close(token) }
-
-    /// Ends every session of an identity; returns how many there were.
-    @discardableResult
-    public func endSessions(of name: IdentityName) throws -> Int { try sessions.closeAll(for: identity(name)) }
-
-    /// The open sessions `status` reports: with `token`, that session alone, checked in full (it must open,
-    /// and belong to `name` when one is given); without, every unexpired session of `name`. Refuses (exit 9)
-    /// when there is none.
-    public func openSessions(token: SessionToken?, name: IdentityName?) throws -> [SessionStore.Summary] {
-        var open = sessions.summaries()
-        if let token {
-            let signer = try signer(session: token, name: name)
-            open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == signer.address }
-        } else {
-            let wanted = identity(name ?? .default)
-            open = open.filter { $0.name == wanted.name.rawValue && $0.keystore == wanted.keystore }
-        }
-        guard !open.isEmpty else { throw SessionError.none(name: (name ?? .default).rawValue) }
-        return open
-    }
-
-    /// The key a signing command uses: the session's when `sessionToken` is set and alive, else the vault's
-    /// with a PIN. A dead session (expired, ended, forged, another identity's) falls back to the PIN only where
-    /// `pin` can supply one without waiting on nobody (`pinAvailable`: a PIN option, or a person at a terminal),
-    /// with a warning; otherwise its error stands, so that a script never sits on a prompt nobody sees.
-    public func signer(sessionToken: String?, name: IdentityName?, pinAvailable: Bool, pin: () throws -> PIN) throws -> Signer {
-        if let sessionToken {
-            do {
-                return try signer(session: SessionToken(sessionToken), name: name)
-            } catch let error as SessionError {
-                guard pinAvailable else { throw error }
-                warn("\(error.message) Using the PIN instead.")
-            }
-        }
-        return try signIn(name: name ?? .default, pin: pin)
-    }
-
-    // MARK: Costs that fit the machine
-
-    /// The level `choice` stands for: itself, or for `auto` the calibrated level of this keystore's machine,
-    /// measured now (and kept) if it never was. `measured` is true when this call measured it.
-    public func level(for choice: KDFChoice) throws -> (level: KDFParameters.Level, measured: Bool) {
-        if let level = choice.level { return (level, false) }
-        if let cached = calibration() { return (cached.level, false) }
-        let calibration = try KDFCalibration.measure()
-        try vaults.createDirectory()
-        try? AtomicFile.write(try JSONEncoder().encode(calibration).map { $0 } + [0x0A],
-                              to: calibrationPath, directory: vaults.directory)
-        return (calibration.level, true)
-    }
-
-    /// The calibration kept for this keystore, if any.
-    public func calibration() -> KDFCalibration? {
-        guard let bytes = try? AtomicFile.read(calibrationPath, limit: 4096),
-              (try? StrictJSON.check(bytes, integersOnly: false)) != nil
-        else { return nil }
-        return try? JSONDecoder().decode(KDFCalibration.self, from: Data(bytes))
-    }
-
-    /// Whether an identity's vault costs less to attack than this machine's calibrated level: an old vault made
-    /// on a slower machine, or with `--kdf interactive`. Nil when it cannot tell (no calibration yet, or an
-    /// unreadable vault): a login must not start measuring.
-    public func isWeakerThanThisMachineAffords(_ name: IdentityName) -> Bool? {
-        guard let calibration = calibration(), let vault = try? vaults.vault(named: name) else { return nil }
-        let affordable = calibration.level.parameters
-        return vault.kdf.opsLimit * vault.kdf.memLimit < affordable.opsLimit * affordable.memLimit
-    }
-
-    /// Re-encrypts an identity under the same PIN at `choice`'s cost (default: what this machine affords), with
-    /// new salt and nonce, atomically, ending its sessions.
-    @discardableResult
-    public func upgrade(name: IdentityName, to choice: KDFChoice = .auto, pin: () throws -> PIN) throws -> (vault: Vault, level: KDFParameters.Level) {
-        let level = try level(for: choice).level
-        _ = try vaultReadyForPIN(name)
-        let pin = try pin()
-        return (try vaults.changePIN(name, from: pin, to: pin, kdf: level.parameters), level)
-    }
-
-    private var calibrationPath: String { "\(vaults.directory)/\(KDFCalibration.fileName)" }
-
     // MARK: By name as text, as an app holds it
 
     /// `signUp` for a name as typed; an invalid name is `VaultError.invalidName`.
@@ -376,33 +280,6 @@ public struct Keystore: Sendable {
     private static func message(of error: Error) -> String {
         (error as? KeystoreError)?.message ?? "\(error)"
     }
-}
-
-/// An opened identity: its key, for as long as the value lives.
-public struct Signer: Sendable {
-    public let name: IdentityName
-    let keyPair: KeyPair
-    /// Whether it was made from a recovery phrase; nil when opened from a session, which does not say.
-    public let isFromPhrase: Bool?
-
-    public var publicKey: PublicKey { keyPair.publicKey }
-    public var address: String { keyPair.publicKey.accountID }
-
-    /// A raw Ed25519 signature of `bytes` (64 bytes), e.g. of a transaction hash.
-    public func sign(_ bytes: [UInt8]) -> [UInt8] { keyPair.signature(for: bytes) }
-    public func sign(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { keyPair.signature(for: bytes) }
-
-    /// A SEP-53 message signature (64 bytes).
-    public func signMessage(_ message: [UInt8]) -> [UInt8] { keyPair.messageSignature(for: message) }
-    public func signMessage(_ message: UnsafeRawBufferPointer) -> [UInt8] { keyPair.messageSignature(for: message) }
-
-    /// The secret seed StrKey (`S…`) in guarded memory, for a deliberate backup.
-    public func exportSecretSeed() -> SecureBytes { keyPair.secretSeedStrKey() }
-}
-
-extension Signer: CustomStringConvertible, CustomDebugStringConvertible {
-    public var description: String { "Signer(\(name), \(address), key redacted)" }
-    public var debugDescription: String { description }
 }
 
 /// Use cases asked of an identity that cannot do them.

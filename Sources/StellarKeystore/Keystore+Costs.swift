@@ -1,0 +1,50 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Keystore {
+    // MARK: Costs that fit the machine
+
+    /// The level `choice` stands for: itself, or for `auto` the calibrated level of this keystore's machine,
+    /// measured now (and kept) if it never was. `measured` is true when this call measured it.
+    public func level(for choice: KDFChoice) throws -> (level: KDFParameters.Level, measured: Bool) {
+        if let level = choice.level { return (level, false) }
+        if let cached = calibration() { return (cached.level, false) }
+        let calibration = try KDFCalibration.measure()
+        try vaults.createDirectory()
+        try? AtomicFile.write(try JSONEncoder().encode(calibration).map { $0 } + [0x0A],
+                              to: calibrationPath, directory: vaults.directory)
+        return (calibration.level, true)
+    }
+
+    /// The calibration kept for this keystore, if any.
+    public func calibration() -> KDFCalibration? {
+        guard let bytes = try? AtomicFile.read(calibrationPath, limit: 4096),
+              (try? StrictJSON.check(bytes, integersOnly: false)) != nil
+        else { return nil }
+        return try? JSONDecoder().decode(KDFCalibration.self, from: Data(bytes))
+    }
+
+    /// Whether an identity's vault costs less to attack than this machine's calibrated level: an old vault made
+    /// on a slower machine, or with `--kdf interactive`. Nil when it cannot tell (no calibration yet, or an
+    /// unreadable vault): a login must not start measuring.
+    public func isWeakerThanThisMachineAffords(_ name: IdentityName) -> Bool? {
+        guard let calibration = calibration(), let vault = try? vaults.vault(named: name) else { return nil }
+        let affordable = calibration.level.parameters
+        return vault.kdf.opsLimit * vault.kdf.memLimit < affordable.opsLimit * affordable.memLimit
+    }
+
+    /// Re-encrypts an identity under the same PIN at `choice`'s cost (default: what this machine affords), with
+    /// new salt and nonce, atomically, ending its sessions.
+    @discardableResult
+    public func upgrade(name: IdentityName, to choice: KDFChoice = .auto, pin: () throws -> PIN) throws -> (vault: Vault, level: KDFParameters.Level) {
+        let level = try level(for: choice).level
+        _ = try vaultReadyForPIN(name)
+        let pin = try pin()
+        return (try vaults.changePIN(name, from: pin, to: pin, kdf: level.parameters), level)
+    }
+
+    private var calibrationPath: String { "\(vaults.directory)/\(KDFCalibration.fileName)" }
+}

@@ -1,0 +1,54 @@
+extension Keystore {
+    // MARK: Sessions
+
+    /// Starts a session for `signer`, lasting `ttl` (1 s to 24 h).
+    public func startSession(_ signer: Signer, ttl: Duration) throws -> SessionToken {
+        try sessions.open(signer.keyPair, for: identity(signer.name), ttl: Int(ttl.components.seconds))
+    }
+
+    /// The signer of a live session; with `name`, the session must be that identity's.
+    public func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
+        let session = try sessions.session(for: token, identity: name.map(identity))
+        return Signer(name: session.identity.name, keyPair: session.keyPair, isFromPhrase: nil)
+    }
+
+    /// Ends a session; returns whether there was one.
+    @discardableResult
+    public func endSession(_ token: SessionToken) throws -> Bool { try sessions.close(token) }
+
+    /// Ends every session of an identity; returns how many there were.
+    @discardableResult
+    public func endSessions(of name: IdentityName) throws -> Int { try sessions.closeAll(for: identity(name)) }
+
+    /// The open sessions `status` reports: with `token`, that session alone, checked in full (it must open,
+    /// and belong to `name` when one is given); without, every unexpired session of `name`. Refuses (exit 9)
+    /// when there is none.
+    public func openSessions(token: SessionToken?, name: IdentityName?) throws -> [SessionStore.Summary] {
+        var open = sessions.summaries()
+        if let token {
+            let signer = try signer(session: token, name: name)
+            open = open.filter { $0.id == Hex.string(token.id) && $0.publicKey == signer.address }
+        } else {
+            let wanted = identity(name ?? .default)
+            open = open.filter { $0.name == wanted.name.rawValue && $0.keystore == wanted.keystore }
+        }
+        guard !open.isEmpty else { throw SessionError.none(name: (name ?? .default).rawValue) }
+        return open
+    }
+
+    /// The key a signing command uses: the session's when `sessionToken` is set and alive, else the vault's
+    /// with a PIN. A dead session (expired, ended, forged, another identity's) falls back to the PIN only where
+    /// `pin` can supply one without waiting on nobody (`pinAvailable`: a PIN option, or a person at a terminal),
+    /// with a warning; otherwise its error stands, so that a script never sits on a prompt nobody sees.
+    public func signer(sessionToken: String?, name: IdentityName?, pinAvailable: Bool, pin: () throws -> PIN) throws -> Signer {
+        if let sessionToken {
+            do {
+                return try signer(session: SessionToken(sessionToken), name: name)
+            } catch let error as SessionError {
+                guard pinAvailable else { throw error }
+                warn("\(error.message) Using the PIN instead.")
+            }
+        }
+        return try signIn(name: name ?? .default, pin: pin)
+    }
+}
