@@ -23,6 +23,8 @@ enum FuzzTarget: String, CaseIterable {
     case mnemonic
     /// `Throttle.parse`: the wrong-PIN counter beside a vault, which anyone who can write the directory can plant.
     case throttle
+    /// `StellarCLIIdentity.parse`: stellar-cli's identity files, which `import-stellar-cli` reads.
+    case stellarcli
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -37,6 +39,7 @@ enum FuzzTarget: String, CaseIterable {
         case .session: Self.session(Array(data))
         case .mnemonic: Self.mnemonic(data)
         case .throttle: Self.throttle(Array(data))
+        case .stellarcli: Self.stellarCLI(Array(data))
         }
     }
 
@@ -126,6 +129,24 @@ enum FuzzTarget: String, CaseIterable {
         for _ in 0..<2 { throttle.recordFailure(now: now) }
         check((1...Throttle.mostFailures).contains(throttle.failures), "recording failures gave \(throttle.failures)")
         check((1...Throttle.longestWait).contains(throttle.secondsLeft(now: now) ?? Throttle.longestWait), "recording a failure gave no bounded wait")
+    }
+
+    private static func stellarCLI(_ bytes: [UInt8]) {
+        let identity: StellarCLIIdentity
+        do { identity = try StellarCLIIdentity.parse(bytes) } catch { return expectKeystoreError(error) }
+        switch identity {
+        case .secretKey(let secret):
+            // What is read as a secret is a range of the file, never more.
+            check(secret.count <= bytes.count, "a secret longer than its file")
+            do { _ = try KeyPair(secretSeed: secret) } catch { expectKeystoreError(error) }
+        case .seedPhrase(let phrase, let account):
+            check(phrase.count <= bytes.count && account < 1 << 31, "a phrase longer than its file, or account \(account)")
+            do { _ = try Mnemonic(phrase) } catch { expectKeystoreError(error) }
+        case .elsewhere(let reason):
+            check(!reason.isEmpty, "no reason for a skipped identity")
+        case .publicOnly:
+            break
+        }
     }
 
     /// Errors are keystore's own, with the one-line message the CLI prints.

@@ -66,6 +66,15 @@ enum SeedCorpus {
         ]
         for (index, counter) in counters.enumerated() { try save(.throttle, "counter-\(index)", Array((counter + "\n").utf8)) }
 
+        let identities = [
+            "secret_key = \"SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO\"\n",
+            "seed_phrase = \"illness spike retreat truth genius clock brain pass fit cave bargain toe\"\nhd_path = 1\n",
+            "hardware = \"ledger\"\npublic_key = \"GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR\"\nhd_path = 0\n",
+            "entry_name = \"secure_store:org.stellar.cli-alice\"\n", "public_key = 'GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR'\n",
+            "# comment\n\nsecret_key = 'x' # trailing\n",
+        ]
+        for (index, identity) in identities.enumerated() { try save(.stellarcli, "identity-\(index)", Array(identity.utf8)) }
+
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw AtomicFile.ioError("create a directory in", "/tmp") }
