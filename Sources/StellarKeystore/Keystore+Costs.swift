@@ -14,7 +14,7 @@ extension Keystore {
         if let cached = calibration() { return (cached.level, false) }
         let calibration = try KDFCalibration.measure()
         try vaults.createDirectory()
-        try? AtomicFile.write(try JSONEncoder().encode(calibration).map { $0 } + [0x0A],
+        try? AtomicFile.write(Array(try JSONEncoder().encode(calibration)) + [0x0A],
                               to: calibrationPath, directory: vaults.directory)
         return (calibration.level, true)
     }

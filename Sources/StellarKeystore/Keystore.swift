@@ -277,8 +277,10 @@ public struct Keystore: Sendable {
         for warning in vaults.permissionWarnings(for: name) { warn(warning) }
     }
 
-    private static func message(of error: Error) -> String {
-        (error as? KeystoreError)?.message ?? "\(error)"
+    /// An error as one line for a listing or an import report.
+    static func message(of error: Error) -> String {
+        if let error = error as? FileError { return error.reason }
+        return (error as? KeystoreError)?.message ?? "\(error)"
     }
 }
 

@@ -40,7 +40,8 @@ extension Keystore {
         let available = files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(".toml".count)) }.sorted()
         let wanted = names.isEmpty ? available : names
         var results: [StellarCLIImportResult] = []
-        var planned: [(source: String, name: IdentityName, identity: StellarCLIIdentity, path: String)] = []
+        // What will be imported once the PIN is known, with the place of its line in `results`.
+        var planned: [(result: Int, source: String, name: IdentityName, identity: StellarCLIIdentity, path: String)] = []
         for source in wanted {
             func record(_ outcome: StellarCLIImportResult.Outcome) { results.append(.init(source: source, outcome: outcome)) }
             guard available.contains(source) else { record(.failed("no stellar-cli identity of that name in \(folder)")); continue }
@@ -50,11 +51,8 @@ extension Keystore {
                 guard var bytes = try AtomicFile.read(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
                 defer { bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
                 identity = try StellarCLIIdentity.parse(bytes)
-            } catch let error as FileError {
-                record(.failed("\(path): \(error.reason)"))
-                continue
             } catch {
-                record(.failed("\(path): \((error as? KeystoreError)?.message ?? "\(error)")"))
+                record(.failed("\(path): \(Self.message(of: error))"))
                 continue
             }
             switch identity {
@@ -71,14 +69,14 @@ extension Keystore {
                 record(.skipped("an identity named '\(name)' already exists here; nothing was changed"))
                 continue
             }
-            planned.append((source, name, identity, path))
-            results.append(.init(source: source, outcome: .skipped("pending")))
+            planned.append((results.count, source, name, identity, path))
+            record(.skipped("not imported: no PIN was given"))
         }
         guard !planned.isEmpty else { return results }
         let pin = try pin()
         try pin.checkStrength()
         for item in planned {
-            let index = results.firstIndex { $0.source == item.source }!
+            let index = item.result
             do {
                 let created: Created
                 switch item.identity {
@@ -103,7 +101,7 @@ extension Keystore {
                 results[index] = .init(source: item.source, outcome: .imported(name: item.name.rawValue, address: created.address,
                                                                                 deletedPlaintext: deleted))
             } catch {
-                results[index] = .init(source: item.source, outcome: .failed((error as? KeystoreError)?.message ?? "\(error)"))
+                results[index] = .init(source: item.source, outcome: .failed(Self.message(of: error)))
             }
         }
         return results
