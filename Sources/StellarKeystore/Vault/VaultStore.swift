@@ -206,8 +206,7 @@ public struct VaultStore: Sendable {
     public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil,
                           expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
-            if let seen, try vault(named: name) != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
-            let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current)
+            let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
                 createdAt: Date())
@@ -284,8 +283,13 @@ public struct VaultStore: Sendable {
         return (before, after)
     }
 
-    private func unlockHoldingLock(_ name: IdentityName, pin: PIN) throws -> (vault: Vault, keyPair: KeyPair, root: AccountRoot?) {
+    /// Opens the vault under the lock already held; with `seen`, refuses (before any attempt is counted) a vault
+    /// that is no longer the one the caller read.
+    private func unlockHoldingLock(_ name: IdentityName, pin: PIN, expecting seen: Vault? = nil) throws
+        -> (vault: Vault, keyPair: KeyPair, root: AccountRoot?)
+    {
         let vault = try vault(named: name)
+        if let seen, vault != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
         let (before, after) = try recordAttempt(name)
         do {
             let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name))
