@@ -25,20 +25,20 @@ public struct Keystore: Sendable {
     let warn: @Sendable (String) -> Void
 
     /// The keystore in `directory`, with sessions in `sessionDirectory` (default: as `SessionStore` finds it in
-    /// `environment`).
-    public init(directory: String, sessionDirectory: String? = nil, environment: [String: String] = [:],
+    /// `environment`) and TPM-bound vaults opened with `tpm` (default: `$KEYSTORE_TPM_TCTI`, else /dev/tpmrm0).
+    public init(directory: String, sessionDirectory: String? = nil, environment: [String: String] = [:], tpm: TPM? = nil,
                 warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
         sessions = SessionStore(directory: sessionDirectory ?? SessionStore.defaultDirectory(environment: environment))
-        vaults = try VaultStore(directory: directory, sessions: sessions)
+        vaults = try VaultStore(directory: directory, sessions: sessions, tpm: tpm ?? TPM(environment: environment))
         warn = warnings
     }
 
     /// The keystore the command line uses: `$KEYSTORE_HOME`, else `$XDG_DATA_HOME/keystore`, else
     /// `~/.local/share/keystore`, with sessions in `$XDG_RUNTIME_DIR/keystore` or its fallbacks.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, tpm: TPM? = nil,
                 warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try self.init(directory: VaultStore.defaultDirectory(environment: environment), environment: environment,
-                      warnings: warnings)
+                      tpm: tpm, warnings: warnings)
     }
 
     public var directory: String { vaults.directory }
@@ -59,33 +59,36 @@ public struct Keystore: Sendable {
 
     /// Creates an identity under `pin` (checked for strength): a new random key, or `importing` an existing one.
     /// An existing identity is refused unless `replacing`, which keeps its vault as a backup and ends its sessions.
+    /// `boundToTPM`: the vault opens only with this machine's TPM as well (`Keystore.tpmBindingNotice`).
     public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, importing keyPair: KeyPair? = nil,
-                       replacing: Bool = false) throws -> Created {
+                       replacing: Bool = false, boundToTPM: Bool = false) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         try pin.checkStrength()
-        return try create(keyPair ?? .random(), root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing)
+        return try create(keyPair ?? .random(), root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing,
+                          boundToTPM: boundToTPM)
     }
 
     /// Creates an identity from a new SEP-5 recovery phrase of `phraseWords` words, at account `account`.
     public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, phraseWords: Int,
-                       account: UInt32 = 0, replacing: Bool = false) throws -> Created {
+                       account: UInt32 = 0, replacing: Bool = false, boundToTPM: Bool = false) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         try pin.checkStrength()
         let phrase = try Mnemonic.generate(wordCount: phraseWords)
         let root = AccountRoot(bip39Seed: try phrase.seed())
         let created = try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
-                                 kdf: kdf.parameters, replacing: replacing)
+                                 kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
         return Created(name: created.name, address: created.address, path: created.path, backup: created.backup, phrase: phrase)
     }
 
     /// Restores an identity from a recovery phrase (and BIP39 passphrase), at account `account`, under `pin`.
     public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
-                        pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) throws -> Created {
+                        pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false,
+                        boundToTPM: Bool = false) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         try pin.checkStrength()
         let root = AccountRoot(bip39Seed: try phrase.seed(passphrase: passphrase))
         return try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
-                          kdf: kdf.parameters, replacing: replacing)
+                          kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
     }
 
     /// Refuses an existing identity before anyone is asked for a PIN or a phrase it could not be used for.
@@ -94,8 +97,8 @@ public struct Keystore: Sendable {
     }
 
     func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
-                        kdf: KDFParameters, replacing: Bool) throws -> Created {
-        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf)
+                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? vaults.tpm : nil)
         let backup = try vaults.create(vault, replacing: replacing)
         warnAboutPermissions(name)
         return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
@@ -115,7 +118,9 @@ public struct Keystore: Sendable {
             return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: nil, phrase: nil)
         }
         do {
-            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false)
+            // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
+            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false,
+                              boundToTPM: vault.isTPMBound)
         } catch VaultError.alreadyExists(let existing, _) {
             throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile
         }
@@ -127,6 +132,8 @@ public struct Keystore: Sendable {
         /// Nil when the vault cannot be read (`problem` says why) or only backups are left.
         public let address: String?
         public let problem: String?
+        /// Whether the vault needs this machine's TPM as well as the PIN (format version 3).
+        public let isTPMBound: Bool
         /// Old vaults kept by `--replace`: each an old key under an old PIN.
         public let backups: [Backup]
 
@@ -145,8 +152,11 @@ public struct Keystore: Sendable {
         return names.map { name in
             var address: String?
             var problem: String?
+            var isTPMBound = false
             do {
-                address = try vaults.vault(named: name).publicKey.accountID
+                let vault = try vaults.vault(named: name)
+                address = vault.publicKey.accountID
+                isTPMBound = vault.isTPMBound
             } catch VaultError.notFound {
                 problem = "removed; only its backups remain"
             } catch {
@@ -159,7 +169,7 @@ public struct Keystore: Sendable {
                     return Identity.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
             }
-            return Identity(name: name, address: address, problem: problem, backups: own)
+            return Identity(name: name, address: address, problem: problem, isTPMBound: isTPMBound, backups: own)
         }
     }
 
@@ -222,6 +232,41 @@ public struct Keystore: Sendable {
     @discardableResult
     public func changePIN(name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters.Level? = nil) throws -> Vault {
         try changePIN(name: name, from: { current }, to: { new }, kdf: kdf, checkingCurrentFirst: false)
+    }
+
+    // MARK: The TPM
+
+    /// What a person must hear before choosing a TPM-bound vault, and again when it is made.
+    public static let tpmBindingNotice = """
+        this vault can only ever be opened on this machine, with its TPM: if the machine dies, is replaced or its \
+        TPM is cleared, the key is gone unless you have its recovery phrase (--mnemonic) or an offline export. \
+        With the TPM limiting guesses, the lighter --kdf interactive is enough; Argon2id is now defence in depth.
+        """
+
+    /// Binds an identity's vault to this machine's TPM, under the same PIN and cost (a fresh salt, nonce and
+    /// TPM secret), atomically; its sessions end. Refused when it is bound already.
+    @discardableResult
+    public func bindToTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
+        let seen = try vaultReadyForPIN(name)
+        if seen.isTPMBound { throw KeystoreUseError.alreadyBound(name.rawValue) }
+        _ = try vaults.tpm.dictionaryAttackState()  // no TPM: say so before a PIN is typed
+        let current = try pin()
+        return try vaults.changePIN(name, from: current, to: current, boundToTPM: true, expecting: seen)
+    }
+
+    /// Converts a TPM-bound vault back to one that the PIN alone opens (to move it to another machine), after the
+    /// PIN, which the TPM checks; its sessions end.
+    @discardableResult
+    public func unbindFromTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
+        let seen = try vaultReadyForPIN(name)
+        if !seen.isTPMBound { throw KeystoreUseError.notBound(name.rawValue) }
+        let current = try pin()
+        return try vaults.changePIN(name, from: current, to: current, boundToTPM: false, expecting: seen)
+    }
+
+    /// The TPM's dictionary-attack state: how many wrong PINs it has counted and allows.
+    public func tpmStatus() throws -> TPM.DictionaryAttackState {
+        try vaults.tpm.dictionaryAttackState()
     }
 
     // MARK: By name as text, as an app holds it
@@ -287,11 +332,17 @@ public struct Keystore: Sendable {
 /// Use cases asked of an identity that cannot do them.
 public enum KeystoreUseError: KeystoreError, Equatable {
     case notFromPhrase(String)
+    case alreadyBound(String)
+    case notBound(String)
 
     public var message: String {
         switch self {
         case .notFromPhrase(let name):
             "Identity '\(name)' was not made from a recovery phrase, so it has no other accounts."
+        case .alreadyBound(let name):
+            "Identity '\(name)' is already bound to this machine's TPM; nothing was changed."
+        case .notBound(let name):
+            "Identity '\(name)' is not bound to a TPM; nothing was changed."
         }
     }
 

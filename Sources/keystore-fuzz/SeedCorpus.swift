@@ -40,8 +40,9 @@ enum SeedCorpus {
         try save(.mnemonic, "mixed-case-tabs", Array("Illness\tSPIKE retreat  truth genius clock brain pass fit cave bargain toe\n".utf8))
 
         // The golden vaults parse but are too costly to open; fresh ones under the cheapest key derivation open.
-        for golden in ["golden-interactive", "golden-mnemonic"] {
-            try save(.vault, golden, try KeystoreFuzz.contents(of: "\(fixtures)/vaults/\(golden).vault"))
+        for golden in ["golden-interactive", "golden-mnemonic", "tpm/golden-tpm"] {
+            try save(.vault, String(golden.split(separator: "/").last!),
+                     try KeystoreFuzz.contents(of: "\(fixtures)/vaults/\(golden).vault"))
         }
         let cheap = KDFParameters(opsLimit: 1, memLimit: 8192)
         let pin = try PIN(FuzzTarget.seedPIN)

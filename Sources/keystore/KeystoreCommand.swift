@@ -19,7 +19,7 @@ struct KeystoreCommand: ParsableCommand {
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
             Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
-            StrKeyCommand.self,
+            Bind.self, Unbind.self, TPMStatus.self, StrKeyCommand.self,
         ]
     )
 
@@ -52,7 +52,7 @@ struct KeystoreCommand: ParsableCommand {
         "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
         "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self,
         "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "import-stellar-cli": ImportStellarCLI.self, "bench-kdf": BenchKDF.self,
-        "strkey": StrKeyCommand.self,
+        "bind": Bind.self, "unbind": Unbind.self, "tpm-status": TPMStatus.self, "strkey": StrKeyCommand.self,
     ]
 
     /// The command line, parsed. argument-parser builds the whole command tree by reflection on every run

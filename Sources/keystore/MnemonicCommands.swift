@@ -34,10 +34,14 @@ struct Recover: ParsableCommand {
     @Option(help: "Argon2id cost: auto (the strongest this machine unlocks within 1 s), interactive, moderate or sensitive.")
     var kdf: KDFChoice = .auto
 
+    @Flag(help: "Bind the vault to this machine's TPM 2.0: a copied file is useless, and the TPM limits PIN guesses.")
+    var tpm = false
+
     func run() throws {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
+        if tpm { try TPMNotice.checkAndWarn(keystore) }
         // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
         // nearest word is usually the secret word itself.
         let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: ", asking: "the recovery phrase"),
@@ -45,7 +49,8 @@ struct Recover: ParsableCommand {
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
         let newPIN = try pin.readNew()
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
-                                           pin: newPIN, kdf: keystore.level(for: kdf).level, replacing: replace)
+                                           pin: newPIN, kdf: keystore.level(for: kdf).level, replacing: replace,
+                                           boundToTPM: tpm)
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
         try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)

@@ -20,17 +20,25 @@ struct HomeOptions: ParsableArguments {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @Option(help: ArgumentHelp(
+        "The TPM for TPM-bound vaults, as a tpm2-tss TCTI: e.g. device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321.",
+        discussion: "Default: $KEYSTORE_TPM_TCTI, else device:/dev/tpmrm0.",
+        valueName: "tcti"))
+    var tpmTcti: String?
+
     func validate() throws {
         // An empty directory would put every path at the filesystem root.
         if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
+        if tpmTcti?.isEmpty == true { throw ValidationError("--tpm-tcti is empty; give a TCTI, or leave it out for the default.") }
     }
 
     /// The keystore these options name, its warnings going to stderr.
     func keystore() throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
         let warnings: @Sendable (String) -> Void = { Console.warn($0) }
-        guard let home else { return try Keystore(environment: environment, warnings: warnings) }
-        return try Keystore(directory: home, environment: environment, warnings: warnings)
+        let tpm = tpmTcti.map { TPM(tcti: $0) }
+        guard let home else { return try Keystore(environment: environment, tpm: tpm, warnings: warnings) }
+        return try Keystore(directory: home, environment: environment, tpm: tpm, warnings: warnings)
     }
 }
 

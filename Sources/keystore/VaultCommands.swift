@@ -18,6 +18,8 @@ struct IdentityReport: Encodable {
     var error: String?
     /// `list`: the identity's backups (old vaults kept by `--replace`), each an old key under an old PIN.
     var backups: [BackupReport]?
+    /// `list`, `signup`, `recover`, `bind`, `unbind`: whether the vault needs this machine's TPM too.
+    var tpm: Bool?
 }
 
 struct BackupReport: Encodable {
@@ -59,6 +61,9 @@ struct Signup: ParsableCommand {
     @Flag(help: "With --mnemonic, print the phrase even when standard output is not a terminal.")
     var printPhrase = false
 
+    @Flag(help: "Bind the vault to this machine's TPM 2.0: a copied file is useless, and the TPM limits PIN guesses.")
+    var tpm = false
+
     func validate() throws {
         if mnemonic && importSeed { throw ValidationError("Use --mnemonic or --import, not both; to restore a phrase use 'keystore recover'.") }
         if mnemonic && !Mnemonic.wordCounts.contains(words) { throw ValidationError("--words is 12, 15, 18, 21 or 24.") }
@@ -70,16 +75,17 @@ struct Signup: ParsableCommand {
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
+        if tpm { try TPMNotice.checkAndWarn(keystore) }
         let created: Keystore.Created
         if mnemonic {
             let newPIN = try pin.readNew()
             created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, phraseWords: words,
-                                          account: account, replacing: replace)
+                                          account: account, replacing: replace, boundToTPM: tpm)
         } else {
             let imported = importSeed ? try readSeed() : nil  // the seed first: with --pin-stdin it is the first line
             let newPIN = try pin.readNew()
             created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, importing: imported,
-                                          replacing: replace)
+                                          replacing: replace, boundToTPM: tpm)
         }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let phrase = created.phrase {
@@ -88,7 +94,8 @@ struct Signup: ParsableCommand {
             Console.write(Array("\n".utf8), to: STDOUT_FILENO)
         }
         if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup))
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
+                                                 tpm: tpm))
         } else {
             if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
             Console.print(created.address)
@@ -236,8 +243,9 @@ struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
         discussion: """
-            One line per identity, NAME<tab>ADDRESS, then one per backup kept by --replace, \
-            NAME (backup FILE)<tab>ADDRESS: a backup is the old key under its old PIN.
+            One line per identity, NAME<tab>ADDRESS, with a third column 'tpm' for a vault bound to this \
+            machine's TPM; then one per backup kept by --replace, NAME (backup FILE)<tab>ADDRESS: a backup is the \
+            old key under its old PIN.
             """)
 
     @OptionGroup var keystore: HomeOptions
@@ -248,7 +256,7 @@ struct List: ParsableCommand {
             IdentityReport(name: identity.name.rawValue, address: identity.address, error: identity.problem,
                            backups: identity.backups.isEmpty ? nil : identity.backups.map {
                                BackupReport(file: $0.fileName, address: $0.address, error: $0.problem)
-                           })
+                           }, tpm: identity.address == nil ? nil : identity.isTPMBound)
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
@@ -257,7 +265,8 @@ struct List: ParsableCommand {
         }
         if reports.isEmpty { Console.note("no identities in \(store.directory); create one with: keystore signup") }
         for report in reports {
-            Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? "it is missing"))")")
+            Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? "it is missing"))")"
+                          + (report.tpm == true ? "\ttpm" : ""))
             for backup in report.backups ?? [] {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }

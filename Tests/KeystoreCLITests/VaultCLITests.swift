@@ -133,8 +133,11 @@ final class KeystoreHome {
         #expect(login.status == 0 && login.stdout == KeystoreHome.golden.address + "\n")
         let list = try home.run(["list", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(list.stdoutBytes)) as? [String: Any]
-        let identities = object?["identities"] as? [[String: String]]
-        #expect(identities == [["name": KeystoreHome.golden.name, "address": KeystoreHome.golden.address]])
+        let identities = try #require(object?["identities"] as? [[String: Any]])
+        #expect(identities.count == 1 && identities[0].count == 3)
+        #expect(identities[0]["name"] as? String == KeystoreHome.golden.name)
+        #expect(identities[0]["address"] as? String == KeystoreHome.golden.address)
+        #expect(identities[0]["tpm"] as? Bool == false)
     }
 
     @Test func replacingKeepsABackup() throws {

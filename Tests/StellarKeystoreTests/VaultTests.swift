@@ -147,9 +147,9 @@ struct VaultJSON {
 
     @Test func aNewerVersionIsRefusedByNumber() throws {
         var json = try VaultJSON(sealed())
-        json["version"] = 3
-        #expect(throws: VaultError.unsupportedVersion(path: "v", version: 3)) { try Vault(file: json.bytes, path: "v") }
-        #expect(VaultError.unsupportedVersion(path: "v", version: 3).message.contains("version 3"))
+        json["version"] = 4
+        #expect(throws: VaultError.unsupportedVersion(path: "v", version: 4)) { try Vault(file: json.bytes, path: "v") }
+        #expect(VaultError.unsupportedVersion(path: "v", version: 4).message.contains("version 4"))
     }
 
     @Test func damagedFilesAreCorruptWithAReason() throws {

@@ -159,6 +159,29 @@ enum Sodium {
         withUnsafeMutableBytes(of: &state) { sodium_memzero($0.baseAddress, $0.count) }
     }
 
+    // MARK: BLAKE2b
+
+    /// BLAKE2b (`crypto_generichash`) of `parts` in order, keyed with `key` (16 to 64 bytes), into `output`
+    /// (16 to 64 bytes).
+    static func keyedHash(output: UnsafeMutableRawBufferPointer, key: [UInt8], parts: [UnsafeRawBufferPointer]) {
+        initialize()
+        precondition((Int(crypto_generichash_keybytes_min())...Int(crypto_generichash_keybytes_max())).contains(key.count))
+        precondition((Int(crypto_generichash_bytes_min())...Int(crypto_generichash_bytes_max())).contains(output.count))
+        // One call over the parts joined in guarded memory: the streaming state is an over-aligned C struct
+        // that Swift does not import, and the parts here are a few dozen bytes.
+        let count = parts.reduce(0) { $0 + $1.count }
+        let joined = guardedAllocate(count: count)
+        defer { guardedFree(joined) }
+        var offset = 0
+        for part in parts where part.count > 0 {
+            (joined + offset).copyMemory(from: part.baseAddress!, byteCount: part.count)
+            offset += part.count
+        }
+        _ = crypto_generichash(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count,
+            joined.assumingMemoryBound(to: UInt8.self), UInt64(count), key, key.count)
+    }
+
     // MARK: Argon2id
 
     /// Derives `output.count` bytes from a password with Argon2id v1.3. Returns false when libsodium refuses,

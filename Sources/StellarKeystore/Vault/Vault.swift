@@ -6,10 +6,11 @@ import Foundation
 
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
-/// root encrypted with it. docs/FORMAT.md describes the file byte for byte.
+/// root encrypted with it. In a TPM-bound vault (format version 3) the key also needs a secret that only this
+/// machine's TPM gives back, and only for the right PIN. docs/FORMAT.md describes the file byte for byte.
 public struct Vault: Sendable, Equatable {
     public static let formatName = "stellar-keystore-vault"
-    public static let currentVersion = 2
+    public static let currentVersion = 3
     static let kdfAlgorithm = "argon2id13"
     static let cipherAlgorithm = "xsalsa20poly1305"
     /// No vault is near this size; anything larger is refused before it is parsed.
@@ -21,19 +22,32 @@ public struct Vault: Sendable, Equatable {
     public let createdAt: String
     /// The SEP-5 account number of this identity's key, for a vault made from a recovery phrase (version 2).
     public let account: UInt32?
+    /// The TPM object a version 3 vault's key needs; nil for a vault that the PIN alone opens.
+    public let tpmObject: TPM.SealedObject?
     let salt: [UInt8]
     let nonce: [UInt8]
     let ciphertext: [UInt8]
 
+    public var isTPMBound: Bool { tpmObject != nil }
+
     /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce; with `root`, also the SEP-5 account
-    /// root that `keyPair` is account `root.account` of (format version 2).
+    /// root that `keyPair` is account `root.account` of (format version 2). With `tpm`, the key also needs a
+    /// fresh secret sealed in that TPM (format version 3).
     public static func seal(
         _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
-        kdf: KDFParameters = .default, createdAt: Date = Date()
+        kdf: KDFParameters = .default, tpm: TPM? = nil, createdAt: Date = Date()
     ) throws -> Vault {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
-        let key = try kdf.deriveKey(pin: pin, salt: salt)
+        let pinDerived = try kdf.deriveKey(pin: pin, salt: salt)
+        var key = pinDerived
+        var tpmObject: TPM.SealedObject?
+        if let tpm {
+            let keys = TPMBoundKeys(pinDerived: pinDerived)
+            let tpmSecret = SecureBytes.random(count: TPM.secretBytes)
+            tpmObject = try tpm.seal(tpmSecret, authValue: keys.authValue)
+            key = keys.vaultKey(tpmSecret: tpmSecret)
+        }
         let plaintext = SecureBytes(count: root == nil ? 32 : 96) { out in
             keyPair.seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[0..<32]).copyMemory(from: $0) }
             root?.root.node.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[32..<96]).copyMemory(from: $0) }
@@ -41,21 +55,28 @@ public struct Vault: Sendable, Equatable {
         let ciphertext = plaintext.sealed(nonce: nonce, key: key)
         return Vault(
             name: name, publicKey: keyPair.publicKey, kdf: kdf, createdAt: createdAt.formatted(.iso8601),
-            account: root?.account, salt: salt, nonce: nonce, ciphertext: ciphertext)
+            account: root?.account, tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
     /// Decrypts the seed with `pin` and checks that it belongs to the stored address.
     ///
     /// A wrong PIN and a modified salt, nonce or ciphertext look the same to the cipher; `init(file:path:)` has
     /// already told damage apart with the file's check digest, so a failure here is reported as a wrong PIN.
-    public func open(pin: PIN, path: String = "vault") throws -> KeyPair {
-        try openWithRoot(pin: pin, path: path).keyPair
+    public func open(pin: PIN, path: String = "vault", tpm: TPM = TPM()) throws -> KeyPair {
+        try openWithRoot(pin: pin, path: path, tpm: tpm).keyPair
     }
 
     /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
-    public func openWithRoot(pin: PIN, path: String = "vault") throws -> (keyPair: KeyPair, root: AccountRoot?) {
-        let key = try kdf.deriveKey(pin: pin, salt: salt)
+    /// A TPM-bound vault is opened through `tpm`: a wrong PIN is then counted by the TPM (`TPMError.wrongPIN`).
+    public func openWithRoot(pin: PIN, path: String = "vault", tpm: TPM = TPM()) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+        var key = try kdf.deriveKey(pin: pin, salt: salt)
+        if let tpmObject {
+            let keys = TPMBoundKeys(pinDerived: key)
+            key = keys.vaultKey(tpmSecret: try tpm.unseal(tpmObject, authValue: keys.authValue))
+        }
         guard let plaintext = SecureBytes.opening(ciphertext, nonce: nonce, key: key) else {
+            // With a TPM the PIN has already proved right (the TPM released its secret), so only damage is left.
+            if tpmObject != nil { throw VaultError.tampered(path: path, reason: "its key does not open its ciphertext") }
             throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)
         }
         let keyPair = try KeyPair(seed: plaintext.slice(0..<32))
@@ -85,6 +106,11 @@ public struct Vault: Sendable, Equatable {
             var nonce: String
             var ciphertext: String
         }
+        struct TPMObject: Codable {
+            var template: String
+            var `public`: String
+            var `private`: String
+        }
         var format: String
         var version: Int
         var name: String
@@ -92,8 +118,10 @@ public struct Vault: Sendable, Equatable {
         var kdf: KDF
         var cipher: Cipher
         var createdAt: String
-        /// Version 2 only.
+        /// Version 2, and version 3 made from a recovery phrase.
         var account: UInt32?
+        /// Version 3 only.
+        var tpm: TPMObject?
         package var check: String
 
         /// SHA-256 over every other field, one per line, as they are written in the file (docs/FORMAT.md).
@@ -103,6 +131,7 @@ public struct Vault: Sendable, Equatable {
             let fields = [format, String(version), name, publicKey, kdf.algorithm, String(kdf.opsLimit),
                           String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
                 + (account.map { [String($0)] } ?? [])
+                + (tpm.map { [$0.template, $0.public, $0.private] } ?? [])
             let text = Array(fields.map { $0 + "\n" }.joined().utf8)
             return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
         }
@@ -117,15 +146,19 @@ public struct Vault: Sendable, Equatable {
         ("cipher", .object), ("createdAt", .string), ("check", .string),
     ]
 
-    /// The vault as JSON bytes: format version 1, or 2 when it holds an account root.
+    /// The vault as JSON bytes: format version 3 when TPM-bound, else 2 when it holds an account root, else 1.
     public func encoded() -> [UInt8] {
         var file = File(
-            format: Self.formatName, version: account == nil ? 1 : 2, name: name.rawValue, publicKey: publicKey.accountID,
+            format: Self.formatName, version: tpmObject != nil ? 3 : account == nil ? 1 : 2, name: name.rawValue,
+            publicKey: publicKey.accountID,
             kdf: .init(algorithm: Self.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit,
                        salt: Base64.string(salt)),
             cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
                           ciphertext: Base64.string(ciphertext)),
-            createdAt: createdAt, account: account, check: "")
+            createdAt: createdAt, account: account,
+            tpm: tpmObject.map { .init(template: TPM.primaryTemplateName, public: Base64.string($0.publicArea),
+                                       private: Base64.string($0.privateArea)) },
+            check: "")
         file.check = file.expectedCheck
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -165,9 +198,22 @@ public struct Vault: Sendable, Equatable {
         guard let salt = Base64.decode(file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
         guard let nonce = Base64.decode(file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
         // Version 1: the seed. Version 2: the seed, then the 64-byte account root, and the account number.
-        let plaintextCount = version == 1 ? 32 : 96
-        guard (version == 2) == (file.account != nil) else {
-            throw corrupt(version == 1 ? "a version 1 vault has no account number" : "the account number is missing")
+        // Version 3: either of those, and the TPM object.
+        let plaintextCount = file.account == nil ? 32 : 96
+        if version == 1 && file.account != nil { throw corrupt("a version 1 vault has no account number") }
+        if version == 2 && file.account == nil { throw corrupt("the account number is missing") }
+        if version != 3 && kinds["tpm"] != nil { throw corrupt("only a version 3 vault has a TPM object") }
+        var tpmObject: TPM.SealedObject?
+        if version == 3 {
+            guard let found = kinds["tpm"] else { throw corrupt("the field 'tpm' is missing") }
+            guard found == .object, let tpm = file.tpm else { throw corrupt("the field 'tpm' is \(found.rawValue), not object") }
+            guard tpm.template == TPM.primaryTemplateName else {
+                throw corrupt("unknown TPM primary template '\(TerminalText.escaped(tpm.template))'")
+            }
+            guard let publicArea = Base64.decode(tpm.public), let privateArea = Base64.decode(tpm.private),
+                  let object = TPM.SealedObject(publicArea: publicArea, privateArea: privateArea)
+            else { throw corrupt("its TPM object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") }
+            tpmObject = object
         }
         guard let ciphertext = Base64.decode(file.cipher.ciphertext),
               ciphertext.count == plaintextCount + Sodium.secretBoxMACBytes
@@ -175,16 +221,17 @@ public struct Vault: Sendable, Equatable {
         guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
         guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
         self.init(name: name, publicKey: publicKey, kdf: kdf, createdAt: file.createdAt, account: file.account,
-                  salt: salt, nonce: nonce, ciphertext: ciphertext)
+                  tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
     private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String, account: UInt32?,
-                 salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
+                 tpmObject: TPM.SealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
         self.name = name
         self.publicKey = publicKey
         self.kdf = kdf
         self.createdAt = createdAt
         self.account = account
+        self.tpmObject = tpmObject
         self.salt = salt
         self.nonce = nonce
         self.ciphertext = ciphertext

@@ -26,16 +26,20 @@ public struct VaultStore: Sendable {
     /// The signed-in sessions to end when an identity's key or PIN changes, or when it is removed, so that no
     /// session outlives the vault it was opened from.
     public let sessions: SessionStore?
+    /// The TPM that TPM-bound vaults (format version 3) are opened and sealed with.
+    public let tpm: TPM
     let now: @Sendable () -> Date
 
     /// Refuses an empty `directory`: every path is built as `directory/…`, and an empty one would put vaults
     /// in the filesystem root.
-    public init(directory: String, sessions: SessionStore? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(directory: String, sessions: SessionStore? = nil, tpm: TPM = TPM(),
+                now: @escaping @Sendable () -> Date = { Date() }) throws {
         guard !directory.isEmpty else {
             throw VaultError.io(operation: "use", path: "the keystore directory", reason: "its name is empty; give a directory")
         }
         self.directory = directory
         self.sessions = sessions
+        self.tpm = tpm
         self.now = now
     }
 
@@ -198,18 +202,19 @@ public struct VaultStore: Sendable {
     }
 
     /// Re-encrypts an identity under a new PIN, with new salt and nonce, and `kdf` or the vault's current cost,
-    /// and ends its sessions.
+    /// and ends its sessions. `boundToTPM` true binds the vault to `tpm` (with a fresh TPM secret), false unbinds
+    /// it; nil keeps it as it is (a bound vault gets a fresh TPM secret under the new PIN).
     ///
     /// `expecting` is the vault as the caller read it before asking for the PINs. If another command changed it
     /// meanwhile (two PIN changes racing for the lock), the PIN is not tried at all: the loser would otherwise be
     /// told "incorrect PIN" and charged a failure for a PIN that was right when it was typed.
     public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil,
-                          expecting seen: Vault? = nil) throws -> Vault {
+                          boundToTPM: Bool? = nil, expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
-                createdAt: Date())
+                tpm: boundToTPM ?? vault.isTPMBound ? tpm : nil, createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             endSessions(of: name)
             return resealed
@@ -292,11 +297,13 @@ public struct VaultStore: Sendable {
         if let seen, vault != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
         let (before, after) = try recordAttempt(name)
         do {
-            let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name))
+            let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name), tpm: tpm)
             try? clearThrottle(name)
             return (vault, keyPair, root)
         } catch VaultError.incorrectPIN {
             throw VaultError.incorrectPIN(triesBeforeWait: after.triesBeforeWait, waitSeconds: after.secondsLeft(now: now()) ?? 0)
+        } catch let error as TPMError where error.exitStatus == .incorrectPIN {
+            throw error  // counted here too, and the TPM's own count is the one the message gives
         } catch {
             // Not a wrong PIN (no memory for the key derivation, a damaged key): the attempt does not count.
             if before == Throttle() { try? clearThrottle(name) } else { try? before.save(throttlePath(of: name), directory: directory) }

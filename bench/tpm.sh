@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# What binding a vault to a TPM costs a login: `keystore login` on a TPM-bound vault against the same login on an
+# unbound one, at --kdf interactive and moderate, median wall time of RUNS logins each, on a private swtpm
+# (a software TPM: a hardware TPM is slower, so measure yours with KEYSTORE_TPM_TCTI=device:/dev/tpmrm0).
+# The difference is the TPM's share: create the primary key, a salted session, load, unseal, flush.
+# Usage: bench/tpm.sh [RUNS=21]     (needs swtpm: apt-get install swtpm swtpm-tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-21}
+
+BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -use-ld=lld
+       -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --gc-sections)
+"${BUILD[@]}" --product keystore >/dev/null
+KEYSTORE=$("${BUILD[@]}" --show-bin-path)/keystore
+WORK=$(mktemp -d)
+PORT=$(python3 -c '
+import random, socket
+while True:
+    port = random.randint(20000, 60000)
+    try:
+        for p in (port, port + 1):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); s.close()
+        print(port); break
+    except OSError:
+        pass')
+mkdir "$WORK/tpm"
+swtpm socket --tpm2 --tpmstate dir="$WORK/tpm" --server type=tcp,port="$PORT",bindaddr=127.0.0.1 \
+    --ctrl type=tcp,port=$((PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
+SWTPM=$!
+trap 'kill $SWTPM; rm -rf "$WORK"' EXIT
+sleep 0.5
+
+export KEYSTORE_HOME="$WORK/keys" KEYSTORE_TPM_TCTI="swtpm:host=127.0.0.1,port=$PORT"
+printf '503816\n' > "$WORK/pin"
+for kdf in interactive moderate; do
+    "$KEYSTORE" signup --name "plain-$kdf" --kdf "$kdf" --pin-file "$WORK/pin" >/dev/null
+    "$KEYSTORE" signup --name "tpm-$kdf" --tpm --kdf "$kdf" --pin-file "$WORK/pin" >/dev/null 2>&1
+done
+
+python3 - "$KEYSTORE" "$WORK/pin" "$RUNS" <<'PY'
+import statistics, subprocess, sys, time
+keystore, pin, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def median_ms(arguments):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([keystore] + arguments, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+status = median_ms(["tpm-status"])
+print(f"keystore tpm-status (connect, one GetCapability): {status:7.1f} ms")
+for kdf in ("interactive", "moderate"):
+    plain = median_ms(["login", "--name", f"plain-{kdf}", "--pin-file", pin])
+    bound = median_ms(["login", "--name", f"tpm-{kdf}", "--pin-file", pin])
+    print(f"login --kdf {kdf:11}  unbound {plain:7.1f} ms   TPM-bound {bound:7.1f} ms   "
+          f"TPM's share {bound - plain:6.1f} ms ({(bound - plain) / bound:4.0%} of the bound login; goal: at most 300 ms)")
+PY
