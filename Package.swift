@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM"),
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "SoftwareTPM"]),
         // An app's view of the library: public API only, no @testable.
-        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore"]),
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "SoftwareTPM"]),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
         .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "SoftwareTPM"]),
     ]

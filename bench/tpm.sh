@@ -32,6 +32,7 @@ sleep 0.5
 
 export KEYSTORE_HOME="$WORK/keys" KEYSTORE_TPM_TCTI="swtpm:host=127.0.0.1,port=$PORT"
 printf '503816\n' > "$WORK/pin"
+chmod 600 "$WORK/pin"
 for kdf in interactive moderate; do
     "$KEYSTORE" signup --name "plain-$kdf" --kdf "$kdf" --pin-file "$WORK/pin" >/dev/null
     "$KEYSTORE" signup --name "tpm-$kdf" --tpm --kdf "$kdf" --pin-file "$WORK/pin" >/dev/null 2>&1

@@ -44,7 +44,7 @@ def open_vault(path, pin):
     if "account" in v:
         fields.append(v["account"])
     if v["version"] == 3:
-        fields += [v["tpm"]["template"], v["tpm"]["public"], v["tpm"]["private"]]
+        fields += [v["tpm"]["template"], v["tpm"]["primary"], v["tpm"]["public"], v["tpm"]["private"]]
     digest = hashlib.sha256("".join(f"{f}\n" for f in fields).encode()).digest()
     assert base64.b64decode(v["check"]) == digest, "damaged or edited"
     assert kdf["algorithm"] == "argon2id13" and cipher["algorithm"] == "xsalsa20poly1305"
@@ -93,6 +93,8 @@ def tpm_bound_key(tpm, pin_derived):
         # The TCG SRK template for ECC NIST P-256 (AES-128-CFB for its children), regenerated, never persisted.
         run("tpm2_createprimary", "-C", "o", "-g", "sha256", "-G", "ecc256:aes128cfb", "-c", path("primary"),
             "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt")
+        run("tpm2_readpublic", "-c", path("primary"), "-n", path("name"))
+        assert open(path("name"), "rb").read() == base64.b64decode(tpm["primary"]), "another TPM, or this one cleared"
         run("tpm2_load", "-C", path("primary"), "-u", path("public"), "-r", path("private"), "-c", path("object"))
         # A plain password session: simpler than keystore's salted, encrypted one, and enough for a check.
         tpm_secret = run("tpm2_unseal", "-c", path("object"), "-p", "hex:" + auth_value.hex())

@@ -272,18 +272,21 @@ public struct Keystore: Sendable {
     // MARK: By name as text, as an app holds it
 
     /// `signUp` for a name as typed; an invalid name is `VaultError.invalidName`.
-    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) throws -> Created {
-        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing)
+    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false,
+                       boundToTPM: Bool = false) throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing, boundToTPM: boundToTPM)
     }
 
     @concurrent
-    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false) async throws -> Created {
-        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing)
+    public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false,
+                       boundToTPM: Bool = false) async throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, importing: nil, replacing: replacing, boundToTPM: boundToTPM)
     }
 
     public func signUp(name: String, pin: PIN, kdf: KDFParameters.Level = .moderate, phraseWords: Int, account: UInt32 = 0,
-                       replacing: Bool = false) throws -> Created {
-        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, phraseWords: phraseWords, account: account, replacing: replacing)
+                       replacing: Bool = false, boundToTPM: Bool = false) throws -> Created {
+        try signUp(name: IdentityName(name), pin: pin, kdf: kdf, phraseWords: phraseWords, account: account, replacing: replacing,
+                   boundToTPM: boundToTPM)
     }
 
     public func signIn(name: String, pin: PIN) throws -> Signer {
@@ -306,12 +309,16 @@ public struct Keystore: Sendable {
         SessionStore.Identity(keystore: vaults.directory, name: name)
     }
 
-    /// The vault's header, and the wait still running after wrong PINs: both checked before anyone is asked for
-    /// a PIN that could not be used.
+    /// The vault's header, the wait still running after wrong PINs, and for a TPM-bound vault the TPM (there, and
+    /// not in lockout): all checked before anyone is asked for a PIN that could not be used.
     @discardableResult
     func vaultReadyForPIN(_ name: IdentityName) throws -> Vault {
         let vault = try vaults.vault(named: name)
         if let wait = vaults.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        if vault.isTPMBound {
+            let state = try vaults.tpm.dictionaryAttackState()
+            if state.inLockout { throw TPMError.lockedOut(state: state) }
+        }
         warnAboutPermissions(name)
         return vault
     }

@@ -6,7 +6,7 @@ import StellarKeystore
 
 @main
 struct KeystoreCommand: ParsableCommand {
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     static let configuration = CommandConfiguration(
         commandName: "keystore",

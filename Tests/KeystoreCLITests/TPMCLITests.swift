@@ -64,6 +64,8 @@ final class TPMCLITests {
         let signature = signed.stdout.trimmingCharacters(in: .newlines)
         let verify = try run(["verify", "--raw", "--address", address, "--signature", signature, "--hex", "c0ffee"])
         #expect(verify.status == 0 && verify.stdout == "valid\n", "\(verify.stderr)")
+        let export = try run(["export", "--force", "--name", "alice", "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(export.status == 0 && export.stdout.hasPrefix("S") && export.stdout.count == 57, "\(export.stderr)")
         // A session holds the seed under a session key, as for any vault: signing then needs no TPM at all.
         let session = try run(["login", "--session", "--name", "alice", "--pin-stdin"], stdin: "\(pin)\n")
         let token = String(session.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
@@ -101,6 +103,9 @@ final class TPMCLITests {
         try FileManager.default.removeItem(atPath: "\(home.path)/.alice.throttle")
         let right = try run(["login", "--name", "alice", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(right.status == 4, "\(right.stderr)")
+        // Said before any PIN is read: with nothing on standard input, the answer is still the lockout.
+        let unasked = try run(["login", "--name", "alice", "--pin-stdin"])
+        #expect(unasked.status == 4 && unasked.stderr == right.stderr, "\(unasked.stderr)")
         #expect(right.stderrLines.count == 1 && right.stderr.contains("dictionary-attack lockout") && right.stderr.contains("17 min"))
         #expect(try vaultBytes() == vault)
         let status = try run(["tpm-status"])
@@ -139,6 +144,18 @@ final class TPMCLITests {
         #expect(login.status == 8 && login.stderrLines.count == 1, "\(login.stderr)")
         #expect(try vaultBytes() == vault)
         #expect(try run(["tpm-status"], tpm: missing).status == 8)
+    }
+
+    @Test func recoverAndDeriveKeepTheBinding() throws {
+        // SEP-5 Test 1's phrase; account 1 is golden-mnemonic's address (fixtures/vaults/vaults.json).
+        let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
+        let recover = try run(["recover", "--name", "erin", "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(phrase)\n\(pin)\n")
+        #expect(recover.status == 0 && recover.stderr.contains("can only ever be opened on this machine"), "\(recover.stderr)")
+        let derive = try run(["derive", "--name", "erin", "--account", "1", "--add", "erin-1", "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(derive.status == 0, "\(derive.stderr)")
+        let list = try run(["list"]).stdout
+        #expect(list.contains("erin\t") && list.contains("erin-1\tGBAW5XGWORWVFE2XTJYDTLDHXTY2Q2MO73HYCGB3XMFMQ562Q2W2GJQX\ttpm"), "\(list)")
+        #expect(list.split(separator: "\n").allSatisfy { $0.hasSuffix("\ttpm") })
     }
 
     @Test func bindChangePINAndUnbindRoundTrip() throws {

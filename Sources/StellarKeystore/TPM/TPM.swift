@@ -36,22 +36,27 @@ public struct TPM: Sendable {
     }
 
     /// A sealed object as the vault keeps it: the TPM2B_PUBLIC and TPM2B_PRIVATE that `TPM2_Create` returned,
-    /// in the TPM's own marshalled form (big-endian, size-prefixed; TPM 2.0 Part 2).
+    /// in the TPM's own marshalled form (big-endian, size-prefixed; TPM 2.0 Part 2), and the Name of the primary
+    /// key it was made under (the name algorithm's 2-byte ID, then the digest of the primary's public area).
     public struct SealedObject: Sendable, Equatable {
+        public let primaryName: [UInt8]
         public let publicArea: [UInt8]
         public let privateArea: [UInt8]
 
-        /// Nil unless `publicArea` is exactly one TPM2B_PUBLIC and `privateArea` one TPM2B_PRIVATE.
-        init?(publicArea: [UInt8], privateArea: [UInt8]) {
+        /// Nil unless `publicArea` is exactly one TPM2B_PUBLIC, `privateArea` one TPM2B_PRIVATE, and
+        /// `primaryName` a SHA-256 Name.
+        init?(primaryName: [UInt8], publicArea: [UInt8], privateArea: [UInt8]) {
             var inPublic = TPM2B_PUBLIC()
             var inPrivate = TPM2B_PRIVATE()
-            guard unmarshal(publicArea, into: &inPublic, Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+            guard primaryName.count == 34, primaryName.prefix(2) == [0x00, 0x0B],
+                  unmarshal(publicArea, into: &inPublic, Tss2_MU_TPM2B_PUBLIC_Unmarshal),
                   unmarshal(privateArea, into: &inPrivate, Tss2_MU_TPM2B_PRIVATE_Unmarshal)
             else { return nil }
-            self.init(checked: publicArea, privateArea)
+            self.init(checked: primaryName, publicArea, privateArea)
         }
 
-        fileprivate init(checked publicArea: [UInt8], _ privateArea: [UInt8]) {
+        fileprivate init(checked primaryName: [UInt8], _ publicArea: [UInt8], _ privateArea: [UInt8]) {
+            self.primaryName = primaryName
             self.publicArea = publicArea
             self.privateArea = privateArea
         }
@@ -78,7 +83,7 @@ public struct TPM: Sendable {
     func seal(_ secret: SecureBytes, authValue: SecureBytes) throws -> SealedObject {
         precondition(authValue.count <= Self.authValueBytes && secret.count <= 128)
         return try Connection.open(tcti) { connection in
-            let (primary, session) = try connection.primaryAndSession()
+            let (primary, primaryName, session) = try connection.primaryAndSession(expecting: nil)
             var sensitive = TPM2B_SENSITIVE_CREATE()
             defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
             authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
@@ -100,7 +105,7 @@ public struct TPM: Sendable {
                 connection.context, primary, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive,
                 &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil))
             guard let outPrivate, let outPublic else { throw TPMError.failed(operation: "create the sealed object", detail: "no object returned") }
-            return SealedObject(checked: try marshal(outPublic.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal),
+            return SealedObject(checked: primaryName, try marshal(outPublic.pointee, Tss2_MU_TPM2B_PUBLIC_Marshal),
                                 try marshal(outPrivate.pointee, Tss2_MU_TPM2B_PRIVATE_Marshal))
         }
     }
@@ -115,7 +120,7 @@ public struct TPM: Sendable {
               unmarshal(object.privateArea, into: &inPrivate, Tss2_MU_TPM2B_PRIVATE_Unmarshal)
         else { throw TPMError.malformedObject }
         return try Connection.open(tcti) { connection in
-            let (primary, session) = try connection.primaryAndSession()
+            let (primary, _, session) = try connection.primaryAndSession(expecting: object.primaryName)
             var object = ESYS_TR(ESYS_TR_NONE)
             let loaded = Esys_Load(connection.context, primary, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
                                    &inPrivate, &inPublic, &object)
@@ -203,7 +208,11 @@ private final class Connection {
 
     /// The primary storage key, regenerated from the template (deterministic for a given TPM and owner seed), and
     /// an HMAC session salted to it with parameter encryption.
-    func primaryAndSession() throws -> (primary: ESYS_TR, session: ESYS_TR) {
+    ///
+    /// With `expected`, the primary's Name must be the one recorded when the object was sealed, checked before
+    /// the salt is encrypted to it: otherwise something between us and the TPM could answer with a key of its
+    /// own and read the session's secrets. A TPM cleared since (new owner seed) fails the same check.
+    func primaryAndSession(expecting expected: [UInt8]?) throws -> (primary: ESYS_TR, name: [UInt8], session: ESYS_TR) {
         var sensitive = TPM2B_SENSITIVE_CREATE()
         var template = Self.primaryTemplate()
         var outsideInfo = TPM2B_DATA()
@@ -213,6 +222,14 @@ private final class Connection {
             context, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
             &sensitive, &template, &outsideInfo, &pcrs, &primary, nil, nil, nil, nil))
         transient.append(primary)
+        var namePointer: UnsafeMutablePointer<TPM2B_NAME>?
+        defer { Esys_Free(namePointer) }
+        try check("read the primary key's name", Esys_TR_GetName(context, primary, &namePointer))
+        guard let namePointer, Int(namePointer.pointee.size) <= MemoryLayout.size(ofValue: namePointer.pointee.name) else {
+            throw TPMError.failed(operation: "read the primary key's name", detail: "no name returned")
+        }
+        let name = withUnsafeBytes(of: namePointer.pointee.name) { Array($0.prefix(Int(namePointer.pointee.size))) }
+        if let expected, expected != name { throw TPMError.boundElsewhere }
         var symmetric = TPMT_SYM_DEF()
         symmetric.algorithm = TPM2_ALG_AES_
         symmetric.keyBits.aes = 128
@@ -224,7 +241,7 @@ private final class Connection {
         transient.append(session)
         let attributes = TPMA_SESSION(TPMA_SESSION_DECRYPT_ | TPMA_SESSION_ENCRYPT_ | TPMA_SESSION_CONTINUESESSION_)
         try check("set the session's attributes", Esys_TRSess_SetAttributes(context, session, attributes, 0xFF))
-        return (primary, session)
+        return (primary, name, session)
     }
 
     /// The TCG "Storage Root Key" template for ECC NIST P-256 (TCG TPM v2.0 Provisioning Guidance, 7.5.1), the one

@@ -108,6 +108,7 @@ public struct Vault: Sendable, Equatable {
         }
         struct TPMObject: Codable {
             var template: String
+            var primary: String
             var `public`: String
             var `private`: String
         }
@@ -131,7 +132,7 @@ public struct Vault: Sendable, Equatable {
             let fields = [format, String(version), name, publicKey, kdf.algorithm, String(kdf.opsLimit),
                           String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
                 + (account.map { [String($0)] } ?? [])
-                + (tpm.map { [$0.template, $0.public, $0.private] } ?? [])
+                + (tpm.map { [$0.template, $0.primary, $0.public, $0.private] } ?? [])
             let text = Array(fields.map { $0 + "\n" }.joined().utf8)
             return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
         }
@@ -156,8 +157,8 @@ public struct Vault: Sendable, Equatable {
             cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
                           ciphertext: Base64.string(ciphertext)),
             createdAt: createdAt, account: account,
-            tpm: tpmObject.map { .init(template: TPM.primaryTemplateName, public: Base64.string($0.publicArea),
-                                       private: Base64.string($0.privateArea)) },
+            tpm: tpmObject.map { .init(template: TPM.primaryTemplateName, primary: Base64.string($0.primaryName),
+                                       public: Base64.string($0.publicArea), private: Base64.string($0.privateArea)) },
             check: "")
         file.check = file.expectedCheck
         let encoder = JSONEncoder()
@@ -210,9 +211,10 @@ public struct Vault: Sendable, Equatable {
             guard tpm.template == TPM.primaryTemplateName else {
                 throw corrupt("unknown TPM primary template '\(TerminalText.escaped(tpm.template))'")
             }
-            guard let publicArea = Base64.decode(tpm.public), let privateArea = Base64.decode(tpm.private),
-                  let object = TPM.SealedObject(publicArea: publicArea, privateArea: privateArea)
-            else { throw corrupt("its TPM object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") }
+            guard let primaryName = Base64.decode(tpm.primary), let publicArea = Base64.decode(tpm.public),
+                  let privateArea = Base64.decode(tpm.private),
+                  let object = TPM.SealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea)
+            else { throw corrupt("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") }
             tpmObject = object
         }
         guard let ciphertext = Base64.decode(file.cipher.ciphertext),

@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+import SoftwareTPM
+import StellarKeystore  // not @testable: the TPM calls of docs/LIBRARY.md, as an app writes them
+
+@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+struct TPMAppFlowTests {
+    @Test func signUpBoundSignInAndUnbind() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let swtpm = try #require(SoftwareTPM.current)
+        defer { try? swtpm.clearLockout() }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
+                                    environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti])
+        #expect(keystore.vaults.tpm.tcti == swtpm.tcti)
+        #expect(Keystore.tpmBindingNotice.contains("this machine"))
+        let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
+        #expect(try keystore.identities().map(\.isTPMBound) == [true])
+        #expect(try keystore.signIn(name: "alice", pin: PIN("493817")).address == created.address)
+        let before = try keystore.tpmStatus()
+        #expect {
+            try keystore.signIn(name: "alice", pin: PIN("493818"))
+        } throws: { error in
+            guard case TPMError.wrongPIN(let state?) = error else { return false }
+            return state.triesLeft == before.triesLeft - 1 && (error as? KeystoreError)?.exitStatus == .incorrectPIN
+        }
+        let unbound = try keystore.unbindFromTPM(name: IdentityName("alice")) { try PIN("493817") }
+        #expect(!unbound.isTPMBound && unbound.publicKey.accountID == created.address)
+    }
+}
