@@ -29,9 +29,11 @@ extension Keystore {
 
     /// Whether an identity's vault costs less to attack than this machine's calibrated level: an old vault made
     /// on a slower machine, or with `--kdf interactive`. Nil when it cannot tell (no calibration yet, or an
-    /// unreadable vault): a login must not start measuring.
+    /// unreadable vault): a login must not start measuring. Never true of a TPM-bound vault: a copy of it cannot
+    /// be attacked offline at any cost, and its Argon2id is only defence in depth.
     public func isWeakerThanThisMachineAffords(_ name: IdentityName) -> Bool? {
         guard let calibration = calibration(), let vault = try? vaults.vault(named: name) else { return nil }
+        if vault.isTPMBound { return false }
         let affordable = calibration.level.parameters
         return vault.kdf.opsLimit * vault.kdf.memLimit < affordable.opsLimit * affordable.memLimit
     }

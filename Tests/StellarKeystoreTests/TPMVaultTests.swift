@@ -85,6 +85,19 @@ struct TPMVaultTests {
         #expect(TPMError.boundElsewhere.exitStatus == .vaultDamaged)
     }
 
+    @Test func anImpostorPrimaryKeyIsRefusedBeforeTheSessionIsSalted() throws {
+        let vault = try sealed()
+        let object = try #require(vault.tpmObject)
+        #expect(object.primaryName.count == 34 && object.primaryName.prefix(2) == [0x00, 0x0B])
+        // What keystore would see if something between it and the TPM answered CreatePrimary with another key.
+        var name = object.primaryName
+        name[10] ^= 1
+        let impostor = try #require(TPM.SealedObject(primaryName: name, publicArea: object.publicArea, privateArea: object.privateArea))
+        let before = try tpm.dictionaryAttackState()
+        #expect(throws: TPMError.boundElsewhere) { try tpm.unseal(impostor, authValue: .random(count: 32)) }
+        #expect(try tpm.dictionaryAttackState() == before, "nothing was tried, so nothing was counted")
+    }
+
     @Test func twoHundredUnlocksLeakNoHandle() throws {
         // swtpm has no resource manager: a handle left behind by any unlock would exhaust its few slots.
         let keyPair = KeyPair.random()
@@ -146,6 +159,36 @@ struct TPMVaultTests {
         #expect(try unbound.open(pin: PIN("918273"), tpm: TPM(tcti: "device:/dev/keystore-no-such-tpm")).publicKey.accountID == created.address)
     }
 
+    @Test func aLockedOutTPMIsReportedBeforeThePINIsAsked() throws {
+        defer { try? SoftwareTPM.current!.clearLockout() }
+        let directory = TemporaryDirectory()
+        let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
+        try keystore.vaults.create(try sealed())
+        for _ in 0..<(try tpm.dictionaryAttackState().triesLeft) {
+            #expect(throws: TPMError.self) { try keystore.vaults.unlock(IdentityName("alice"), pin: wrongPIN) }
+        }
+        var asked = false
+        #expect {
+            try keystore.signIn(name: IdentityName("alice")) { asked = true; return pin }
+        } throws: { error in
+            guard let error = error as? TPMError, case .lockedOut(let state?) = error else { return false }
+            return state.inLockout && error.exitStatus == .throttled
+        }
+        #expect(!asked, "nobody is asked for a PIN the TPM would refuse")
+    }
+
+    @Test func aBoundVaultIsNeverCalledTooCheapToAttack() throws {
+        // With the TPM as the wall, --kdf interactive is what we recommend: login must not then advise upgrading.
+        let directory = TemporaryDirectory()
+        let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
+        _ = try keystore.signUp(name: IdentityName("bound"), pin: pin, kdf: .interactive, boundToTPM: true)
+        _ = try keystore.signUp(name: IdentityName("plain"), pin: pin, kdf: .interactive)
+        try Data(#"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.36}}"#.utf8)
+            .write(to: URL(fileURLWithPath: directory.path + "/" + KDFCalibration.fileName))
+        #expect(try keystore.isWeakerThanThisMachineAffords(IdentityName("plain")) == true)
+        #expect(try keystore.isWeakerThanThisMachineAffords(IdentityName("bound")) == false)
+    }
+
     @Test func aTPMVaultsFieldsAreCheckedWhenParsed() throws {
         let vault = try sealed()
         let file = try JSONSerialization.jsonObject(with: Data(vault.encoded())) as! [String: Any]
@@ -166,11 +209,14 @@ struct TPMVaultTests {
         damaged("the field 'tpm' is missing") { $0["tpm"] = nil }
         damaged("only a version 3 vault has a TPM object") { $0["version"] = 1 }
         damaged("unknown TPM primary template 'rsa'") { var tpm = $0["tpm"] as! [String: Any]; tpm["template"] = "rsa"; $0["tpm"] = tpm }
-        damaged("its TPM object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") {
+        damaged("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") {
             var tpm = $0["tpm"] as! [String: Any]; tpm["public"] = (tpm["public"] as! String) + "AAAA"; $0["tpm"] = tpm
         }
-        damaged("its TPM object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") {
+        damaged("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") {
             var tpm = $0["tpm"] as! [String: Any]; tpm["private"] = "AAE="; $0["tpm"] = tpm
+        }
+        damaged("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") {
+            var tpm = $0["tpm"] as! [String: Any]; tpm["primary"] = "AAsA"; $0["tpm"] = tpm
         }
         // The check digest covers the TPM object: an edit without recomputing it is named as tampering.
         #expect(throws: VaultError.tampered(path: "alice.vault", reason: "its check digest does not match its contents")) {
