@@ -10,12 +10,7 @@ cd "$(dirname "$0")/.."
 N=${1:-100000}
 RUNS=${2:-200}
 
-# The README's install build: static Swift runtime, linked by the toolchain's lld with packed relative
-# relocations and unused sections dropped (smaller, and faster to start than the default gold link).
-BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -use-ld=lld
-       -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --gc-sections)
-"${BUILD[@]}" --product keystore >/dev/null
-KEYSTORE=$("${BUILD[@]}" --show-bin-path)/keystore
+source bench/build.sh
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/limits" bench/limits.c $(pkg-config --cflags --libs libsodium)

@@ -8,10 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-21}
 
-BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -use-ld=lld
-       -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --gc-sections)
-"${BUILD[@]}" --product keystore >/dev/null
-KEYSTORE=$("${BUILD[@]}" --show-bin-path)/keystore
+source bench/build.sh
 WORK=$(mktemp -d)
 PORT=$(python3 -c '
 import random, socket

@@ -249,7 +249,7 @@ public struct Keystore: Sendable {
     public func bindToTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
         let seen = try vaultReadyForPIN(name)
         if seen.isTPMBound { throw KeystoreUseError.alreadyBound(name.rawValue) }
-        _ = try vaults.tpm.dictionaryAttackState()  // no TPM: say so before a PIN is typed
+        try checkTPMReadyToBind()
         let current = try pin()
         return try vaults.changePIN(name, from: current, to: current, boundToTPM: true, expecting: seen)
     }
@@ -262,6 +262,12 @@ public struct Keystore: Sendable {
         if !seen.isTPMBound { throw KeystoreUseError.notBound(name.rawValue) }
         let current = try pin()
         return try vaults.changePIN(name, from: current, to: current, boundToTPM: false, expecting: seen)
+    }
+
+    /// Refuses, before any PIN is asked, a binding that cannot happen: no TPM, no permission on it, or an owner
+    /// hierarchy with a password.
+    public func checkTPMReadyToBind() throws {
+        try vaults.tpm.checkReadyToSeal()
     }
 
     /// The TPM's dictionary-attack state: how many wrong PINs it has counted and allows.

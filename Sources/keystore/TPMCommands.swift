@@ -5,7 +5,7 @@ import StellarKeystore
 /// that the vault will never open anywhere else.
 enum TPMNotice {
     static func checkAndWarn(_ keystore: Keystore) throws {
-        _ = try keystore.tpmStatus()
+        try keystore.checkTPMReadyToBind()
         Console.warn(Keystore.tpmBindingNotice)
     }
 }

@@ -158,6 +158,29 @@ final class TPMCLITests {
         #expect(list.split(separator: "\n").allSatisfy { $0.hasSuffix("\ttpm") })
     }
 
+    @Test func aTPMWithoutPermissionSaysWhatToDo() throws {
+        // A stand-in for /dev/tpmrm0 (root:tss 0660 on Debian) that the user may not open.
+        let directory = home.path + "-dev"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let device = directory + "/tpmrm0"
+        #expect(FileManager.default.createFile(atPath: device, contents: nil, attributes: [.posixPermissions: 0o000]))
+        var process = keystore
+        process.environment["KEYSTORE_TPM_TCTI"] = "device:\(device)"
+        let result = try process.run(["tpm-status"], prefix: BadInputCLITests.unprivilegedPrefix)
+        #expect(result.status == 8 && result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("no permission on \(device)") && result.stderr.contains("join the 'tss' group"))
+    }
+
+    @Test func anOwnerPasswordIsNamedAsTheProblem() throws {
+        try swtpm.setOwnerPassword("owner-secret")
+        defer { try? swtpm.setOwnerPassword("", current: "owner-secret") }
+        let signup = try run(["signup", "--name", "frank", "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(signup.status == 8 && signup.stderrLines.count == 1, "\(signup.stderr)")
+        #expect(signup.stderr.contains("the owner hierarchy has a password"), "\(signup.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.vaultPath("frank")))
+    }
+
     @Test func bindChangePINAndUnbindRoundTrip() throws {
         let signup = try run(["signup", "--name", "carol", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
         let address = signup.stdout.trimmingCharacters(in: .newlines)

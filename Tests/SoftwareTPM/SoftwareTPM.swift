@@ -81,6 +81,11 @@ public final class SoftwareTPM: Sendable {
                        "--recovery-time=\(intervalSeconds)", "--lockout-recovery-time=\(recoverySeconds)", "-T", tcti])
     }
 
+    /// Sets the owner hierarchy's password (`tpm2_changeauth -c owner`); "" for none.
+    public func setOwnerPassword(_ new: String, current: String = "") throws {
+        try ownerTool(["tpm2_changeauth", "-c", "owner", "-T", tcti] + (current.isEmpty ? [] : ["-p", current]) + [new])
+    }
+
     private func ownerTool(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -154,6 +154,12 @@ public struct TPM: Sendable {
         }
     }
 
+    /// Checks that a vault can be sealed here (a TPM answers, and its storage key can be made) without sealing
+    /// anything, so that nobody types a new PIN for a binding that cannot happen.
+    func checkReadyToSeal() throws {
+        try Connection.open(tcti) { _ = try $0.primaryAndSession(expecting: nil) }
+    }
+
     /// The TPM's dictionary-attack counter and settings.
     public func dictionaryAttackState() throws -> DictionaryAttackState {
         try Connection.open(tcti) { try $0.dictionaryAttackState() }
@@ -174,7 +180,7 @@ private final class Connection {
     private init(tcti: String) { self.tcti = tcti }
 
     static func open<Result>(_ tcti: String, _ body: (Connection) throws -> Result) throws -> Result {
-        quietLibraryLogging()
+        _ = libraryLoggingQuieted
         let connection = Connection(tcti: tcti)
         defer { connection.close() }
         try connection.connect()
@@ -182,10 +188,9 @@ private final class Connection {
     }
 
     /// tpm2-tss logs warnings and errors to stderr itself; keystore says what went wrong in one line of its own.
-    /// A TSS2_LOG the user set is left alone.
-    private static func quietLibraryLogging() {
-        setenv("TSS2_LOG", "all+NONE", 0)
-    }
+    /// A TSS2_LOG the user set is left alone. Set once (a static let runs once, thread-safely), before the first
+    /// context reads it.
+    private static let libraryLoggingQuieted: Void = { setenv("TSS2_LOG", "all+NONE", 0) }()
 
     private func connect() throws {
         let loaded = Tss2_TctiLdr_Initialize(tcti, &tctiContext)
@@ -218,9 +223,14 @@ private final class Connection {
         var outsideInfo = TPM2B_DATA()
         var pcrs = TPML_PCR_SELECTION()
         var primary = ESYS_TR(ESYS_TR_NONE)
-        try check("create the primary key (is the owner hierarchy password-protected?)", Esys_CreatePrimary(
+        let created = Esys_CreatePrimary(
             context, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-            &sensitive, &template, &outsideInfo, &pcrs, &primary, nil, nil, nil, nil))
+            &sensitive, &template, &outsideInfo, &pcrs, &primary, nil, nil, nil, nil)
+        if case .authorisationFailed = ResponseCode(created) {
+            throw TPMError.failed(operation: "create its storage key",
+                                  detail: "the owner hierarchy has a password; keystore needs it empty, as systemd-cryptenroll does")
+        }
+        try check("create its storage key", created)
         transient.append(primary)
         var namePointer: UnsafeMutablePointer<TPM2B_NAME>?
         defer { Esys_Free(namePointer) }
@@ -295,6 +305,9 @@ private final class Connection {
     func failure(_ operation: String, _ rc: TSS2_RC) -> TPMError {
         // The TCTI's own layer: the TPM went away or never answered.
         if rc & 0xFF_0000 == 0x0A_0000 { return .unavailable(tcti: tcti, reason: Self.decode(rc)) }
+        if rc == 0x902 {  // TPM_RC_OBJECT_MEMORY: without a resource manager, another program left objects loaded
+            return .failed(operation: operation, detail: "\(Self.decode(rc)); another program left objects loaded in the TPM: use device:/dev/tpmrm0 (the kernel's resource manager), or run tpm2_flushcontext -t")
+        }
         return .failed(operation: operation, detail: Self.decode(rc))
     }
 
