@@ -5,6 +5,12 @@ public struct Signer: Sendable {
     /// Whether it was made from a recovery phrase; nil when opened from a session, which does not say.
     public let isFromPhrase: Bool?
 
+    package init(name: IdentityName, keyPair: KeyPair, isFromPhrase: Bool?) {
+        self.name = name
+        self.keyPair = keyPair
+        self.isFromPhrase = isFromPhrase
+    }
+
     public var publicKey: PublicKey { keyPair.publicKey }
     public var address: String { keyPair.publicKey.accountID }
 

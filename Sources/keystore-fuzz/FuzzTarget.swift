@@ -25,6 +25,8 @@ enum FuzzTarget: String, CaseIterable {
     case throttle
     /// `StellarCLIIdentity.parse`: stellar-cli's identity files, which `import-stellar-cli` reads.
     case stellarcli
+    /// `TransactionEnvelope(xdr:)`: a transaction envelope's XDR, then its summary, hash and signing.
+    case tx
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -40,6 +42,7 @@ enum FuzzTarget: String, CaseIterable {
         case .mnemonic: Self.mnemonic(data)
         case .throttle: Self.throttle(Array(data))
         case .stellarcli: Self.stellarCLI(Array(data))
+        case .tx: Self.transaction(Array(data))
         }
     }
 
@@ -99,8 +102,32 @@ enum FuzzTarget: String, CaseIterable {
             let string = String(decoding: text, as: UTF8.self)
             guard let bytes = Hex.bytes(string) else { return }
             check(Hex.string(bytes) == string.lowercased(), "hex \(string) does not round-trip")
+        case .envelope(let text)?:
+            do { _ = try TransactionEnvelope(base64: text) } catch { expectKeystoreError(error) }
         case .message?, nil:
             break
+        }
+    }
+
+    private static let signer = try! KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
+
+    private static func transaction(_ bytes: [UInt8]) {
+        let envelope: TransactionEnvelope
+        do { envelope = try TransactionEnvelope(xdr: bytes) } catch { return expectKeystoreError(error) }
+        let summary = TransactionSummary(envelope, on: .testnet)
+        check(summary.lines.allSatisfy(TerminalText.isPlain), "a summary line would reach the terminal with a control character")
+        let signing = Signer(name: .default, keyPair: signer, isFromPhrase: nil)
+        do {
+            let signed = try signing.signTransaction(envelope, on: .testnet)
+            guard !signed.wasAlreadySigned else { return }
+            // The splice is one more valid envelope: the same transaction, one more signature, nothing else moved.
+            let again = try TransactionEnvelope(xdr: signed.envelope)
+            check(again.signatures.count == envelope.signatures.count + 1, "signing did not add exactly one signature")
+            check(again.hash(on: .testnet) == envelope.hash(on: .testnet), "signing changed the transaction")
+            check(signed.envelope.count == bytes.count + 72, "signing changed more than the signature")
+            check(again.isSigned(by: signer.publicKey, hash: signed.hash), "the signature does not verify")
+        } catch {
+            check(envelope.signatures.count == TransactionEnvelope.maximumSignatures, "signing failed: \(error)")
         }
     }
 

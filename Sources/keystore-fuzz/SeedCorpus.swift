@@ -76,6 +76,17 @@ enum SeedCorpus {
         ]
         for (index, identity) in identities.enumerated() { try save(.stellarcli, "identity-\(index)", Array(identity.utf8)) }
 
+        // Every fifth envelope stellar-sdk made (all kinds and operation types are among them), as raw XDR.
+        struct Envelopes: Decodable {
+            struct Entry: Decodable { var envelope: String }
+            var envelopes: [Entry]
+            var full: Entry
+        }
+        let envelopes = try JSONDecoder().decode(Envelopes.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/tx-envelopes.json")))
+        for (index, entry) in (envelopes.envelopes + [envelopes.full]).enumerated() where index % 5 == 0 || index == envelopes.envelopes.count {
+            try save(.tx, "stellar-sdk-\(index)", Base64.decode(entry.envelope) ?? [])
+        }
+
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw AtomicFile.ioError("create a directory in", "/tmp") }

@@ -11,9 +11,10 @@ import StellarKeystore
 
 /// Signs a stream of newline-delimited JSON requests with one unlocked key, on every core.
 ///
-/// A request is `{"id": …, "message": "text"}`, or `"base64"` or `"hex"` instead of `"message"`; `id` is optional
-/// (a string, a number or null) and is echoed back. Each request gets one result line, in input order:
-/// `{"id": …, "signature": "…"}` or `{"error": "…", "id": …}`. Blank lines are skipped.
+/// For `sign` and `sign-message`, a request is `{"id": …, "message": "text"}`, or `"base64"` or `"hex"` instead of
+/// `"message"`; for `sign-tx`, `{"id": …, "envelope": "…"}`. `id` is optional (a string, a number or null) and is
+/// echoed back. Each request gets one result line, in input order: `{"id": …, "signature": "…"}` (`sign-tx`:
+/// `{"id": …, "envelope": "…", "hash": "…"}`) or `{"error": "…", "id": …}`. Blank lines are skipped.
 ///
 /// Input is taken as it arrives, one read at a time (at most 256 KiB). The complete lines of a read form a
 /// round: cut into one contiguous slice per core and signed in parallel while the next read is taken, then
@@ -21,8 +22,17 @@ import StellarKeystore
 /// input, so a pipeline that sends a request and waits for its answer always gets it; memory stays bounded by
 /// two rounds of requests and results whatever the input size.
 struct BatchSigner {
-    let sign: @Sendable (UnsafeRawBufferPointer) -> [UInt8]
-    let format: SignatureFormat
+    /// Appends the result line for one request line; returns whether it was signed.
+    let respond: @Sendable (UnsafeRawBufferPointer, inout [UInt8]) -> Bool
+
+    init(respond: @escaping @Sendable (UnsafeRawBufferPointer, inout [UInt8]) -> Bool) {
+        self.respond = respond
+    }
+
+    /// Signatures of payloads (`sign`) or of SEP-53 messages (`sign-message`), printed in `format`.
+    init(sign: @escaping @Sendable (UnsafeRawBufferPointer) -> [UInt8], format: SignatureFormat) {
+        respond = { line, output in Self.answer(line, into: &output, sign: sign, format: format) }
+    }
 
     private static let readSize = 256 * 1024
     /// No request comes near this; a longer line is answered with an error instead of being buffered.
@@ -140,7 +150,7 @@ struct BatchSigner {
             output.reserveCapacity(range.count * 128)
             var failed = 0
             input.withUnsafeBytes { buffer in
-                for line in lines[range] where !signer.answer(UnsafeRawBufferPointer(rebasing: buffer[line]), into: &output) {
+                for line in lines[range] where !signer.respond(UnsafeRawBufferPointer(rebasing: buffer[line]), &output) {
                     failed += 1
                 }
             }
@@ -161,8 +171,9 @@ struct BatchSigner {
         _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
     }
 
-    /// Appends the result line for one request; returns whether it was signed.
-    fileprivate func answer(_ line: UnsafeRawBufferPointer, into output: inout [UInt8]) -> Bool {
+    /// Appends the result line for one payload or message request; returns whether it was signed.
+    private static func answer(_ line: UnsafeRawBufferPointer, into output: inout [UInt8],
+                               sign: (UnsafeRawBufferPointer) -> [UInt8], format: SignatureFormat) -> Bool {
         guard let request = BatchRequest(line: line) else {
             output += Array(#"{"error":"not a JSON object with message, base64 or hex","id":null}"#.utf8) + [0x0A]
             return false
@@ -175,6 +186,8 @@ struct BatchSigner {
         switch request.payload {
         case nil:
             return failure("give exactly one of message, base64 or hex")
+        case .envelope:
+            return failure("a transaction envelope is signed with sign-tx --batch")
         case .message(let bytes):
             payload = bytes
         case .base64(let text):
@@ -185,14 +198,14 @@ struct BatchSigner {
             payload = bytes
         }
         let signature = payload.withUnsafeBytes(sign)
-        output += Self.idOpening
+        output += idOpening
         output += request.id
-        output += Self.signatureOpening
+        output += signatureOpening
         switch format {
         case .base64: Base64.encode(signature, into: &output)
         case .hex: output += Array(Hex.string(signature).utf8)
         }
-        output += Self.closing
+        output += closing
         return true
     }
 

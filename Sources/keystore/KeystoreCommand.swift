@@ -18,7 +18,7 @@ struct KeystoreCommand: ParsableCommand {
         version: "\(version) (reads vault formats 1 to \(Vault.currentVersion))",
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
-            Address.self, Sign.self, SignMessage.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
+            Address.self, Sign.self, SignMessage.self, SignTx.self, ShowTx.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
             Bind.self, Unbind.self, TPMStatus.self, StrKeyCommand.self,
         ]
     )
@@ -50,7 +50,7 @@ struct KeystoreCommand: ParsableCommand {
     static let commandsByName: [String: ParsableCommand.Type] = [
         "signup": Signup.self, "login": Login.self, "logout": Logout.self, "status": Status.self,
         "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
-        "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self,
+        "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self, "sign-tx": SignTx.self, "show-tx": ShowTx.self,
         "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "import-stellar-cli": ImportStellarCLI.self, "bench-kdf": BenchKDF.self,
         "bind": Bind.self, "unbind": Unbind.self, "tpm-status": TPMStatus.self, "strkey": StrKeyCommand.self,
     ]

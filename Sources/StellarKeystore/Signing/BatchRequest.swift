@@ -4,24 +4,25 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One request line of `sign --batch` and `sign-message --batch`, reduced to what signing needs: its id as
-/// JSON text to echo back, and its one payload.
+/// One request line of `sign --batch`, `sign-message --batch` and `sign-tx --batch`, reduced to what signing
+/// needs: its id as JSON text to echo back, and its one payload.
 ///
-/// A request is a JSON object with exactly one of `message` (text), `base64` or `hex`, and optionally `id` (a
-/// string, a number or null). Other fields are ignored.
+/// A request is a JSON object with exactly one of `message` (text), `base64`, `hex` or `envelope` (a base64
+/// transaction envelope), and optionally `id` (a string, a number or null). Other fields are ignored.
 public struct BatchRequest: Sendable, Equatable {
     public enum Payload: Sendable, Equatable {
-        case message([UInt8]), base64([UInt8]), hex([UInt8])
+        case message([UInt8]), base64([UInt8]), hex([UInt8]), envelope([UInt8])
     }
 
     enum Key {
-        case id, message, base64, hex, other
+        case id, message, base64, hex, envelope, other
 
         init(_ bytes: Slice<UnsafeRawBufferPointer>) {
             self = if bytes.elementsEqual("id".utf8) { .id }
                 else if bytes.elementsEqual("message".utf8) { .message }
                 else if bytes.elementsEqual("base64".utf8) { .base64 }
                 else if bytes.elementsEqual("hex".utf8) { .hex }
+                else if bytes.elementsEqual("envelope".utf8) { .envelope }
                 else { .other }
         }
     }
@@ -87,6 +88,7 @@ public struct BatchRequest: Sendable, Equatable {
                     case .message: payload = .message(bytes); payloads += 1
                     case .base64: payload = .base64(bytes); payloads += 1
                     case .hex: payload = .hex(bytes); payloads += 1
+                    case .envelope: payload = .envelope(bytes); payloads += 1
                     case .other: break
                     }
                 } else {
@@ -118,14 +120,16 @@ public struct BatchRequest: Sendable, Equatable {
             var message: String?
             var base64: String?
             var hex: String?
+            var envelope: String?
         }
         guard let request = try? Self.decoder.decode(Request.self, from: Data(line)) else { return nil }
         id = Array((request.id?.json ?? "null").utf8)
-        let payloads = [request.message, request.base64, request.hex].compactMap { $0 }
+        let payloads = [request.message, request.base64, request.hex, request.envelope].compactMap { $0 }
         guard payloads.count == 1 else { return }
         if let message = request.message { payload = .message(Array(message.utf8)) }
         if let base64 = request.base64 { payload = .base64(Array(base64.utf8)) }
         if let hex = request.hex { payload = .hex(Array(hex.utf8)) }
+        if let envelope = request.envelope { payload = .envelope(Array(envelope.utf8)) }
     }
 }
 
@@ -143,15 +147,17 @@ private enum RequestID: Decodable {
 
     var json: String {
         switch self {
-        case .string(let text): Self.jsonString(text)
+        case .string(let text): BatchRequest.jsonString(text)
         case .integer(let integer): String(integer)
         case .number(let number): number.isFinite ? "\(number)" : "null"
         case .null: "null"
         }
     }
+}
 
+extension BatchRequest {
     /// `text` as a JSON string literal.
-    static func jsonString(_ text: String) -> String {
+    public static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

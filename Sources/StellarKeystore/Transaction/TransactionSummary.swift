@@ -1,0 +1,494 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a transaction envelope asks for, in words a person can check before signing it: the network and hash,
+/// the source, fee, sequence number, preconditions, memo and signatures, and every operation with its key fields.
+/// Text from the envelope (memos, data names, asset codes, strings) is escaped: a signer must never sign bytes it
+/// cannot read, nor show a summary that the envelope's own bytes could rewrite on the terminal.
+///
+/// It does not show: Soroban argument values (only their number), the authorisation trees below their count, the
+/// footprint's ledger keys (only their number), or anything a ledger would need to be consulted for (balances,
+/// whether accounts exist, what a contract function does).
+public struct TransactionSummary: Sendable, Encodable {
+    public struct Operation: Sendable, Encodable {
+        /// The XDR operation type, e.g. `PAYMENT`.
+        public let type: String
+        /// The operation's own source account, when it has one.
+        public let source: String?
+        /// The operation's key fields, by name, in the order shown.
+        public let fields: [Field]
+    }
+
+    public struct Field: Sendable, Encodable {
+        public let name: String
+        public let value: String
+    }
+
+    public struct FeeBump: Sendable, Encodable {
+        public let feeSource: String
+        public let fee: Int64
+        public let feeXLM: String
+        public let innerSignatures: Int
+    }
+
+    public struct Soroban: Sendable, Encodable {
+        public let resourceFee: Int64
+        public let resourceFeeXLM: String
+        public let instructions: UInt32
+        public let diskReadBytes: UInt32
+        public let writeBytes: UInt32
+        public let readOnlyEntries: Int
+        public let readWriteEntries: Int
+    }
+
+    public let network: String
+    public let networkPassphrase: String
+    public let hash: String
+    public let envelopeType: String
+    public let source: String
+    public let fee: Int64
+    public let feeXLM: String
+    public let sequence: Int64
+    public let conditions: [String]
+    public let memo: String?
+    public let signatures: Int
+    public let feeBump: FeeBump?
+    public let soroban: Soroban?
+    public let operations: [Operation]
+
+    public init(_ envelope: TransactionEnvelope, on network: StellarNetwork) {
+        self.network = network.name ?? "custom"
+        networkPassphrase = network.passphrase
+        hash = Hex.string(envelope.hash(on: network))
+        envelopeType = envelope.kind.rawValue
+        signatures = envelope.signatures.count
+        let transaction: XDR.Transaction
+        switch envelope.decoded {
+        case .v0(let v0):
+            transaction = Self.asV1(v0)
+            feeBump = nil
+        case .v1(let v1):
+            transaction = v1
+            feeBump = nil
+        case .feeBump(let bump):
+            guard case .v1(let inner) = bump.innerTx else { preconditionFailure("the decoder admits only v1 inner transactions") }
+            transaction = inner.tx
+            feeBump = FeeBump(feeSource: Describe.muxed(bump.feeSource), fee: bump.fee, feeXLM: Describe.amount(bump.fee),
+                              innerSignatures: inner.signatures.count)
+        }
+        source = Describe.muxed(transaction.sourceAccount)
+        fee = Int64(transaction.fee)
+        feeXLM = Describe.amount(Int64(transaction.fee))
+        sequence = transaction.seqNum
+        conditions = Describe.conditions(transaction.cond)
+        memo = Describe.memo(transaction.memo)
+        if case .sorobanData(let data) = transaction.ext {
+            soroban = Soroban(
+                resourceFee: data.resourceFee, resourceFeeXLM: Describe.amount(data.resourceFee),
+                instructions: data.resources.instructions, diskReadBytes: data.resources.diskReadBytes,
+                writeBytes: data.resources.writeBytes, readOnlyEntries: data.resources.footprint.readOnly.count,
+                readWriteEntries: data.resources.footprint.readWrite.count)
+        } else {
+            soroban = nil
+        }
+        operations = transaction.operations.map(Describe.operation)
+    }
+
+    /// The summary as lines of text for a terminal.
+    public var lines: [String] {
+        var lines = ["Transaction on \(network == "custom" ? "a custom network" : network) (\"\(Describe.text(networkPassphrase))\")"]
+        func add(_ name: String, _ value: String) { lines.append("  " + padded(name, 12) + value) }
+        add("hash", hash)
+        add("envelope", envelopeType == "fee-bump" ? "fee bump of a v1 transaction" : "\(envelopeType) transaction")
+        if let feeBump {
+            add("fee source", feeBump.feeSource)
+            add("total fee", "\(feeBump.fee) stroops (\(feeBump.feeXLM) XLM), paid by the fee source")
+        }
+        add("source", source)
+        add("fee", "\(fee) stroops (\(feeXLM) XLM)" + (feeBump == nil ? "" : " (the inner transaction's)"))
+        add("sequence", String(sequence))
+        add("conditions", conditions.isEmpty ? "none" : conditions.joined(separator: "; "))
+        add("memo", memo ?? "none")
+        add("signatures", "\(signatures) already" + (feeBump.map { "; the inner transaction has \($0.innerSignatures)" } ?? ""))
+        if let soroban {
+            add("soroban", "resource fee \(soroban.resourceFee) stroops (\(soroban.resourceFeeXLM) XLM), \(soroban.instructions) instructions, "
+                + "\(soroban.diskReadBytes) bytes read, \(soroban.writeBytes) written, footprint \(soroban.readOnlyEntries) read-only "
+                + "and \(soroban.readWriteEntries) read-write entries")
+        }
+        add("operations", String(operations.count))
+        for (index, operation) in operations.enumerated() {
+            lines.append("  \(index + 1). \(operation.type.lowercased())" + (operation.source.map { " (source \($0))" } ?? ""))
+            for field in operation.fields {
+                lines.append("       " + padded(field.name, 18) + field.value)
+            }
+        }
+        return lines
+    }
+
+    private func padded(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(width - text.count, 1))
+    }
+
+    /// A v0 transaction as the v1 transaction the protocol treats it as.
+    private static func asV1(_ v0: XDR.TransactionV0) -> XDR.Transaction {
+        XDR.Transaction(
+            sourceAccount: .ed25519(v0.sourceAccountEd25519), fee: v0.fee, seqNum: v0.seqNum,
+            cond: v0.timeBounds.map { .timeBounds($0) } ?? .none, memo: v0.memo, operations: v0.operations, ext: .v0)
+    }
+}
+
+extension XDR.Transaction {
+    init(sourceAccount: XDR.MuxedAccount, fee: UInt32, seqNum: Int64, cond: XDR.Preconditions, memo: XDR.Memo,
+         operations: [XDR.Operation], ext: XDR.TransactionExt) {
+        self.sourceAccount = sourceAccount
+        self.fee = fee
+        self.seqNum = seqNum
+        self.cond = cond
+        self.memo = memo
+        self.operations = operations
+        self.ext = ext
+    }
+}
+
+/// How each XDR value is shown.
+private enum Describe {
+    static func strKey(_ kind: StrKey.Kind, _ payload: [UInt8]) -> String {
+        (try? StrKey(kind: kind, payload: payload).stringValue) ?? "(invalid \(kind.rawValue) \(Hex.string(payload)))"
+    }
+
+    static func account(_ key: XDR.PublicKey) -> String {
+        guard case .ed25519(let raw) = key else { return "?" }
+        return strKey(.accountID, raw.value)
+    }
+
+    static func muxed(_ account: XDR.MuxedAccount) -> String {
+        switch account {
+        case .ed25519(let raw): strKey(.accountID, raw.value)
+        case .med25519(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        }
+    }
+
+    static func bigEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+    }
+
+    /// Stroops as XLM (or asset units): 7 decimals, exactly.
+    static func amount(_ stroops: Int64) -> String {
+        let magnitude = stroops.magnitude
+        let fraction = String(magnitude % 10_000_000)
+        return (stroops < 0 ? "-" : "") + "\(magnitude / 10_000_000)." + String(repeating: "0", count: 7 - fraction.count) + fraction
+    }
+
+    /// Bytes from the envelope as text: invalid UTF-8 replaced, control, bidirectional and invisible characters
+    /// escaped, so that the summary shows what is there and nothing can rewrite it.
+    static func text(_ bytes: [UInt8]) -> String {
+        text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    static func text(_ string: String) -> String {
+        var shown = ""
+        for scalar in TerminalText.escaped(string, limit: nil).unicodeScalars {
+            switch scalar.value {
+            case 0x200B...0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0x061C:
+                shown += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
+
+    static func code(_ bytes: [UInt8]) -> String {
+        text(Array(bytes.prefix { $0 != 0 }))
+    }
+
+    static func asset(_ asset: XDR.Asset) -> String {
+        switch asset {
+        case .native: "XLM"
+        case .alphaNum4(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+        case .alphaNum12(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+        }
+    }
+
+    static func price(_ price: XDR.Price) -> String {
+        guard price.d != 0 else { return "\(price.n)/0 (invalid)" }
+        return "\(price.n)/\(price.d) (\(Double(price.n) / Double(price.d)))"
+    }
+
+    static func time(_ seconds: UInt64) -> String {
+        guard seconds <= 253_402_300_799 else { return "\(seconds) s after 1970" }
+        return Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
+    }
+
+    static func conditions(_ conditions: XDR.Preconditions) -> [String] {
+        func bounds(_ time: XDR.TimeBounds) -> String {
+            "valid " + (time.minTime == 0 ? "from any time" : "from \(Self.time(time.minTime))")
+                + (time.maxTime == 0 ? " with no end" : " until \(Self.time(time.maxTime))")
+        }
+        switch conditions {
+        case .none: return []
+        case .timeBounds(let time): return [bounds(time)]
+        case .v2(let v2):
+            var all: [String] = []
+            if let time = v2.timeBounds { all.append(bounds(time)) }
+            if let ledgers = v2.ledgerBounds {
+                all.append("ledgers from \(ledgers.minLedger)" + (ledgers.maxLedger == 0 ? " with no end" : " until \(ledgers.maxLedger)"))
+            }
+            if let minimum = v2.minSeqNum { all.append("source sequence at least \(minimum)") }
+            if v2.minSeqAge > 0 { all.append("source sequence at least \(v2.minSeqAge) s old") }
+            if v2.minSeqLedgerGap > 0 { all.append("source sequence at least \(v2.minSeqLedgerGap) ledgers old") }
+            for signer in v2.extraSigners { all.append("also signed by \(signerKey(signer))") }
+            return all
+        }
+    }
+
+    static func memo(_ memo: XDR.Memo) -> String? {
+        switch memo {
+        case .none: nil
+        case .text(let bytes): "text \"\(text(bytes))\""
+        case .id(let id): "id \(id)"
+        case .hash(let hash): "hash \(Hex.string(hash.value))"
+        case .retHash(let hash): "return \(Hex.string(hash.value))"
+        }
+    }
+
+    static func signerKey(_ key: XDR.SignerKey) -> String {
+        switch key {
+        case .ed25519(let raw): strKey(.accountID, raw.value)
+        case .preAuthTx(let hash): strKey(.preAuthTx, hash.value)
+        case .hashX(let hash): strKey(.sha256Hash, hash.value)
+        case .ed25519SignedPayload(let signed):
+            (try? PublicKey(rawRepresentation: signed.ed25519.value)).flatMap {
+                try? StrKey.signedPayload(signer: $0, payload: signed.payload).stringValue
+            } ?? "(invalid signed payload)"
+        }
+    }
+
+    static func balance(_ id: XDR.ClaimableBalanceID) -> String {
+        guard case .v0(let hash) = id else { return "?" }
+        return strKey(.claimableBalance, [0] + hash.value)
+    }
+
+    static func pool(_ id: XDR.PoolID) -> String { strKey(.liquidityPool, id.value) }
+
+    static func address(_ address: XDR.SCAddress) -> String {
+        switch address {
+        case .accountId(let key): account(key)
+        case .contractId(let id): strKey(.contract, id.value)
+        case .muxedAccount(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        case .claimableBalanceId(let id): balance(id)
+        case .liquidityPoolId(let id): pool(id)
+        }
+    }
+
+    static let accountFlags = [(1, "AUTH_REQUIRED"), (2, "AUTH_REVOCABLE"), (4, "AUTH_IMMUTABLE"), (8, "AUTH_CLAWBACK_ENABLED")]
+    static let trustLineFlags = [(1, "AUTHORIZED"), (2, "AUTHORIZED_TO_MAINTAIN_LIABILITIES"), (4, "TRUSTLINE_CLAWBACK_ENABLED")]
+
+    static func flags(_ value: UInt32, _ names: [(Int, String)]) -> String {
+        let named = names.filter { value & UInt32($0.0) != 0 }.map(\.1)
+        let unknown = value & ~names.reduce(UInt32(0)) { $0 | UInt32($1.0) }
+        return "\(value)" + (named.isEmpty && unknown == 0 ? "" : " (" + (named + (unknown == 0 ? [] : ["unknown \(unknown)"])).joined(separator: ", ") + ")")
+    }
+
+    static func path(_ assets: [XDR.Asset]) -> String {
+        assets.isEmpty ? "direct" : assets.map(asset).joined(separator: " → ")
+    }
+
+    static func operation(_ operation: XDR.Operation) -> TransactionSummary.Operation {
+        var fields: [TransactionSummary.Field] = []
+        func add(_ name: String, _ value: String) { fields.append(.init(name: name, value: value)) }
+        let type: String
+        switch operation.body {
+        case .createAccountOp(let op):
+            type = "CREATE_ACCOUNT"
+            add("destination", account(op.destination))
+            add("starting balance", amount(op.startingBalance) + " XLM")
+        case .paymentOp(let op):
+            type = "PAYMENT"
+            add("destination", muxed(op.destination))
+            add("asset", asset(op.asset))
+            add("amount", amount(op.amount))
+        case .pathPaymentStrictReceiveOp(let op):
+            type = "PATH_PAYMENT_STRICT_RECEIVE"
+            add("destination", muxed(op.destination))
+            add("sends at most", amount(op.sendMax) + " " + asset(op.sendAsset))
+            add("receives", amount(op.destAmount) + " " + asset(op.destAsset))
+            add("path", path(op.path))
+        case .pathPaymentStrictSendOp(let op):
+            type = "PATH_PAYMENT_STRICT_SEND"
+            add("destination", muxed(op.destination))
+            add("sends", amount(op.sendAmount) + " " + asset(op.sendAsset))
+            add("receives at least", amount(op.destMin) + " " + asset(op.destAsset))
+            add("path", path(op.path))
+        case .manageSellOfferOp(let op):
+            type = "MANAGE_SELL_OFFER"
+            add("selling", amount(op.amount) + " " + asset(op.selling))
+            add("buying", asset(op.buying))
+            add("price", price(op.price))
+            add("offer", op.offerID == 0 ? "new" : op.amount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+        case .manageBuyOfferOp(let op):
+            type = "MANAGE_BUY_OFFER"
+            add("buying", amount(op.buyAmount) + " " + asset(op.buying))
+            add("selling", asset(op.selling))
+            add("price", price(op.price))
+            add("offer", op.offerID == 0 ? "new" : op.buyAmount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+        case .createPassiveSellOfferOp(let op):
+            type = "CREATE_PASSIVE_SELL_OFFER"
+            add("selling", amount(op.amount) + " " + asset(op.selling))
+            add("buying", asset(op.buying))
+            add("price", price(op.price))
+        case .setOptionsOp(let op):
+            type = "SET_OPTIONS"
+            if let value = op.inflationDest { add("inflation dest", account(value)) }
+            if let value = op.clearFlags { add("clear flags", flags(value, accountFlags)) }
+            if let value = op.setFlags { add("set flags", flags(value, accountFlags)) }
+            if let value = op.masterWeight { add("master weight", String(value)) }
+            if let value = op.lowThreshold { add("low threshold", String(value)) }
+            if let value = op.medThreshold { add("medium threshold", String(value)) }
+            if let value = op.highThreshold { add("high threshold", String(value)) }
+            if let value = op.homeDomain { add("home domain", "\"\(text(value.value))\"") }
+            if let signer = op.signer {
+                add("signer", signerKey(signer.key) + (signer.weight == 0 ? " removed (weight 0)" : " with weight \(signer.weight)"))
+            }
+            if fields.isEmpty { add("changes", "nothing") }
+        case .changeTrustOp(let op):
+            type = "CHANGE_TRUST"
+            switch op.line {
+            case .native: add("asset", "XLM")
+            case .alphaNum4(let credit): add("asset", code(credit.assetCode.value) + ":" + account(credit.issuer))
+            case .alphaNum12(let credit): add("asset", code(credit.assetCode.value) + ":" + account(credit.issuer))
+            case .liquidityPool(.constantProduct(let pool)):
+                add("pool", asset(pool.assetA) + " / " + asset(pool.assetB) + ", fee \(pool.fee) basis points")
+            }
+            add("limit", op.limit == 0 ? "0 (removes the trustline)" : op.limit == Int64.max ? "maximum" : amount(op.limit))
+        case .allowTrustOp(let op):
+            type = "ALLOW_TRUST"
+            add("trustor", account(op.trustor))
+            switch op.asset {
+            case .assetCode4(let value): add("asset code", code(value.value))
+            case .assetCode12(let value): add("asset code", code(value.value))
+            }
+            add("authorize", flags(op.authorize, trustLineFlags))
+        case .destination(let destination):
+            type = "ACCOUNT_MERGE"
+            add("merge into", muxed(destination))
+        case .inflation:
+            type = "INFLATION"
+        case .manageDataOp(let op):
+            type = "MANAGE_DATA"
+            add("name", "\"\(text(op.dataName.value))\"")
+            if let value = op.dataValue?.value {
+                add("value", "\(value.count) bytes: \(Hex.string(value))" + (TerminalText.isPlain(String(decoding: value, as: UTF8.self)) ? " (\"\(text(value))\")" : ""))
+            } else {
+                add("value", "deleted")
+            }
+        case .bumpSequenceOp(let op):
+            type = "BUMP_SEQUENCE"
+            add("bump to", String(op.bumpTo))
+        case .createClaimableBalanceOp(let op):
+            type = "CREATE_CLAIMABLE_BALANCE"
+            add("amount", amount(op.amount) + " " + asset(op.asset))
+            for case .v0(let claimant) in op.claimants {
+                add("claimant", account(claimant.destination))
+            }
+        case .claimClaimableBalanceOp(let op):
+            type = "CLAIM_CLAIMABLE_BALANCE"
+            add("balance", balance(op.balanceID))
+        case .beginSponsoringFutureReservesOp(let op):
+            type = "BEGIN_SPONSORING_FUTURE_RESERVES"
+            add("sponsored", account(op.sponsoredID))
+        case .endSponsoringFutureReserves:
+            type = "END_SPONSORING_FUTURE_RESERVES"
+        case .revokeSponsorshipOp(let op):
+            type = "REVOKE_SPONSORSHIP"
+            switch op {
+            case .ledgerKey(let key): add("of", ledgerKey(key))
+            case .signer(let signer): add("of signer", signerKey(signer.signerKey) + " on " + account(signer.accountID))
+            }
+        case .clawbackOp(let op):
+            type = "CLAWBACK"
+            add("from", muxed(op.from))
+            add("amount", amount(op.amount) + " " + asset(op.asset))
+        case .clawbackClaimableBalanceOp(let op):
+            type = "CLAWBACK_CLAIMABLE_BALANCE"
+            add("balance", balance(op.balanceID))
+        case .setTrustLineFlagsOp(let op):
+            type = "SET_TRUST_LINE_FLAGS"
+            add("trustor", account(op.trustor))
+            add("asset", asset(op.asset))
+            add("clear flags", flags(op.clearFlags, trustLineFlags))
+            add("set flags", flags(op.setFlags, trustLineFlags))
+        case .liquidityPoolDepositOp(let op):
+            type = "LIQUIDITY_POOL_DEPOSIT"
+            add("pool", pool(op.liquidityPoolID))
+            add("at most", amount(op.maxAmountA) + " A and " + amount(op.maxAmountB) + " B")
+            add("price between", price(op.minPrice) + " and " + price(op.maxPrice))
+        case .liquidityPoolWithdrawOp(let op):
+            type = "LIQUIDITY_POOL_WITHDRAW"
+            add("pool", pool(op.liquidityPoolID))
+            add("shares", amount(op.amount))
+            add("at least", amount(op.minAmountA) + " A and " + amount(op.minAmountB) + " B")
+        case .invokeHostFunctionOp(let op):
+            type = "INVOKE_HOST_FUNCTION"
+            switch op.hostFunction {
+            case .invokeContract(let call):
+                add("contract", address(call.contractAddress))
+                add("function", "\"\(text(call.functionName.value))\"")
+                add("arguments", String(call.args.count))
+            case .createContract(let create):
+                add("creates", contract(create.contractIDPreimage, create.executable))
+            case .createContractV2(let create):
+                add("creates", contract(create.contractIDPreimage, create.executable))
+                add("constructor args", String(create.constructorArgs.count))
+            case .wasm(let wasm):
+                add("uploads", "contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))")
+            }
+            add("authorizations", String(op.auth.count))
+        case .extendFootprintTTLOp(let op):
+            type = "EXTEND_FOOTPRINT_TTL"
+            add("extend to", "\(op.extendTo) ledgers")
+        case .restoreFootprintOp:
+            type = "RESTORE_FOOTPRINT"
+        }
+        return .init(type: type, source: operation.sourceAccount.map(muxed), fields: fields)
+    }
+
+    static func contract(_ preimage: XDR.ContractIDPreimage, _ executable: XDR.ContractExecutable) -> String {
+        let code: String
+        switch executable {
+        case .wasmHash(let hash): code = "Wasm \(Hex.string(hash.value))"
+        case .stellarAsset: code = "the Stellar asset contract"
+        case .externalRef: code = "an external executable"
+        }
+        switch preimage {
+        case .fromAddress(let from): return "a contract of \(code), deployed by \(address(from.address))"
+        case .fromAsset(let asset): return "\(code) for \(Self.asset(asset))"
+        }
+    }
+
+    static func ledgerKey(_ key: XDR.LedgerKey) -> String {
+        switch key {
+        case .account(let entry): "account " + account(entry.accountID)
+        case .trustLine(let entry):
+            "trustline of " + account(entry.accountID) + " for " + {
+                switch entry.asset {
+                case .native: "XLM"
+                case .alphaNum4(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+                case .alphaNum12(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+                case .liquidityPoolID(let id): pool(id)
+                }
+            }()
+        case .offer(let entry): "offer \(entry.offerID) of " + account(entry.sellerID)
+        case .data(let entry): "data \"\(text(entry.dataName.value))\" of " + account(entry.accountID)
+        case .claimableBalance(let entry): "claimable balance " + balance(entry.balanceID)
+        case .liquidityPool(let entry): "liquidity pool " + pool(entry.liquidityPoolID)
+        case .contractData(let entry): "contract data of " + address(entry.contract)
+        case .contractCode(let entry): "contract code " + Hex.string(entry.hash.value)
+        case .configSetting: "a configuration setting"
+        case .ttl(let entry): "TTL of " + Hex.string(entry.keyHash.value)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+
+/// Which network a transaction is for: named on the command line or in the environment, never guessed.
+struct NetworkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The network: public, testnet or futurenet (default: $STELLAR_NETWORK; none: an error).",
+                               valueName: "name"))
+    var network: String?
+
+    @Option(help: ArgumentHelp("Another network, by its passphrase (default: $STELLAR_NETWORK_PASSPHRASE).", valueName: "text"))
+    var networkPassphrase: String?
+
+    func validate() throws {
+        if network != nil && networkPassphrase != nil { throw ValidationError("Give --network or --network-passphrase, not both.") }
+    }
+
+    func resolve() throws -> StellarNetwork {
+        if let network { return try StellarNetwork(named: network) }
+        if let networkPassphrase { return try StellarNetwork(passphrase: networkPassphrase) }
+        guard let network = try StellarNetwork(environment: ProcessInfo.processInfo.environment) else {
+            throw TransactionError.noNetwork
+        }
+        return network
+    }
+}
+
+/// Where the envelope comes from: the argument, `--file`, or standard input.
+struct EnvelopeOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("The transaction envelope, base64 XDR (default: standard input).", valueName: "envelope"))
+    var envelope: String?
+
+    @Option(help: ArgumentHelp("Read the envelope from a file.", valueName: "path"))
+    var file: String?
+
+    func validate() throws {
+        if envelope != nil && file != nil { throw ValidationError("Give the envelope as an argument or --file, not both.") }
+    }
+
+    var fromStandardInput: Bool { envelope == nil && file == nil }
+
+    func read() throws -> TransactionEnvelope {
+        if let envelope { return try TransactionEnvelope(base64: envelope) }
+        let limit = TransactionEnvelope.maximumTextSize
+        if let file {
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable") }
+            defer { close(fd) }
+            return try TransactionEnvelope(base64: Console.readAll(fd, source: file, limit: limit))
+        }
+        if isatty(STDIN_FILENO) != 0 { SecretInput.tell("Transaction envelope, base64 (end with Ctrl-D):") }
+        return try TransactionEnvelope(base64: Console.readAll(STDIN_FILENO, source: "standard input", limit: limit))
+    }
+}
+
+struct SignTx: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign-tx",
+        abstract: "Sign a Stellar transaction envelope (base64 XDR), after showing what it does.",
+        discussion: """
+            Prints the same envelope with one signature appended; nothing else in it changes. The network is \
+            required (--network, --network-passphrase, or STELLAR_NETWORK / STELLAR_NETWORK_PASSPHRASE). Before \
+            the key is used, a summary of the transaction goes to standard error (and to the terminal when the \
+            PIN is typed there); --quiet drops it. An envelope this key has signed already is printed unchanged. \
+            With --pin-stdin and the envelope on standard input, the PIN is the first line. With --batch, \
+            standard input is newline-delimited JSON requests {"id": …, "envelope": "…"} (see the README).
+            """)
+
+    @OptionGroup var key: SigningKeyOptions
+    @OptionGroup var input: EnvelopeOptions
+    @OptionGroup var networkOptions: NetworkOptions
+
+    @Flag(help: "Sign newline-delimited JSON requests from standard input, one result per line.")
+    var batch = false
+
+    @Flag(help: "Do not print the summary.")
+    var quiet = false
+
+    func validate() throws {
+        if batch && !input.fromStandardInput {
+            throw ValidationError("--batch reads its requests from standard input; drop the envelope and --file.")
+        }
+    }
+
+    func run() throws {
+        let network = try networkOptions.resolve()
+        if batch {
+            let signer = try key.signer()
+            return try BatchSigner(respond: TransactionBatch(signer: signer, network: network).respond).run(reading: STDIN_FILENO)
+        }
+        // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
+        let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.read() : nil
+        let envelope = try input.read()
+        let summary = TransactionSummary(envelope, on: network)
+        if !quiet { show(summary) }
+        let signer = try key.identity.keystore.keystore().signer(
+            sessionToken: SigningKeyOptions.sessionToken, name: key.identity.identityIfGiven(), pinAvailable: key.pin.isAvailable,
+            pin: { try pinFirst ?? key.pin.read() })
+        let signed = try signer.signTransaction(envelope, on: network)
+        if signed.wasAlreadySigned {
+            Console.note("the envelope already holds a valid signature by \(signer.address); printed unchanged (a second one would make the network reject it)")
+        }
+        if key.identity.json {
+            struct Output: Encodable {
+                let envelope, hash, network, signer: String
+                let alreadySigned: Bool
+                let summary: TransactionSummary
+            }
+            try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash), network: network.name ?? network.passphrase,
+                                         signer: signer.address, alreadySigned: signed.wasAlreadySigned, summary: summary))
+        } else {
+            Console.print(signed.base64)
+        }
+    }
+
+    /// The summary on standard error; also on the terminal when a PIN is about to be typed there and standard
+    /// error goes elsewhere, so that the person typing it sees what it signs.
+    private func show(_ summary: TransactionSummary) {
+        let text = Array(summary.lines.map { $0 + "\n" }.joined().utf8)
+        Console.write(text, to: STDERR_FILENO)
+        if isatty(STDERR_FILENO) == 0 && key.pin.isInteractive && SigningKeyOptions.sessionToken == nil {
+            let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            if tty >= 0 {
+                Console.write(text, to: tty)
+                close(tty)
+            }
+        }
+    }
+}
+
+struct ShowTx: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show-tx",
+        abstract: "Show what a transaction envelope does, and its hash, without any key.",
+        discussion: "For checking what a script or a person is about to sign; the network is required, as for sign-tx.")
+
+    @OptionGroup var input: EnvelopeOptions
+    @OptionGroup var networkOptions: NetworkOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let network = try networkOptions.resolve()
+        let summary = TransactionSummary(try input.read(), on: network)
+        if json {
+            struct Output: Encodable { let hash, network: String; let summary: TransactionSummary }
+            try Console.printJSON(Output(hash: summary.hash, network: network.name ?? network.passphrase, summary: summary))
+        } else {
+            for line in summary.lines { Console.print(line) }
+        }
+    }
+}
+
+/// The answer to one `sign-tx --batch` request: `{"id": …, "envelope": "…", "hash": "…"}` (with
+/// `"alreadySigned": true` when the envelope was returned unchanged), or `{"error": "…", "id": …}`.
+struct TransactionBatch: Sendable {
+    let signer: Signer
+    let network: StellarNetwork
+
+    func respond(_ line: UnsafeRawBufferPointer, _ output: inout [UInt8]) -> Bool {
+        guard let request = BatchRequest(line: line) else {
+            output += Array(#"{"error":"not a JSON object with an envelope","id":null}"#.utf8) + [0x0A]
+            return false
+        }
+        func failure(_ reason: String) -> Bool {
+            output += Array(#"{"error":"#.utf8) + Array(BatchRequest.jsonString(reason).utf8) + Array(#","id":"#.utf8)
+                + request.id + Array("}\n".utf8)
+            return false
+        }
+        guard case .envelope(let text) = request.payload else { return failure("give exactly one envelope") }
+        do {
+            let signed = try signer.signTransaction(try TransactionEnvelope(base64: text), on: network)
+            output += Array(#"{"id":"#.utf8) + request.id + Array(#","envelope":""#.utf8)
+            Base64.encode(signed.envelope, into: &output)
+            output += Array(#"","hash":""#.utf8) + Array(Hex.string(signed.hash).utf8)
+            output += Array((signed.wasAlreadySigned ? #"","alreadySigned":true}"# : #""}"#).utf8) + [0x0A]
+            return true
+        } catch let error as KeystoreError {
+            return failure(error.message)
+        } catch {
+            return failure("\(error)")
+        }
+    }
+}
