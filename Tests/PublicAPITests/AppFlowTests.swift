@@ -71,3 +71,35 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         }
     }
 }
+
+/// docs/LIBRARY.md's transaction snippet, with public API only.
+@Suite struct TransactionAppFlowTests {
+    @Test func signATransactionAsTheGuideShows() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/tx-envelopes.json")
+        struct File: Decodable {
+            struct Entry: Decodable { let network, envelope, signed: String }
+            struct Signer: Decodable { let secretSeed: String }
+            let envelopes: [Entry]
+            let signer: Signer
+        }
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: fixtures))
+        let fixture = try #require(file.envelopes.first { $0.network == "testnet" })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
+        _ = try keystore.signUp(name: IdentityName("alice"), pin: PIN("493817"), kdf: .interactive,
+                                importing: KeyPair(secretSeed: file.signer.secretSeed))
+        let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
+        let envelope = try TransactionEnvelope(base64: fixture.envelope)
+        let summary = TransactionSummary(envelope, on: .testnet)
+        #expect(!summary.lines.isEmpty && summary.network == "testnet")
+        let signed = try signer.signTransaction(envelope, on: .testnet)
+        #expect(signed.base64 == fixture.signed && !signed.wasAlreadySigned)
+        #expect(try StellarNetwork(environment: ["STELLAR_NETWORK": "testnet"]) == .testnet)
+        #expect(try StellarNetwork(environment: [:]) == nil)
+        #expect(throws: TransactionError.conflictingNetworks) {
+            try StellarNetwork(environment: ["STELLAR_NETWORK": "testnet", "STELLAR_NETWORK_PASSPHRASE": StellarNetwork.public.passphrase])
+        }
+    }
+}

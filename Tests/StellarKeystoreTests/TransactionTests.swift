@@ -32,6 +32,36 @@ struct TransactionFixtures: Decodable {
         #expect(envelopes.contains { $0.alreadySigned })
     }
 
+    /// Read back through keystore's own decoder: the fixtures hold every SCVal arm and every memo type.
+    @Test func theFixturesHoldEverySCValArmAndMemoType() throws {
+        var arms = Set<String>()
+        var memos = Set<String>()
+        func walk(_ value: XDR.SCVal) {
+            let mirror = Mirror(reflecting: value)
+            arms.insert(mirror.children.first?.label ?? "\(value)")
+            switch value {
+            case .vec(let vector?): vector.value.forEach(walk)
+            case .map(let map?): map.value.forEach { walk($0.key); walk($0.val) }
+            case .instance(let instance): instance.storage?.value.forEach { walk($0.key); walk($0.val) }
+            default: break
+            }
+        }
+        for fixture in Self.fixtures.envelopes {
+            let transaction: XDR.Transaction
+            switch try TransactionEnvelope(base64: fixture.envelope).decoded {
+            case .v0(let v0): memos.insert("\(v0.memo)".components(separatedBy: "(").first!); continue
+            case .v1(let v1): transaction = v1
+            case .feeBump(let bump): guard case .v1(let inner) = bump.innerTx else { continue }; transaction = inner.tx
+            }
+            memos.insert("\(transaction.memo)".components(separatedBy: "(").first!)
+            for case .invokeHostFunctionOp(let op) in transaction.operations.map(\.body) {
+                if case .invokeContract(let call) = op.hostFunction { call.args.forEach(walk) }
+            }
+        }
+        #expect(arms.count == XDR.SCValType.allCases.count, "\(arms.sorted())")
+        #expect(memos.count == XDR.MemoType.allCases.count, "\(memos.sorted())")
+    }
+
     @Test(arguments: TransactionFixtures.loaded.envelopes)
     func signingGivesStellarSDKsBytes(_ fixture: TransactionFixtures.Envelope) throws {
         let envelope = try TransactionEnvelope(base64: fixture.envelope)

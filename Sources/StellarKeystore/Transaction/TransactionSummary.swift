@@ -208,9 +208,14 @@ private enum Describe {
     static func asset(_ asset: XDR.Asset) -> String {
         switch asset {
         case .native: "XLM"
-        case .alphaNum4(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
-        case .alphaNum12(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+        case .alphaNum4(let credit): self.credit(credit.assetCode.value, credit.issuer)
+        case .alphaNum12(let credit): self.credit(credit.assetCode.value, credit.issuer)
         }
+    }
+
+    /// A credit asset as `CODE:ISSUER`.
+    static func credit(_ assetCode: [UInt8], _ issuer: XDR.AccountID) -> String {
+        code(assetCode) + ":" + account(issuer)
     }
 
     static func price(_ price: XDR.Price) -> String {
@@ -358,8 +363,8 @@ private enum Describe {
             type = "CHANGE_TRUST"
             switch op.line {
             case .native: add("asset", "XLM")
-            case .alphaNum4(let credit): add("asset", code(credit.assetCode.value) + ":" + account(credit.issuer))
-            case .alphaNum12(let credit): add("asset", code(credit.assetCode.value) + ":" + account(credit.issuer))
+            case .alphaNum4(let asset): add("asset", credit(asset.assetCode.value, asset.issuer))
+            case .alphaNum12(let asset): add("asset", credit(asset.assetCode.value, asset.issuer))
             case .liquidityPool(.constantProduct(let pool)):
                 add("pool", asset(pool.assetA) + " / " + asset(pool.assetB) + ", fee \(pool.fee) basis points")
             }
@@ -476,8 +481,8 @@ private enum Describe {
             "trustline of " + account(entry.accountID) + " for " + {
                 switch entry.asset {
                 case .native: "XLM"
-                case .alphaNum4(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
-                case .alphaNum12(let credit): code(credit.assetCode.value) + ":" + account(credit.issuer)
+                case .alphaNum4(let asset): credit(asset.assetCode.value, asset.issuer)
+                case .alphaNum12(let asset): credit(asset.assetCode.value, asset.issuer)
                 case .liquidityPoolID(let id): pool(id)
                 }
             }()
