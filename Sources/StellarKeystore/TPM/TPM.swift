@@ -121,26 +121,26 @@ public struct TPM: Sendable {
         else { throw TPMError.malformedObject }
         return try Connection.open(tcti) { connection in
             let (primary, _, session) = try connection.primaryAndSession(expecting: object.primaryName)
-            var object = ESYS_TR(ESYS_TR_NONE)
+            var handle = ESYS_TR(ESYS_TR_NONE)
             let loaded = Esys_Load(connection.context, primary, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
-                                   &inPrivate, &inPublic, &object)
+                                   &inPrivate, &inPublic, &handle)
             guard loaded == TSS2_RC_SUCCESS else {
                 // Integrity and key errors from the TPM itself: the object was wrapped by another primary seed.
                 if loaded & 0xFF_0000 == 0, loaded & 0x80 != 0 { throw TPMError.boundElsewhere }
                 throw connection.failure("load the sealed object", loaded)
             }
-            connection.transient.append(object)
+            connection.transient.append(handle)
             var auth = TPM2B_AUTH()
             defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
             authValue.withUnsafeBytes { copy($0, into: &auth.buffer) }
             auth.size = UInt16(authValue.count)
-            try connection.check("set the object's authorisation", Esys_TR_SetAuth(connection.context, object, &auth))
+            try connection.check("set the object's authorisation", Esys_TR_SetAuth(connection.context, handle, &auth))
             var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
             defer {
                 if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
                 Esys_Free(data)
             }
-            let unsealed = Esys_Unseal(connection.context, object, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &data)
+            let unsealed = Esys_Unseal(connection.context, handle, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &data)
             switch ResponseCode(unsealed) {
             case .success: break
             case .authorisationFailed: throw TPMError.wrongPIN(state: try? connection.dictionaryAttackState())
