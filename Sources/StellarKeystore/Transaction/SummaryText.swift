@@ -1,0 +1,351 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How `TransactionSummary` shows each XDR value: StrKeys for keys and addresses, `CODE:ISSUER` for assets,
+/// amounts with exactly 7 decimals, ISO 8601 times, and text from the envelope escaped.
+enum SummaryText {
+    static func strKey(_ kind: StrKey.Kind, _ payload: [UInt8]) -> String {
+        (try? StrKey(kind: kind, payload: payload).stringValue) ?? "(invalid \(kind.rawValue) \(Hex.string(payload)))"
+    }
+
+    static func account(_ key: XDR.PublicKey) -> String {
+        guard case .ed25519(let raw) = key else { return "?" }
+        return strKey(.accountID, raw.value)
+    }
+
+    static func muxed(_ account: XDR.MuxedAccount) -> String {
+        switch account {
+        case .ed25519(let raw): strKey(.accountID, raw.value)
+        case .med25519(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        }
+    }
+
+    static func bigEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+    }
+
+    /// Stroops as XLM (or asset units): 7 decimals, exactly.
+    static func amount(_ stroops: Int64) -> String {
+        let magnitude = stroops.magnitude
+        let fraction = String(magnitude % 10_000_000)
+        return (stroops < 0 ? "-" : "") + "\(magnitude / 10_000_000)." + String(repeating: "0", count: 7 - fraction.count) + fraction
+    }
+
+    /// Bytes from the envelope as text: invalid UTF-8 replaced, control, bidirectional and invisible characters
+    /// escaped, so that the summary shows what is there and nothing can rewrite it.
+    static func text(_ bytes: [UInt8]) -> String {
+        text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    static func text(_ string: String) -> String {
+        var shown = ""
+        for scalar in TerminalText.escaped(string, limit: nil).unicodeScalars {
+            switch scalar.value {
+            case 0x200B...0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0x061C:
+                shown += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
+
+    static func code(_ bytes: [UInt8]) -> String {
+        text(Array(bytes.prefix { $0 != 0 }))
+    }
+
+    static func asset(_ asset: XDR.Asset) -> String {
+        switch asset {
+        case .native: "XLM"
+        case .alphaNum4(let credit): self.credit(credit.assetCode.value, credit.issuer)
+        case .alphaNum12(let credit): self.credit(credit.assetCode.value, credit.issuer)
+        }
+    }
+
+    /// A credit asset as `CODE:ISSUER`.
+    static func credit(_ assetCode: [UInt8], _ issuer: XDR.AccountID) -> String {
+        code(assetCode) + ":" + account(issuer)
+    }
+
+    static func price(_ price: XDR.Price) -> String {
+        guard price.d != 0 else { return "\(price.n)/0 (invalid)" }
+        return "\(price.n)/\(price.d) (\(Double(price.n) / Double(price.d)))"
+    }
+
+    static func time(_ seconds: UInt64) -> String {
+        guard seconds <= 253_402_300_799 else { return "\(seconds) s after 1970" }
+        return Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
+    }
+
+    static func conditions(_ conditions: XDR.Preconditions) -> [String] {
+        func bounds(_ time: XDR.TimeBounds) -> String {
+            "valid " + (time.minTime == 0 ? "from any time" : "from \(Self.time(time.minTime))")
+                + (time.maxTime == 0 ? " with no end" : " until \(Self.time(time.maxTime))")
+        }
+        switch conditions {
+        case .none: return []
+        case .timeBounds(let time): return [bounds(time)]
+        case .v2(let v2):
+            var all: [String] = []
+            if let time = v2.timeBounds { all.append(bounds(time)) }
+            if let ledgers = v2.ledgerBounds {
+                all.append("ledgers from \(ledgers.minLedger)" + (ledgers.maxLedger == 0 ? " with no end" : " until \(ledgers.maxLedger)"))
+            }
+            if let minimum = v2.minSeqNum { all.append("source sequence at least \(minimum)") }
+            if v2.minSeqAge > 0 { all.append("source sequence at least \(v2.minSeqAge) s old") }
+            if v2.minSeqLedgerGap > 0 { all.append("source sequence at least \(v2.minSeqLedgerGap) ledgers old") }
+            for signer in v2.extraSigners { all.append("also signed by \(signerKey(signer))") }
+            return all
+        }
+    }
+
+    static func memo(_ memo: XDR.Memo) -> String? {
+        switch memo {
+        case .none: nil
+        case .text(let bytes): "text \"\(text(bytes))\""
+        case .id(let id): "id \(id)"
+        case .hash(let hash): "hash \(Hex.string(hash.value))"
+        case .retHash(let hash): "return \(Hex.string(hash.value))"
+        }
+    }
+
+    static func signerKey(_ key: XDR.SignerKey) -> String {
+        switch key {
+        case .ed25519(let raw): strKey(.accountID, raw.value)
+        case .preAuthTx(let hash): strKey(.preAuthTx, hash.value)
+        case .hashX(let hash): strKey(.sha256Hash, hash.value)
+        case .ed25519SignedPayload(let signed):
+            (try? PublicKey(rawRepresentation: signed.ed25519.value)).flatMap {
+                try? StrKey.signedPayload(signer: $0, payload: signed.payload).stringValue
+            } ?? "(invalid signed payload)"
+        }
+    }
+
+    static func balance(_ id: XDR.ClaimableBalanceID) -> String {
+        guard case .v0(let hash) = id else { return "?" }
+        return strKey(.claimableBalance, [0] + hash.value)
+    }
+
+    static func pool(_ id: XDR.PoolID) -> String { strKey(.liquidityPool, id.value) }
+
+    static func address(_ address: XDR.SCAddress) -> String {
+        switch address {
+        case .accountId(let key): account(key)
+        case .contractId(let id): strKey(.contract, id.value)
+        case .muxedAccount(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        case .claimableBalanceId(let id): balance(id)
+        case .liquidityPoolId(let id): pool(id)
+        }
+    }
+
+    static let accountFlags = [(1, "AUTH_REQUIRED"), (2, "AUTH_REVOCABLE"), (4, "AUTH_IMMUTABLE"), (8, "AUTH_CLAWBACK_ENABLED")]
+    static let trustLineFlags = [(1, "AUTHORIZED"), (2, "AUTHORIZED_TO_MAINTAIN_LIABILITIES"), (4, "TRUSTLINE_CLAWBACK_ENABLED")]
+
+    static func flags(_ value: UInt32, _ names: [(Int, String)]) -> String {
+        let named = names.filter { value & UInt32($0.0) != 0 }.map(\.1)
+        let unknown = value & ~names.reduce(UInt32(0)) { $0 | UInt32($1.0) }
+        return "\(value)" + (named.isEmpty && unknown == 0 ? "" : " (" + (named + (unknown == 0 ? [] : ["unknown \(unknown)"])).joined(separator: ", ") + ")")
+    }
+
+    static func path(_ assets: [XDR.Asset]) -> String {
+        assets.isEmpty ? "direct" : assets.map(asset).joined(separator: " → ")
+    }
+
+    static func operation(_ operation: XDR.Operation) -> TransactionSummary.Operation {
+        var fields: [TransactionSummary.Field] = []
+        func add(_ name: String, _ value: String) { fields.append(.init(name: name, value: value)) }
+        let type: String
+        switch operation.body {
+        case .createAccountOp(let op):
+            type = "CREATE_ACCOUNT"
+            add("destination", account(op.destination))
+            add("starting balance", amount(op.startingBalance) + " XLM")
+        case .paymentOp(let op):
+            type = "PAYMENT"
+            add("destination", muxed(op.destination))
+            add("asset", asset(op.asset))
+            add("amount", amount(op.amount))
+        case .pathPaymentStrictReceiveOp(let op):
+            type = "PATH_PAYMENT_STRICT_RECEIVE"
+            add("destination", muxed(op.destination))
+            add("sends at most", amount(op.sendMax) + " " + asset(op.sendAsset))
+            add("receives", amount(op.destAmount) + " " + asset(op.destAsset))
+            add("path", path(op.path))
+        case .pathPaymentStrictSendOp(let op):
+            type = "PATH_PAYMENT_STRICT_SEND"
+            add("destination", muxed(op.destination))
+            add("sends", amount(op.sendAmount) + " " + asset(op.sendAsset))
+            add("receives at least", amount(op.destMin) + " " + asset(op.destAsset))
+            add("path", path(op.path))
+        case .manageSellOfferOp(let op):
+            type = "MANAGE_SELL_OFFER"
+            add("selling", amount(op.amount) + " " + asset(op.selling))
+            add("buying", asset(op.buying))
+            add("price", price(op.price))
+            add("offer", op.offerID == 0 ? "new" : op.amount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+        case .manageBuyOfferOp(let op):
+            type = "MANAGE_BUY_OFFER"
+            add("buying", amount(op.buyAmount) + " " + asset(op.buying))
+            add("selling", asset(op.selling))
+            add("price", price(op.price))
+            add("offer", op.offerID == 0 ? "new" : op.buyAmount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+        case .createPassiveSellOfferOp(let op):
+            type = "CREATE_PASSIVE_SELL_OFFER"
+            add("selling", amount(op.amount) + " " + asset(op.selling))
+            add("buying", asset(op.buying))
+            add("price", price(op.price))
+        case .setOptionsOp(let op):
+            type = "SET_OPTIONS"
+            if let value = op.inflationDest { add("inflation dest", account(value)) }
+            if let value = op.clearFlags { add("clear flags", flags(value, accountFlags)) }
+            if let value = op.setFlags { add("set flags", flags(value, accountFlags)) }
+            if let value = op.masterWeight { add("master weight", String(value)) }
+            if let value = op.lowThreshold { add("low threshold", String(value)) }
+            if let value = op.medThreshold { add("medium threshold", String(value)) }
+            if let value = op.highThreshold { add("high threshold", String(value)) }
+            if let value = op.homeDomain { add("home domain", "\"\(text(value.value))\"") }
+            if let signer = op.signer {
+                add("signer", signerKey(signer.key) + (signer.weight == 0 ? " removed (weight 0)" : " with weight \(signer.weight)"))
+            }
+            if fields.isEmpty { add("changes", "nothing") }
+        case .changeTrustOp(let op):
+            type = "CHANGE_TRUST"
+            switch op.line {
+            case .native: add("asset", "XLM")
+            case .alphaNum4(let asset): add("asset", credit(asset.assetCode.value, asset.issuer))
+            case .alphaNum12(let asset): add("asset", credit(asset.assetCode.value, asset.issuer))
+            case .liquidityPool(.constantProduct(let pool)):
+                add("pool", asset(pool.assetA) + " / " + asset(pool.assetB) + ", fee \(pool.fee) basis points")
+            }
+            add("limit", op.limit == 0 ? "0 (removes the trustline)" : op.limit == Int64.max ? "maximum" : amount(op.limit))
+        case .allowTrustOp(let op):
+            type = "ALLOW_TRUST"
+            add("trustor", account(op.trustor))
+            switch op.asset {
+            case .assetCode4(let value): add("asset code", code(value.value))
+            case .assetCode12(let value): add("asset code", code(value.value))
+            }
+            add("authorize", flags(op.authorize, trustLineFlags))
+        case .destination(let destination):
+            type = "ACCOUNT_MERGE"
+            add("merge into", muxed(destination))
+        case .inflation:
+            type = "INFLATION"
+        case .manageDataOp(let op):
+            type = "MANAGE_DATA"
+            add("name", "\"\(text(op.dataName.value))\"")
+            if let value = op.dataValue?.value {
+                add("value", "\(value.count) bytes: \(Hex.string(value))" + (TerminalText.isPlain(String(decoding: value, as: UTF8.self)) ? " (\"\(text(value))\")" : ""))
+            } else {
+                add("value", "deleted")
+            }
+        case .bumpSequenceOp(let op):
+            type = "BUMP_SEQUENCE"
+            add("bump to", String(op.bumpTo))
+        case .createClaimableBalanceOp(let op):
+            type = "CREATE_CLAIMABLE_BALANCE"
+            add("amount", amount(op.amount) + " " + asset(op.asset))
+            for case .v0(let claimant) in op.claimants {
+                add("claimant", account(claimant.destination))
+            }
+        case .claimClaimableBalanceOp(let op):
+            type = "CLAIM_CLAIMABLE_BALANCE"
+            add("balance", balance(op.balanceID))
+        case .beginSponsoringFutureReservesOp(let op):
+            type = "BEGIN_SPONSORING_FUTURE_RESERVES"
+            add("sponsored", account(op.sponsoredID))
+        case .endSponsoringFutureReserves:
+            type = "END_SPONSORING_FUTURE_RESERVES"
+        case .revokeSponsorshipOp(let op):
+            type = "REVOKE_SPONSORSHIP"
+            switch op {
+            case .ledgerKey(let key): add("of", ledgerKey(key))
+            case .signer(let signer): add("of signer", signerKey(signer.signerKey) + " on " + account(signer.accountID))
+            }
+        case .clawbackOp(let op):
+            type = "CLAWBACK"
+            add("from", muxed(op.from))
+            add("amount", amount(op.amount) + " " + asset(op.asset))
+        case .clawbackClaimableBalanceOp(let op):
+            type = "CLAWBACK_CLAIMABLE_BALANCE"
+            add("balance", balance(op.balanceID))
+        case .setTrustLineFlagsOp(let op):
+            type = "SET_TRUST_LINE_FLAGS"
+            add("trustor", account(op.trustor))
+            add("asset", asset(op.asset))
+            add("clear flags", flags(op.clearFlags, trustLineFlags))
+            add("set flags", flags(op.setFlags, trustLineFlags))
+        case .liquidityPoolDepositOp(let op):
+            type = "LIQUIDITY_POOL_DEPOSIT"
+            add("pool", pool(op.liquidityPoolID))
+            add("at most", amount(op.maxAmountA) + " A and " + amount(op.maxAmountB) + " B")
+            add("price between", price(op.minPrice) + " and " + price(op.maxPrice))
+        case .liquidityPoolWithdrawOp(let op):
+            type = "LIQUIDITY_POOL_WITHDRAW"
+            add("pool", pool(op.liquidityPoolID))
+            add("shares", amount(op.amount))
+            add("at least", amount(op.minAmountA) + " A and " + amount(op.minAmountB) + " B")
+        case .invokeHostFunctionOp(let op):
+            type = "INVOKE_HOST_FUNCTION"
+            switch op.hostFunction {
+            case .invokeContract(let call):
+                add("contract", address(call.contractAddress))
+                add("function", "\"\(text(call.functionName.value))\"")
+                add("arguments", String(call.args.count))
+            case .createContract(let create):
+                add("creates", contract(create.contractIDPreimage, create.executable))
+            case .createContractV2(let create):
+                add("creates", contract(create.contractIDPreimage, create.executable))
+                add("constructor args", String(create.constructorArgs.count))
+            case .wasm(let wasm):
+                add("uploads", "contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))")
+            }
+            add("authorizations", String(op.auth.count))
+        case .extendFootprintTTLOp(let op):
+            type = "EXTEND_FOOTPRINT_TTL"
+            add("extend to", "\(op.extendTo) ledgers")
+        case .restoreFootprintOp:
+            type = "RESTORE_FOOTPRINT"
+        }
+        return .init(type: type, source: operation.sourceAccount.map(muxed), fields: fields)
+    }
+
+    static func contract(_ preimage: XDR.ContractIDPreimage, _ executable: XDR.ContractExecutable) -> String {
+        let code: String
+        switch executable {
+        case .wasmHash(let hash): code = "Wasm \(Hex.string(hash.value))"
+        case .stellarAsset: code = "the Stellar asset contract"
+        case .externalRef: code = "an external executable"
+        }
+        switch preimage {
+        case .fromAddress(let from): return "a contract of \(code), deployed by \(address(from.address))"
+        case .fromAsset(let asset): return "\(code) for \(Self.asset(asset))"
+        }
+    }
+
+    static func ledgerKey(_ key: XDR.LedgerKey) -> String {
+        switch key {
+        case .account(let entry): "account " + account(entry.accountID)
+        case .trustLine(let entry):
+            "trustline of " + account(entry.accountID) + " for " + {
+                switch entry.asset {
+                case .native: "XLM"
+                case .alphaNum4(let asset): credit(asset.assetCode.value, asset.issuer)
+                case .alphaNum12(let asset): credit(asset.assetCode.value, asset.issuer)
+                case .liquidityPoolID(let id): pool(id)
+                }
+            }()
+        case .offer(let entry): "offer \(entry.offerID) of " + account(entry.sellerID)
+        case .data(let entry): "data \"\(text(entry.dataName.value))\" of " + account(entry.accountID)
+        case .claimableBalance(let entry): "claimable balance " + balance(entry.balanceID)
+        case .liquidityPool(let entry): "liquidity pool " + pool(entry.liquidityPoolID)
+        case .contractData(let entry): "contract data of " + address(entry.contract)
+        case .contractCode(let entry): "contract code " + Hex.string(entry.hash.value)
+        case .configSetting: "a configuration setting"
+        case .ttl(let entry): "TTL of " + Hex.string(entry.keyHash.value)
+        }
+    }
+}
