@@ -86,6 +86,24 @@ final class PseudoTerminal {
         try home.keystore.start(arguments, terminal: terminal.path)
     }
 
+    /// A person signing a transaction sees what it does on the terminal before being asked for the PIN, even
+    /// when standard error goes elsewhere.
+    @Test func signTxShowsTheSummaryOnTheTerminalBeforeThePIN() throws {
+        try home.addGolden()
+        let payment = try #require(Envelopes.loaded.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
+        let file = home.path + "/payment.xdr"
+        try payment.envelope.write(toFile: file, atomically: false, encoding: .utf8)
+        let signing = try start(["sign-tx", "--name", KeystoreHome.golden.name, "--network", "testnet", "--file", file])
+        terminal.waitFor("Transaction on testnet")
+        terminal.waitFor("hash        \(payment.hash)")
+        terminal.waitFor("1. payment")
+        terminal.waitFor("PIN: ")
+        terminal.type(KeystoreHome.golden.pin)
+        let signed = try signing.wait()
+        #expect(signed.status == 0 && signed.stdout == payment.signed + "\n", "\(signed.stderr)")
+        #expect(signed.stderr.contains("1. payment"), "and on standard error, for the log")
+    }
+
     @Test func signupAsksTwiceWithoutEchoAndLoginOpens() throws {
         let signup = try start(["signup", "--kdf", "interactive"])
         terminal.waitFor("New PIN (6 digits): ")
