@@ -24,9 +24,12 @@ struct SigningKeyOptions: ParsableArguments {
         return text
     }
 
-    func signer() throws -> Signer {
+    /// `alreadyRead`: a PIN the command had to read before it could tell whether it needs one (`sign-tx` reads
+    /// the PIN line of standard input before the envelope after it).
+    func signer(alreadyRead: PIN? = nil) throws -> Signer {
         try identity.keystore.keystore().signer(
-            sessionToken: Self.sessionToken, name: identity.identityIfGiven(), pinAvailable: pin.isAvailable, pin: { try pin.read() })
+            sessionToken: Self.sessionToken, name: identity.identityIfGiven(), pinAvailable: pin.isAvailable,
+            pin: { try alreadyRead ?? pin.read() })
     }
 }
 

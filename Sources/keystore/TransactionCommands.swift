@@ -100,9 +100,7 @@ struct SignTx: ParsableCommand {
         let envelope = try input.read()
         let summary = TransactionSummary(envelope, on: network)
         if !quiet { show(summary) }
-        let signer = try key.identity.keystore.keystore().signer(
-            sessionToken: SigningKeyOptions.sessionToken, name: key.identity.identityIfGiven(), pinAvailable: key.pin.isAvailable,
-            pin: { try pinFirst ?? key.pin.read() })
+        let signer = try key.signer(alreadyRead: pinFirst)
         let signed = try signer.signTransaction(envelope, on: network)
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer.address); printed unchanged (a second one would make the network reject it)")
