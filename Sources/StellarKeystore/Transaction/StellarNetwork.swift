@@ -5,6 +5,9 @@ public struct StellarNetwork: Sendable, Equatable {
     /// `public`, `testnet` or `futurenet`, or nil for a passphrase given as such.
     public let name: String?
     public let passphrase: String
+    /// SHA-256 of the passphrase: the network ID that starts every signature payload. Computed once, since a
+    /// batch hashes every envelope with it.
+    public let id: [UInt8]
 
     public static let `public` = StellarNetwork(name: "public", passphrase: "Public Global Stellar Network ; September 2015")
     public static let testnet = StellarNetwork(name: "testnet", passphrase: "Test SDF Network ; September 2015")
@@ -14,6 +17,7 @@ public struct StellarNetwork: Sendable, Equatable {
     private init(name: String?, passphrase: String) {
         self.name = name
         self.passphrase = passphrase
+        id = Array(passphrase.utf8).withUnsafeBytes { Sodium.sha256($0) }
     }
 
     /// One of the well-known networks by name (`mainnet` and `pubnet` also name the public one, as in the
@@ -47,9 +51,6 @@ public struct StellarNetwork: Sendable, Equatable {
             self = named
         }
     }
-
-    /// SHA-256 of the passphrase: the network ID that starts every signature payload.
-    public var id: [UInt8] { Array(passphrase.utf8).withUnsafeBytes { Sodium.sha256($0) } }
 
     /// How a summary names it.
     public var shown: String {

@@ -19,12 +19,14 @@ enum SummaryText {
     static func muxed(_ account: XDR.MuxedAccount) -> String {
         switch account {
         case .ed25519(let raw): strKey(.accountID, raw.value)
-        case .med25519(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        case .med25519(let muxed): muxedAccount(muxed.ed25519.value, id: muxed.id)
         }
     }
 
-    static func bigEndian(_ value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+    /// `M…`, through the StrKey code that builds muxed accounts everywhere else.
+    static func muxedAccount(_ ed25519: [UInt8], id: UInt64) -> String {
+        (try? PublicKey(rawRepresentation: ed25519)).map { StrKey.muxedAccount($0, id: id).stringValue }
+            ?? "(invalid muxed account \(Hex.string(ed25519)))"
     }
 
     /// Stroops as XLM (or asset units): 7 decimals, exactly.
@@ -135,7 +137,7 @@ enum SummaryText {
         switch address {
         case .accountId(let key): account(key)
         case .contractId(let id): strKey(.contract, id.value)
-        case .muxedAccount(let muxed): strKey(.muxedAccount, muxed.ed25519.value + bigEndian(muxed.id))
+        case .muxedAccount(let muxed): muxedAccount(muxed.ed25519.value, id: muxed.id)
         case .claimableBalanceId(let id): balance(id)
         case .liquidityPoolId(let id): pool(id)
         }
@@ -148,6 +150,11 @@ enum SummaryText {
         let named = names.filter { value & UInt32($0.0) != 0 }.map(\.1)
         let unknown = value & ~names.reduce(UInt32(0)) { $0 | UInt32($1.0) }
         return "\(value)" + (named.isEmpty && unknown == 0 ? "" : " (" + (named + (unknown == 0 ? [] : ["unknown \(unknown)"])).joined(separator: ", ") + ")")
+    }
+
+    /// Offer 0 makes a new offer; an amount of 0 deletes the offer named.
+    static func offer(_ id: Int64, amount: Int64) -> String {
+        id == 0 ? "new" : amount == 0 ? "\(id) (deleted)" : String(id)
     }
 
     static func path(_ assets: [XDR.Asset]) -> String {
@@ -185,13 +192,13 @@ enum SummaryText {
             add("selling", amount(op.amount) + " " + asset(op.selling))
             add("buying", asset(op.buying))
             add("price", price(op.price))
-            add("offer", op.offerID == 0 ? "new" : op.amount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+            add("offer", offer(op.offerID, amount: op.amount))
         case .manageBuyOfferOp(let op):
             type = "MANAGE_BUY_OFFER"
             add("buying", amount(op.buyAmount) + " " + asset(op.buying))
             add("selling", asset(op.selling))
             add("price", price(op.price))
-            add("offer", op.offerID == 0 ? "new" : op.buyAmount == 0 ? "\(op.offerID) (deleted)" : String(op.offerID))
+            add("offer", offer(op.offerID, amount: op.buyAmount))
         case .createPassiveSellOfferOp(let op):
             type = "CREATE_PASSIVE_SELL_OFFER"
             add("selling", amount(op.amount) + " " + asset(op.selling))
