@@ -96,9 +96,12 @@ public struct Keystore: Sendable {
         if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
     }
 
+    /// `renewing`: the binding a new vault inherits (`derive`), whose primary key must still be the TPM's and
+    /// whose consent to an open lockout, if it had one, stands.
     func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
-                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false) throws -> Created {
-        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? vaults.tpm : nil)
+                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false, renewing: TPM.SealedObject? = nil) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? vaults.tpm : nil,
+                                   renewing: renewing)
         let backup = try vaults.create(vault, replacing: replacing)
         warnAboutPermissions(name)
         return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
@@ -120,7 +123,7 @@ public struct Keystore: Sendable {
         do {
             // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
             return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false,
-                              boundToTPM: vault.isTPMBound)
+                              boundToTPM: vault.isTPMBound, renewing: vault.tpmObject)
         } catch VaultError.alreadyExists(let existing, _) {
             throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile
         }
@@ -265,14 +268,60 @@ public struct Keystore: Sendable {
     }
 
     /// Refuses, before any PIN is asked, a binding that cannot happen: no TPM, no permission on it, or an owner
-    /// hierarchy with a password.
-    public func checkTPMReadyToBind() throws {
+    /// hierarchy with a password; and one whose guess limit would not hold, on a TPM whose lockout authorization
+    /// is empty (`TPMError.lockoutOpen`), unless the keystore's `TPM` allows it. Returns the TPM's state, so that
+    /// an allowed open lockout can be said.
+    @discardableResult
+    public func checkTPMReadyToBind() throws -> TPM.DictionaryAttackState {
         try vaults.tpm.checkReadyToSeal()
+        return try vaults.tpm.dictionaryAttackState()
     }
 
-    /// The TPM's dictionary-attack state: how many wrong PINs it has counted and allows.
+    /// The TPM's dictionary-attack state: how many wrong PINs it has counted and allows, and whether its lockout
+    /// authorization is set.
     public func tpmStatus() throws -> TPM.DictionaryAttackState {
         try vaults.tpm.dictionaryAttackState()
+    }
+
+    /// Gives the TPM a random lockout authorization, so that only whoever holds the code can reset its wrong-PIN
+    /// counter, and hands the code to `deliver` (to show a person), once: it is stored nowhere. If `deliver`
+    /// throws, the authorization is set back to empty with that same code and the error rethrown, so that the
+    /// TPM never keeps a code nobody saw. False, with nothing changed, when the lockout authorization is set
+    /// already. This changes the TPM for every program on the machine.
+    public func protectTPMLockout(deliver: (LockoutCode) throws -> Void) throws -> Bool {
+        guard let code = try vaults.tpm.protectLockout() else { return false }
+        do {
+            try deliver(code)
+        } catch {
+            do {
+                try vaults.tpm.unprotectLockout(code: code)
+            } catch let undo as KeystoreError {
+                throw TPMError.lockoutCodeLost(detail: undo.message)
+            }
+            throw error
+        }
+        return true
+    }
+
+    /// How `resetTPMLockout` ended the lockout.
+    public enum LockoutReset: Sendable, Equatable {
+        /// With the lockout code.
+        case withCode
+        /// Without one: the lockout authorization is empty, so no code was needed (nor asked), as for anybody.
+        case withoutCode
+    }
+
+    /// Ends the TPM's dictionary-attack lockout and resets its wrong-PIN counter. `code` is asked only when the
+    /// TPM's lockout authorization is set; a malformed code is refused before the TPM sees it, and a wrong one is
+    /// counted by the TPM against its lockout hierarchy (`TPMError.wrongLockoutCode`).
+    public func resetTPMLockout(code: () throws -> LockoutCode) throws -> LockoutReset {
+        let state = try vaults.tpm.dictionaryAttackState()
+        guard state.lockoutAuthSet else {
+            try vaults.tpm.resetLockout(code: nil)
+            return .withoutCode
+        }
+        try vaults.tpm.resetLockout(code: code())
+        return .withCode
     }
 
     // MARK: By name as text, as an app holds it
@@ -323,7 +372,7 @@ public struct Keystore: Sendable {
         if let wait = vaults.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
         if vault.isTPMBound {
             let state = try vaults.tpm.dictionaryAttackState()
-            if state.inLockout { throw TPMError.lockedOut(state: state) }
+            if state.inLockout { throw TPMError.lockedOut(state: state, tcti: vaults.tpm.tcti) }
         }
         warnAboutPermissions(name)
         return vault

@@ -30,6 +30,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case session = 9
     /// The command refused to do something risky without an explicit flag (e.g. a seed to a pipe).
     case refused = 10
+    /// Standard output could not be written (a full disk, a file-size limit, a closed pipe): what the command was
+    /// to print there is not there, whatever else it did.
+    case outputFailed = 11
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
@@ -47,6 +50,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .system: "system"
         case .session: "session"
         case .refused: "refused"
+        case .outputFailed: "output-failed"
         case .usage: "usage"
         }
     }

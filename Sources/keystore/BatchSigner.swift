@@ -51,13 +51,17 @@ struct BatchSigner {
         var atEnd = false
         var discarding = false
         var running: Round?
+        var outputClosed = false
         func finish(_ round: Round?) {
             guard let round else { return }
             round.done.wait()
-            for output in round.outputs { Console.write(output, to: STDOUT_FILENO) }
+            for output in round.outputs where !outputClosed {
+                // Nobody reads the answers any more (a closed pipe, a full disk): sign nothing further.
+                outputClosed = !Console.write(output, to: STDOUT_FILENO)
+            }
             failed += round.failures.reduce(0, +)
         }
-        while !atEnd {
+        while !atEnd && !outputClosed {
             // With nothing left to read at once, the round under way is finished before blocking on input, so
             // that a request/response pipeline gets its answer.
             if running != nil && !Self.hasInput(fd) {
@@ -101,13 +105,14 @@ struct BatchSigner {
                 if !discarding {
                     total += 1
                     failed += 1
-                    Console.write(Array(#"{"error":"request line longer than 1 MiB","id":null}"#.utf8) + [0x0A], to: STDOUT_FILENO)
+                    outputClosed = !Console.write(Array(#"{"error":"request line longer than 1 MiB","id":null}"#.utf8) + [0x0A], to: STDOUT_FILENO)
                 }
                 discarding = true
                 pending.removeAll(keepingCapacity: true)
             }
         }
         finish(running)
+        if let lost = Console.outputError { throw lost }
         if failed > 0 { throw SigningError.batchFailures(failed: failed, total: total) }
     }
 

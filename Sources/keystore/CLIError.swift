@@ -11,6 +11,8 @@ enum CLIError: KeystoreError {
     case conflictingOptions(String)
     case seedToNonTerminal
     case phraseToNonTerminal
+    case codeToNonTerminal
+    case codeNotDelivered(reason: String)
     case inputTooLarge(source: String, limit: Int)
     case emptyPayload(source: String, verb: String)
 
@@ -32,6 +34,10 @@ enum CLIError: KeystoreError {
             "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
         case .phraseToNonTerminal:
             "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
+        case .codeToNonTerminal:
+            "Refusing to print the TPM's lockout code to a pipe or file; run in a terminal, or add --print-code. Nothing was changed."
+        case .codeNotDelivered(let reason):
+            "Could not write the lockout code to standard output (\(reason)), so the TPM's lockout authorization was set back to empty: nothing was changed."
         case .inputTooLarge(let source, let limit):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
         case .emptyPayload(let source, let verb):
@@ -41,7 +47,8 @@ enum CLIError: KeystoreError {
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal: .refused
+        case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
+        case .codeNotDelivered: .outputFailed
         case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload: .invalidInput
         case .unreadableSecret: .system
         case .noTerminal, .conflictingOptions: .usage

@@ -9,9 +9,30 @@ import Glibc
 import Darwin
 #endif
 import StellarKeystore
+import Synchronization
 
 /// Standard input, output and error, written with write(2) so that nothing sits in a buffer at exit.
+///
+/// A write to standard output that fails (a full disk, a file-size limit, a closed pipe with SIGPIPE ignored) is
+/// remembered, and `main` turns it into exit 11: output that was lost must never look like success, as
+/// `export --force > backup && remove` would otherwise lose the key.
 enum Console {
+    /// The errno of the first failed write to standard output; 0 while every write succeeded.
+    static let outputFailure = Atomic<Int32>(0)
+
+    /// Why standard output failed, once one of its writes did.
+    static var outputError: OutputError? {
+        let code = outputFailure.load(ordering: .relaxed)
+        return code == 0 ? nil : OutputError(code: code)
+    }
+
+    struct OutputError: KeystoreError {
+        let code: Int32
+        var reason: String { String(cString: strerror(code)) }
+        var message: String { "Could not write to standard output (\(reason)); what was to be printed there was not." }
+        var exitStatus: ExitStatus { .outputFailed }
+    }
+
     static func print(_ line: String) {
         write(Array((line + "\n").utf8), to: STDOUT_FILENO)
     }
@@ -27,19 +48,24 @@ enum Console {
 
     static func warn(_ message: String) { error("warning: \(message)") }
 
-    static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
+    /// Writes all of `bytes`; false when a write failed (for standard output, also remembered).
+    @discardableResult
+    static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                return
+                if fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: errno, ordering: .relaxed) }
+                return false
             }
             offset += written
         }
+        return true
     }
 
-    static func write(_ bytes: [UInt8], to fd: Int32) {
+    @discardableResult
+    static func write(_ bytes: [UInt8], to fd: Int32) -> Bool {
         bytes.withUnsafeBytes { write($0, to: fd) }
     }
 
@@ -49,7 +75,7 @@ enum Console {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(value)
         data.append(UInt8(ascii: "\n"))
-        data.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+        _ = data.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
     }
 
     /// All of standard input as text, without trailing white space. Not for secrets.

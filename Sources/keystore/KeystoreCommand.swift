@@ -19,7 +19,7 @@ struct KeystoreCommand: ParsableCommand {
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
             Address.self, Sign.self, SignMessage.self, SignTx.self, ShowTx.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
-            Bind.self, Unbind.self, TPMStatus.self, StrKeyCommand.self,
+            Bind.self, Unbind.self, TPMStatus.self, TPMProtect.self, TPMResetLockout.self, StrKeyCommand.self,
         ]
     )
 
@@ -32,8 +32,9 @@ struct KeystoreCommand: ParsableCommand {
         do {
             var command = try parse()
             try command.run()
+            if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
         } catch let error as KeystoreError {
-            fail(error.message, error.exitStatus)
+            fail(Hints.withHint(error), error.exitStatus)
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
             Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {
@@ -52,7 +53,8 @@ struct KeystoreCommand: ParsableCommand {
         "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
         "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self, "sign-tx": SignTx.self, "show-tx": ShowTx.self,
         "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "import-stellar-cli": ImportStellarCLI.self, "bench-kdf": BenchKDF.self,
-        "bind": Bind.self, "unbind": Unbind.self, "tpm-status": TPMStatus.self, "strkey": StrKeyCommand.self,
+        "bind": Bind.self, "unbind": Unbind.self, "tpm-status": TPMStatus.self, "tpm-protect": TPMProtect.self,
+        "tpm-reset-lockout": TPMResetLockout.self, "strkey": StrKeyCommand.self,
     ]
 
     /// The command line, parsed. argument-parser builds the whole command tree by reflection on every run

@@ -37,8 +37,14 @@ struct Recover: ParsableCommand {
     @Flag(help: "Bind the vault to this machine's TPM 2.0: a copied file is useless, and the TPM limits PIN guesses.")
     var tpm = false
 
+    @OptionGroup var openLockout: OpenLockoutOption
+
+    func validate() throws {
+        try openLockout.validate(binding: tpm)
+    }
+
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if tpm { try TPMNotice.checkAndWarn(keystore) }

@@ -32,11 +32,13 @@ struct HomeOptions: ParsableArguments {
         if tpmTcti?.isEmpty == true { throw ValidationError("--tpm-tcti is empty; give a TCTI, or leave it out for the default.") }
     }
 
-    /// The keystore these options name, its warnings going to stderr.
-    func keystore() throws -> Keystore {
+    /// The keystore these options name, its warnings going to stderr. `allowingOpenTPMLockout` is the person's
+    /// `--allow-open-lockout`: a new TPM binding may then be made on a TPM whose guess limit does not hold.
+    func keystore(allowingOpenTPMLockout: Bool = false) throws -> Keystore {
         let environment = ProcessInfo.processInfo.environment
         let warnings: @Sendable (String) -> Void = { Console.warn($0) }
-        let tpm = tpmTcti.map { TPM(tcti: $0) }
+        let tpm = tpmTcti.map { TPM(tcti: $0, allowingOpenLockout: allowingOpenTPMLockout) }
+            ?? TPM(environment: environment, allowingOpenLockout: allowingOpenTPMLockout)
         guard let home else { return try Keystore(environment: environment, tpm: tpm, warnings: warnings) }
         return try Keystore(directory: home, environment: environment, tpm: tpm, warnings: warnings)
     }
@@ -131,6 +133,18 @@ struct PINOptions: ParsableArguments {
 
 extension KDFParameters.Level: ExpressibleByArgument {}
 extension KDFChoice: ExpressibleByArgument {}
+
+/// `--allow-open-lockout`, for the commands that make a new TPM binding.
+struct OpenLockoutOption: ParsableArguments {
+    @Flag(help: ArgumentHelp(
+        "With --tpm, bind even though the TPM's lockout authorization is not set.",
+        discussion: "Anyone who can open the TPM can then reset its wrong-PIN counter: the guess limit does not hold. Prefer 'keystore tpm-protect'."))
+    var allowOpenLockout = false
+
+    func validate(binding: Bool) throws {
+        if allowOpenLockout && !binding { throw ValidationError("--allow-open-lockout goes with --tpm.") }
+    }
+}
 
 enum KDFOptions {
     /// After a vault was written with `--kdf auto`: which level that was, and why.

@@ -1,12 +1,22 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import StellarKeystore
 
 /// What `signup --tpm` and `recover --tpm` say before anything is asked: whether there is a TPM at all, and
 /// that the vault will never open anywhere else.
 enum TPMNotice {
     static func checkAndWarn(_ keystore: Keystore) throws {
-        try keystore.checkTPMReadyToBind()
+        let state = try keystore.checkTPMReadyToBind()
+        warnIfOpen(state)
         Console.warn(Keystore.tpmBindingNotice)
+    }
+
+    /// Said whenever a binding is made on a TPM whose lockout authorization is empty (`--allow-open-lockout`).
+    static func warnIfOpen(_ state: TPM.DictionaryAttackState) {
+        guard !state.lockoutAuthSet else { return }
+        Console.warn("the TPM's lockout authorization is not set: anyone who can open the TPM can reset its wrong-PIN counter, so it does not limit PIN guesses; run 'keystore tpm-protect' to set it")
     }
 }
 
@@ -26,14 +36,17 @@ struct Bind: ParsableCommand {
     @Flag(help: "Bind to the TPM (the only kind of binding there is; required, so that the command says what it does).")
     var tpm = false
 
+    @OptionGroup var openLockout: OpenLockoutOption
+
     func validate() throws {
         if !tpm { throw ValidationError("Say what to bind to: keystore bind --tpm.") }
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         let vault = try keystore.bindToTPM(name: name) { try pin.read() }
+        if openLockout.allowOpenLockout { TPMNotice.warnIfOpen(try keystore.tpmStatus()) }
         Console.warn(Keystore.tpmBindingNotice)
         try Report.print(name, vault, json: identity.json, done: "is now bound to this machine's TPM")
     }
@@ -77,6 +90,8 @@ struct TPMStatus: ParsableCommand {
 
     @OptionGroup var keystore: HomeOptions
 
+    static let openLockoutMeaning = "anyone who can open the TPM can reset the wrong-PIN counter, so it does not limit PIN guesses (run 'keystore tpm-protect')"
+
     func run() throws {
         let keystore = try keystore.keystore()
         let state = try keystore.tpmStatus()
@@ -84,20 +99,103 @@ struct TPMStatus: ParsableCommand {
             struct Output: Encodable {
                 let tcti: String
                 let failures, maximumFailures, triesLeft, intervalSeconds, recoverySeconds: Int
-                let inLockout: Bool
+                let inLockout, lockoutAuthSet: Bool
             }
             try Console.printJSON(Output(
                 tcti: keystore.vaults.tpm.tcti, failures: state.failures, maximumFailures: state.maximumFailures,
                 triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
-                inLockout: state.inLockout))
+                inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet))
             return
         }
         Console.print("""
             TPM:               \(TerminalText.escaped(keystore.vaults.tpm.tcti, limit: nil))
             wrong PINs:        \(state.failures) counted, lockout after \(state.maximumFailures) (\(state.triesLeft) left)
-            one forgiven per:  \(state.intervalSeconds == 0 ? "never (only the owner can reset the count)" : "\(state.intervalSeconds) s")
+            one forgiven per:  \(state.intervalSeconds == 0 ? "never (only the lockout authorization can reset the count)" : "\(state.intervalSeconds) s")
             lockout recovery:  \(state.recoverySeconds) s
             in lockout:        \(state.inLockout ? "yes" : "no")
+            lockout auth set:  \(state.lockoutAuthSet ? "yes" : "no: " + Self.openLockoutMeaning)
             """)
+    }
+}
+
+struct TPMProtect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tpm-protect",
+        abstract: "Give the TPM a random lockout authorization, so that its wrong-PIN counter cannot be reset without it.",
+        discussion: """
+            On most Linux machines the TPM's lockout authorization is empty, so any program that can open the TPM \
+            can reset its wrong-PIN counter and guess PINs without limit. This sets it to 32 random bytes, sent to \
+            the TPM encrypted, and prints them once as a lockout code: write it down and keep it offline. It is \
+            stored nowhere; 'keystore tpm-reset-lockout' takes it back. It changes the TPM for the whole machine: \
+            other tools that use the lockout hierarchy (tpm2_dictionarylockout, tpm2_clear with -c lockout) then \
+            need it too. Refuses to print the code to a pipe or file unless --print-code. When the lockout \
+            authorization is set already, it says so and changes nothing.
+            """)
+
+    @OptionGroup var keystore: HomeOptions
+
+    @Flag(help: "Print the lockout code even when standard output is not a terminal.")
+    var printCode = false
+
+    func run() throws {
+        let keystore = try keystore.keystore()
+        if try keystore.tpmStatus().lockoutAuthSet { return alreadySet() }
+        if !printCode && isatty(STDOUT_FILENO) == 0 { throw CLIError.codeToNonTerminal }
+        let changed = try keystore.protectTPMLockout { code in
+            let text = code.formatted()
+            let opening = self.keystore.json ? Array(#"{"changed":true,"lockoutCode":""#.utf8) : []
+            let closing = Array((self.keystore.json ? "\"}\n" : "\n").utf8)
+            let written = Console.write(opening, to: STDOUT_FILENO) && text.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
+                && Console.write(closing, to: STDOUT_FILENO)
+            if !written { throw CLIError.codeNotDelivered(reason: Console.outputError?.reason ?? "unknown error") }
+            // Said once the code is out, so that a failure is one line, like every other.
+            if !self.keystore.json {
+                Console.warn("that is the TPM's lockout code, shown this once and stored nowhere: write it down and keep it offline; it resets the wrong-PIN counter ('keystore tpm-reset-lockout'), and without it only clearing the TPM does, which destroys every key bound to it")
+            }
+        }
+        if !changed { alreadySet() }
+    }
+
+    private func alreadySet() {
+        if keystore.json {
+            Console.write(Array(#"{"changed":false,"lockoutAuthSet":true}"#.utf8) + [0x0A], to: STDOUT_FILENO)
+        } else {
+            Console.note("the TPM's lockout authorization is set already; nothing was changed")
+        }
+    }
+}
+
+struct TPMResetLockout: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tpm-reset-lockout",
+        abstract: "End the TPM's dictionary-attack lockout and reset its wrong-PIN counter, with the lockout code.",
+        discussion: """
+            The code is the one 'keystore tpm-protect' printed. It is asked on the terminal (echo off), or read \
+            from the first line of standard input with --code-stdin; never from the command line. A typo is caught \
+            before the TPM sees the code. A wrong code is counted by the TPM against the lockout hierarchy itself, \
+            which then refuses every code for its lockout-recovery time ('keystore tpm-status'; a time of 0 means \
+            until the next reboot). Where the lockout authorization is not set, no code is needed.
+            """)
+
+    @OptionGroup var keystore: HomeOptions
+
+    @Flag(help: "Read the lockout code from the first line of standard input.")
+    var codeStdin = false
+
+    func run() throws {
+        let keystore = try keystore.keystore()
+        let reset = try keystore.resetTPMLockout {
+            let line = codeStdin
+                ? try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
+                : try SecretInput.prompt("Lockout code: ", asking: "the lockout code", instead: "--code-stdin")
+            return try LockoutCode(typed: line)
+        }
+        if self.keystore.json {
+            Console.write(Array(#"{"reset":true,"codeNeeded":\#(reset == .withCode)}"#.utf8) + [0x0A], to: STDOUT_FILENO)
+        } else {
+            Console.note(reset == .withCode
+                ? "the TPM's wrong-PIN counter is reset and its lockout ended"
+                : "the TPM's wrong-PIN counter is reset and its lockout ended; no code was needed, as for anyone: \(TPMStatus.openLockoutMeaning)")
+        }
     }
 }

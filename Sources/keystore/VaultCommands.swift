@@ -64,14 +64,17 @@ struct Signup: ParsableCommand {
     @Flag(help: "Bind the vault to this machine's TPM 2.0: a copied file is useless, and the TPM limits PIN guesses.")
     var tpm = false
 
+    @OptionGroup var openLockout: OpenLockoutOption
+
     func validate() throws {
         if mnemonic && importSeed { throw ValidationError("Use --mnemonic or --import, not both; to restore a phrase use 'keystore recover'.") }
         if mnemonic && !Mnemonic.wordCounts.contains(words) { throw ValidationError("--words is 12, 15, 18, 21 or 24.") }
         if mnemonic && identity.json { throw ValidationError("--json is not offered with --mnemonic: the phrase is for a person to write down.") }
+        try openLockout.validate(binding: tpm)
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
@@ -90,7 +93,7 @@ struct Signup: ParsableCommand {
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
-            phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
+            _ = phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
             Console.write(Array("\n".utf8), to: STDOUT_FILENO)
         }
         if identity.json {
@@ -234,7 +237,7 @@ struct Export: ParsableCommand {
             ? ("{\"address\":\"\(signer.address)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n")
             : ("", "\n")
         Console.write(Array(before.utf8), to: STDOUT_FILENO)
-        seed.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
+        _ = seed.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
         Console.write(Array(after.utf8), to: STDOUT_FILENO)
     }
 }

@@ -18,7 +18,7 @@ import Testing
     }
 
     static let helps = ["", "signup", "login", "logout", "status", "change-pin", "export", "list", "remove", "address",
-                        "sign", "sign-message", "sign-tx", "show-tx", "verify", "recover", "derive", "upgrade", "import-stellar-cli", "bench-kdf", "bind", "unbind", "tpm-status", "strkey", "strkey decode",
+                        "sign", "sign-message", "sign-tx", "show-tx", "verify", "recover", "derive", "upgrade", "import-stellar-cli", "bench-kdf", "bind", "unbind", "tpm-status", "tpm-protect", "tpm-reset-lockout", "strkey", "strkey decode",
                         "strkey encode"]
 
     @Test(arguments: helps)

@@ -7,7 +7,9 @@ import Glibc
 #endif
 
 /// `keystore` with TPM-bound vaults, as a user or a script sees it, against the suite's own swtpm (3 wrong
-/// PINs before lockout, one forgiven per 1,000 s: swtpm's defaults). Serialized: the tests share the TPM's
+/// PINs before lockout, one forgiven per 1,000 s, an empty lockout authorization: swtpm's defaults, so that the
+/// tests can end lockouts as an owner would; bindings say --allow-open-lockout). TPMLockoutCLITests covers a
+/// protected lockout. Serialized: the tests share the TPM's
 /// dictionary-attack counter, and each that adds failures clears them before it ends.
 @Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 final class TPMCLITests {
@@ -31,7 +33,7 @@ final class TPMCLITests {
     }
 
     func signUpBound(_ name: String = "alice") throws -> String {
-        let signup = try run(["signup", "--name", name, "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
+        let signup = try run(["signup", "--name", name, "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
         try #require(signup.status == 0, "\(signup.stderr)")
         return signup.stdout.trimmingCharacters(in: .newlines)
     }
@@ -49,7 +51,7 @@ final class TPMCLITests {
     }
 
     @Test func signupLoginAndSignRoundTrip() throws {
-        let signup = try run(["signup", "--name", "alice", "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
+        let signup = try run(["signup", "--name", "alice", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(signup.status == 0, "\(signup.stderr)")
         #expect(signup.stderr.contains("can only ever be opened on this machine") && signup.stderr.contains("--mnemonic"))
         let address = signup.stdout.trimmingCharacters(in: .newlines)
@@ -107,6 +109,9 @@ final class TPMCLITests {
         let unasked = try run(["login", "--name", "alice", "--pin-stdin"])
         #expect(unasked.status == 4 && unasked.stderr == right.stderr, "\(unasked.stderr)")
         #expect(right.stderrLines.count == 1 && right.stderr.contains("dictionary-attack lockout") && right.stderr.contains("17 min"))
+        // What to type to end it, aimed at this TPM: tpm2-tools would otherwise open /dev/tpmrm0.
+        #expect(right.stderr.contains("keystore tpm-reset-lockout")
+                && right.stderr.contains("tpm2_dictionarylockout --clear-lockout -T '\(tcti)'"), "\(right.stderr)")
         #expect(try vaultBytes() == vault)
         let status = try run(["tpm-status"])
         #expect(status.stdout.contains("in lockout:        yes"))
@@ -149,7 +154,7 @@ final class TPMCLITests {
     @Test func recoverAndDeriveKeepTheBinding() throws {
         // SEP-5 Test 1's phrase; account 1 is golden-mnemonic's address (fixtures/vaults/vaults.json).
         let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
-        let recover = try run(["recover", "--name", "erin", "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(phrase)\n\(pin)\n")
+        let recover = try run(["recover", "--name", "erin", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"], stdin: "\(phrase)\n\(pin)\n")
         #expect(recover.status == 0 && recover.stderr.contains("can only ever be opened on this machine"), "\(recover.stderr)")
         let derive = try run(["derive", "--name", "erin", "--account", "1", "--add", "erin-1", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(derive.status == 0, "\(derive.stderr)")
@@ -175,7 +180,7 @@ final class TPMCLITests {
     @Test func anOwnerPasswordIsNamedAsTheProblem() throws {
         try swtpm.setOwnerPassword("owner-secret")
         defer { try? swtpm.setOwnerPassword("", current: "owner-secret") }
-        let signup = try run(["signup", "--name", "frank", "--tpm", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
+        let signup = try run(["signup", "--name", "frank", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(signup.status == 8 && signup.stderrLines.count == 1, "\(signup.stderr)")
         #expect(signup.stderr.contains("the owner hierarchy has a password"), "\(signup.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home.vaultPath("frank")))
@@ -184,10 +189,10 @@ final class TPMCLITests {
     @Test func bindChangePINAndUnbindRoundTrip() throws {
         let signup = try run(["signup", "--name", "carol", "--kdf", "interactive", "--pin-stdin"], stdin: "\(pin)\n")
         let address = signup.stdout.trimmingCharacters(in: .newlines)
-        let bind = try run(["bind", "--tpm", "--name", "carol", "--pin-stdin"], stdin: "\(pin)\n")
+        let bind = try run(["bind", "--tpm", "--name", "carol", "--allow-open-lockout", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(bind.status == 0 && bind.stdout == "carol (\(address)) is now bound to this machine's TPM\n", "\(bind.stderr)")
         #expect(try run(["list"]).stdout == "carol\t\(address)\ttpm\n")
-        #expect(try run(["bind", "--tpm", "--name", "carol", "--pin-stdin"], stdin: "\(pin)\n").status == 2)
+        #expect(try run(["bind", "--tpm", "--name", "carol", "--allow-open-lockout", "--pin-stdin"], stdin: "\(pin)\n").status == 2)
         #expect(try run(["bind", "--name", "carol"]).status == 64)
         let change = try run(["change-pin", "--name", "carol", "--pin-stdin", "--new-pin-fd", "0"], stdin: "\(pin)\n918273\n")
         #expect(change.status == 0, "\(change.stderr)")
@@ -212,7 +217,7 @@ final class TPMCLITests {
         }
         let original = try vaultBytes("dave")
         let arguments = command == "bind"
-            ? ["bind", "--tpm", "--name", "dave", "--pin-stdin"]
+            ? ["bind", "--tpm", "--name", "dave", "--allow-open-lockout", "--pin-stdin"]
             : ["change-pin", "--name", "dave", "--pin-stdin", "--new-pin-fd", "0"]
         let newPIN = command == "bind" ? pin : "918273"
         var steps: [String] = []

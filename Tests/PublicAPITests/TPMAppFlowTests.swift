@@ -10,8 +10,16 @@ struct TPMAppFlowTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let swtpm = try #require(SoftwareTPM.current)
         defer { try? swtpm.clearLockout() }
-        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
+        // An app binds only to a TPM whose guess limit holds: swtpm's lockout authorization is empty.
+        let refusing = try Keystore(directory: directory, sessionDirectory: directory + "/run",
                                     environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti])
+        #expect(throws: TPMError.lockoutOpen) { try refusing.checkTPMReadyToBind() }
+        #expect(throws: TPMError.lockoutOpen) {
+            try refusing.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
+        }
+        #expect(try refusing.identities().isEmpty)
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
+                                    tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti], allowingOpenLockout: true))
         #expect(keystore.vaults.tpm.tcti == swtpm.tcti)
         #expect(Keystore.tpmBindingNotice.contains("this machine"))
         let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)

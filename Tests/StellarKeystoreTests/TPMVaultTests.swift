@@ -12,7 +12,9 @@ struct TPMVaultTests {
     /// The cheapest Argon2id libsodium allows: these tests are about the TPM, and the 200-unlock one runs often.
     let cheap = KDFParameters(opsLimit: Sodium.pwhashOpsLimitMin, memLimit: Sodium.pwhashMemLimitMin)
 
-    var tpm: TPM { TPM(tcti: SoftwareTPM.current!.tcti) }
+    /// swtpm's lockout authorization is empty, as on most Linux machines, so that these tests can end lockouts as
+    /// an owner would; TPMLockoutTests covers the refusal of such a TPM.
+    var tpm: TPM { TPM(tcti: SoftwareTPM.current!.tcti, allowingOpenLockout: true) }
 
     func sealed(_ keyPair: KeyPair = .random(), kdf: KDFParameters? = nil) throws -> Vault {
         try Vault.seal(keyPair, name: IdentityName("alice"), pin: pin, kdf: kdf ?? cheap, tpm: tpm)
@@ -98,6 +100,51 @@ struct TPMVaultTests {
         #expect(try tpm.dictionaryAttackState() == before, "nothing was tried, so nothing was counted")
     }
 
+    /// A PIN change or an upgrade seals a new secret: the primary key it is sealed to must be the one the vault
+    /// recorded, or an interposer answering in the TPM's place would get the secret and a PIN oracle.
+    @Test func aResealChecksThePrimaryKeyOfTheBindingItRenews() throws {
+        let object = try #require(try sealed().tpmObject)
+        let other = try SoftwareTPM()
+        defer { other.stop() }
+        let elsewhere = TPM(tcti: other.tcti, allowingOpenLockout: true)
+        #expect(throws: TPMError.boundElsewhere) {
+            try Vault.seal(.random(), name: IdentityName("alice"), pin: pin, kdf: cheap, tpm: elsewhere, renewing: object)
+        }
+        // A new binding there is another matter (trust on first use), and a renewal here keeps the primary.
+        #expect(try Vault.seal(.random(), name: IdentityName("alice"), pin: pin, kdf: cheap, tpm: elsewhere).isTPMBound)
+        let renewed = try Vault.seal(.random(), name: IdentityName("alice"), pin: pin, kdf: cheap, tpm: tpm, renewing: object)
+        #expect(renewed.tpmObject?.primaryName == object.primaryName)
+    }
+
+    /// Once the primary's Name matched, this TPM holds the seed the object was made under: only a failed
+    /// integrity check means another TPM wrapped it; any other refusal is damage.
+    @Test func onlyAnIntegrityFailureMeansAnotherTPM() throws {
+        let object = try #require(try sealed().tpmObject)
+        var publicArea = object.publicArea
+        publicArea[4...5] = [0x00, 0x99]  // no such nameAlg: TPM_RC_HASH as the TPM reads the command, before any integrity check
+        let damaged = try #require(TPM.SealedObject(primaryName: object.primaryName, publicArea: publicArea, privateArea: object.privateArea))
+        #expect {
+            try tpm.unseal(damaged, authValue: .random(count: 32))
+        } throws: { error in
+            guard case TPMError.damagedObject = error else { return false }
+            return (error as? KeystoreError)?.exitStatus == .vaultDamaged
+        }
+        var privateArea = object.privateArea
+        privateArea[privateArea.count - 1] ^= 0x01
+        let foreign = try #require(TPM.SealedObject(primaryName: object.primaryName, publicArea: object.publicArea, privateArea: privateArea))
+        #expect(throws: TPMError.boundElsewhere) { try tpm.unseal(foreign, authValue: .random(count: 32)) }
+    }
+
+    @Test func aTPMWithAnEmptyLockoutAuthorizationIsRefusedForANewBindingOnly() throws {
+        let strict = TPM(tcti: SoftwareTPM.current!.tcti)
+        #expect(try !strict.dictionaryAttackState().lockoutAuthSet)
+        #expect(throws: TPMError.lockoutOpen) { try strict.checkReadyToSeal() }
+        #expect(throws: TPMError.lockoutOpen) { try Vault.seal(.random(), name: IdentityName("alice"), pin: pin, kdf: cheap, tpm: strict) }
+        // A binding made with consent is renewed (a PIN change) without asking again.
+        let object = try #require(try sealed().tpmObject)
+        #expect(try Vault.seal(.random(), name: IdentityName("alice"), pin: pin, kdf: cheap, tpm: strict, renewing: object).isTPMBound)
+    }
+
     @Test func twoHundredLoginsLeakNoHandle() throws {
         // swtpm has no resource manager: a handle left behind by any login would exhaust its few slots (3 objects).
         // Through the login use case (the TPM's state is read first, then the vault unsealed), on a cheap vault.
@@ -125,7 +172,8 @@ struct TPMVaultTests {
             try vault.open(pin: pin, tpm: missing)
         } throws: { error in
             guard let error = error as? TPMError, case .unavailable = error else { return false }
-            return error.exitStatus == .system && error.message.contains("does not exist") && error.message.contains("KEYSTORE_TPM_TCTI")
+            // What to set is the command line's hint, not the library's words.
+            return error.exitStatus == .system && error.message.contains("does not exist") && !error.message.contains("KEYSTORE_TPM_TCTI")
         }
         #expect(throws: TPMError.self) { try TPM(tcti: "swtpm:host=127.0.0.1,port=1").dictionaryAttackState() }
     }
@@ -175,7 +223,7 @@ struct TPMVaultTests {
         #expect {
             try keystore.signIn(name: IdentityName("alice")) { asked = true; return pin }
         } throws: { error in
-            guard let error = error as? TPMError, case .lockedOut(let state?) = error else { return false }
+            guard let error = error as? TPMError, case .lockedOut(let state?, _) = error else { return false }
             return state.inLockout && error.exitStatus == .throttled
         }
         #expect(!asked, "nobody is asked for a PIN the TPM would refuse")
@@ -235,7 +283,8 @@ struct DictionaryAttackStateAfter {
     init(_ before: TPM.DictionaryAttackState, failures: Int) {
         state = TPM.DictionaryAttackState(
             failures: before.failures + failures, maximumFailures: before.maximumFailures, intervalSeconds: before.intervalSeconds,
-            recoverySeconds: before.recoverySeconds, inLockout: before.failures + failures >= before.maximumFailures)
+            recoverySeconds: before.recoverySeconds, inLockout: before.failures + failures >= before.maximumFailures,
+            lockoutAuthSet: before.lockoutAuthSet)
     }
 }
 

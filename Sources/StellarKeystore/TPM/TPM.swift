@@ -17,6 +17,10 @@ internal import CTSS2
 public struct TPM: Sendable {
     /// A tpm2-tss TCTI configuration: `device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`, …
     public let tcti: String
+    /// Whether a new binding may be made while the TPM's lockout authorization is empty. By default it may not:
+    /// with an empty one, anyone who can open the TPM resets its wrong-PIN counter (`TPM2_DictionaryAttackLockReset`
+    /// needs only that authorization), and the guess limit that a binding promises does not hold.
+    public let allowsOpenLockout: Bool
 
     public static let defaultTCTI = "device:/dev/tpmrm0"
     /// The name the vault records for the primary's template, so that another template can come later.
@@ -25,15 +29,19 @@ public struct TPM: Sendable {
     static let authValueBytes = 32
     static let secretBytes = 32
 
-    public init(tcti: String = TPM.defaultTCTI) {
+    public init(tcti: String = TPM.defaultTCTI, allowingOpenLockout: Bool = false) {
         self.tcti = tcti
+        self.allowsOpenLockout = allowingOpenLockout
     }
 
     /// `$KEYSTORE_TPM_TCTI`, else the kernel's resource manager.
-    public init(environment: [String: String]) {
+    public init(environment: [String: String], allowingOpenLockout: Bool = false) {
         let setting = environment["KEYSTORE_TPM_TCTI"] ?? ""
-        self.init(tcti: setting.isEmpty ? Self.defaultTCTI : setting)
+        self.init(tcti: setting.isEmpty ? Self.defaultTCTI : setting, allowingOpenLockout: allowingOpenLockout)
     }
+
+    /// Whether this is the kernel's resource manager that tpm2-tools also open when given no `-T`.
+    public var isDefaultDevice: Bool { tcti == Self.defaultTCTI }
 
     /// A sealed object as the vault keeps it: the TPM2B_PUBLIC and TPM2B_PRIVATE that `TPM2_Create` returned,
     /// in the TPM's own marshalled form (big-endian, size-prefixed; TPM 2.0 Part 2), and the Name of the primary
@@ -73,6 +81,10 @@ public struct TPM: Sendable {
         /// Seconds before the lockout hierarchy may be tried again after a failure (`TPM2_PT_LOCKOUT_RECOVERY`).
         public let recoverySeconds: Int
         public let inLockout: Bool
+        /// Whether the lockout hierarchy has an authorization value (`TPMA_PERMANENT_LOCKOUTAUTHSET`). Without
+        /// one, `TPM2_DictionaryAttackLockReset` needs no secret, and any process that can open the TPM can reset
+        /// `failures` to zero between guesses.
+        public let lockoutAuthSet: Bool
 
         public var triesLeft: Int { max(maximumFailures - failures, 0) }
     }
@@ -80,10 +92,15 @@ public struct TPM: Sendable {
     // MARK: Use cases
 
     /// Seals `secret` (at most 128 bytes) so that only this TPM, given `authValue`, gives it back.
-    func seal(_ secret: SecureBytes, authValue: SecureBytes) throws -> SealedObject {
+    ///
+    /// `primaryName` is the Name recorded by the binding this seal renews (a PIN change, an upgrade): the primary
+    /// key must still have it, or nothing is sent to it. Nil makes a new binding, which is refused while the
+    /// lockout authorization is empty, unless `allowsOpenLockout`.
+    func seal(_ secret: SecureBytes, authValue: SecureBytes, primaryName expected: [UInt8]?) throws -> SealedObject {
         precondition(authValue.count <= Self.authValueBytes && secret.count <= 128)
         return try Connection.open(tcti) { connection in
-            let (primary, primaryName, session) = try connection.primaryAndSession(expecting: nil)
+            if expected == nil { try refuseOpenLockout(connection.dictionaryAttackState()) }
+            let (primary, primaryName, session) = try connection.primaryAndSession(expecting: expected)
             var sensitive = TPM2B_SENSITIVE_CREATE()
             defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
             authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
@@ -125,9 +142,14 @@ public struct TPM: Sendable {
             let loaded = Esys_Load(connection.context, primary, session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE),
                                    &inPrivate, &inPublic, &handle)
             guard loaded == TSS2_RC_SUCCESS else {
-                // Integrity and key errors from the TPM itself: the object was wrapped by another primary seed.
-                if loaded & 0xFF_0000 == 0, loaded & 0x80 != 0 { throw TPMError.boundElsewhere }
-                throw connection.failure("load the sealed object", loaded)
+                // The primary's Name matched, so this TPM has the seed the object was made under; only a failed
+                // integrity check of the private area (TPM_RC_INTEGRITY, any parameter) still means another
+                // TPM's seed wrapped it. Anything else the TPM refuses is a damaged object.
+                switch ResponseCode(loaded) {
+                case .integrity: throw TPMError.boundElsewhere
+                case .otherFromTPM: throw TPMError.damagedObject(detail: Connection.decode(loaded))
+                default: throw connection.failure("load the sealed object", loaded)
+                }
             }
             connection.transient.append(handle)
             var auth = TPM2B_AUTH()
@@ -144,8 +166,8 @@ public struct TPM: Sendable {
             switch ResponseCode(unsealed) {
             case .success: break
             case .authorisationFailed: throw TPMError.wrongPIN(state: try? connection.dictionaryAttackState())
-            case .lockout: throw TPMError.lockedOut(state: try? connection.dictionaryAttackState())
-            case .other: throw connection.failure("unseal", unsealed)
+            case .lockout: throw TPMError.lockedOut(state: try? connection.dictionaryAttackState(), tcti: tcti)
+            default: throw connection.failure("unseal", unsealed)
             }
             guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
                 throw TPMError.failed(operation: "unseal", detail: "no data returned")
@@ -157,12 +179,83 @@ public struct TPM: Sendable {
     /// Checks that a vault can be sealed here (a TPM answers, and its storage key can be made) without sealing
     /// anything, so that nobody types a new PIN for a binding that cannot happen.
     func checkReadyToSeal() throws {
-        try Connection.open(tcti) { _ = try $0.primaryAndSession(expecting: nil) }
+        try Connection.open(tcti) { connection in
+            try refuseOpenLockout(connection.dictionaryAttackState())
+            _ = try connection.primaryAndSession(expecting: nil)
+        }
+    }
+
+    private func refuseOpenLockout(_ state: DictionaryAttackState) throws {
+        if !state.lockoutAuthSet && !allowsOpenLockout { throw TPMError.lockoutOpen }
     }
 
     /// The TPM's dictionary-attack counter and settings.
     public func dictionaryAttackState() throws -> DictionaryAttackState {
         try Connection.open(tcti) { try $0.dictionaryAttackState() }
+    }
+
+    /// Sets a new random lockout authorization (`TPM2_HierarchyChangeAuth` on `TPM_RH_LOCKOUT`), sent inside the
+    /// salted session with parameter encryption, and returns it, once: it is stored nowhere. Nil, with nothing
+    /// changed, when the lockout authorization is set already (by this tool, the OS or the owner).
+    public func protectLockout() throws -> LockoutCode? {
+        try Connection.open(tcti) { connection in
+            guard try !connection.dictionaryAttackState().lockoutAuthSet else { return nil }
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            let code = LockoutCode.random()
+            var auth = code.authorization()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            // The new value is the first parameter, encrypted; there is no response parameter to encrypt.
+            try connection.check("set the session's attributes", Esys_TRSess_SetAttributes(
+                connection.context, session, TPMA_SESSION(TPMA_SESSION_DECRYPT_ | TPMA_SESSION_CONTINUESESSION_), 0xFF))
+            let changed = Esys_HierarchyChangeAuth(connection.context, ESYS_TR(ESYS_TR_RH_LOCKOUT), session,
+                                                   ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &auth)
+            switch ResponseCode(changed) {
+            case .success: return code
+            case .lockout: throw TPMError.lockoutHierarchyLocked(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            default: throw connection.failure("set the lockout authorization", changed)
+            }
+        }
+    }
+
+    /// Sets the lockout authorization back to empty, with the `code` it has now: for a code that never reached
+    /// its holder.
+    func unprotectLockout(code: LockoutCode) throws {
+        try Connection.open(tcti) { connection in
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            var auth = code.authorization()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            try connection.check("use the lockout authorization", Esys_TR_SetAuth(connection.context, ESYS_TR(ESYS_TR_RH_LOCKOUT), &auth))
+            var empty = TPM2B_AUTH()
+            try connection.check("set the session's attributes", Esys_TRSess_SetAttributes(
+                connection.context, session, TPMA_SESSION(TPMA_SESSION_CONTINUESESSION_), 0xFF))
+            try connection.check("set the lockout authorization back", Esys_HierarchyChangeAuth(
+                connection.context, ESYS_TR(ESYS_TR_RH_LOCKOUT), session, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &empty))
+        }
+    }
+
+    /// Ends a dictionary-attack lockout and resets the wrong-PIN counter (`TPM2_DictionaryAttackLockReset`), with
+    /// the lockout authorization `protectLockout` set. A wrong code is counted by the TPM against the lockout
+    /// hierarchy itself, which then refuses every code for its lockout-recovery time.
+    /// Nil `code`: the lockout authorization is empty.
+    public func resetLockout(code: LockoutCode?) throws {
+        try Connection.open(tcti) { connection in
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            var auth = code?.authorization() ?? TPM2B_AUTH()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            try connection.check("use the lockout authorization", Esys_TR_SetAuth(connection.context, ESYS_TR(ESYS_TR_RH_LOCKOUT), &auth))
+            // The command has no parameters to encrypt; the code itself only ever enters the session's HMAC.
+            try connection.check("set the session's attributes", Esys_TRSess_SetAttributes(
+                connection.context, session, TPMA_SESSION(TPMA_SESSION_CONTINUESESSION_), 0xFF))
+            let reset = Esys_DictionaryAttackLockReset(connection.context, ESYS_TR(ESYS_TR_RH_LOCKOUT), session,
+                                                       ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE))
+            switch ResponseCode(reset) {
+            case .success: return
+            case .authorisationFailed:
+                throw TPMError.wrongLockoutCode(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            case .lockout: throw TPMError.lockoutHierarchyLocked(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            default: throw connection.failure("reset the lockout", reset)
+            }
+        }
     }
 }
 
@@ -295,7 +388,8 @@ private final class Connection {
         return TPM.DictionaryAttackState(
             failures: Int(failures), maximumFailures: Int(maximum), intervalSeconds: Int(values[TPM2_PT_LOCKOUT_INTERVAL_] ?? 0),
             recoverySeconds: Int(values[TPM2_PT_LOCKOUT_RECOVERY_] ?? 0),
-            inLockout: (values[TPM2_PT_PERMANENT_] ?? 0) & TPMA_PERMANENT_INLOCKOUT_ != 0)
+            inLockout: (values[TPM2_PT_PERMANENT_] ?? 0) & TPMA_PERMANENT_INLOCKOUT_ != 0,
+            lockoutAuthSet: (values[TPM2_PT_PERMANENT_] ?? 0) & TPMA_PERMANENT_LOCKOUTAUTHSET_ != 0)
     }
 
     func check(_ operation: String, _ rc: TSS2_RC) throws {
@@ -330,17 +424,28 @@ private final class Connection {
 /// The response codes keystore tells apart (TPM 2.0 Part 2, 6.6), with the handle, session or parameter number
 /// of a format-one code masked off.
 private enum ResponseCode {
-    case success, authorisationFailed, lockout, other
+    case success, authorisationFailed, lockout, integrity
+    /// Any other code from the TPM itself.
+    case otherFromTPM
+    /// From a software layer (ESAPI, the TCTI, the marshalling code).
+    case notFromTPM
 
     init(_ rc: TSS2_RC) {
         if rc == TSS2_RC_SUCCESS { self = .success; return }
-        guard rc & 0xFF_0000 == 0 else { self = .other; return }  // not from the TPM itself
+        guard rc & 0xFF_0000 == 0 else { self = .notFromTPM; return }
         let code = rc & 0xFFFF
         if code & 0x80 != 0 {
-            // TPM_RC_AUTH_FAIL (DA counted) or TPM_RC_BAD_AUTH (not DA-protected; never for our object).
-            self = code & 0xBF == 0x8E || code & 0xBF == 0xA2 ? .authorisationFailed : .other
+            // Format one: the low 6 bits are the error, bit 6 says whether a parameter (0x40) or a handle or
+            // session (bits 8-11) is blamed. TPM_RC_AUTH_FAIL (DA counted) and TPM_RC_BAD_AUTH (not DA-protected;
+            // never for our object) are authorisation failures; TPM_RC_INTEGRITY, a private area that does not
+            // verify under this TPM's keys.
+            switch code & 0x3F {
+            case 0x0E, 0x22: self = .authorisationFailed
+            case 0x1F: self = .integrity
+            default: self = .otherFromTPM
+            }
         } else {
-            self = code == 0x921 ? .lockout : .other  // TPM_RC_LOCKOUT
+            self = code == 0x921 ? .lockout : .otherFromTPM  // TPM_RC_LOCKOUT
         }
     }
 }
@@ -394,3 +499,14 @@ private let TPM2_PT_MAX_AUTH_FAIL_: UInt32 = 0x20F
 private let TPM2_PT_LOCKOUT_INTERVAL_: UInt32 = 0x210
 private let TPM2_PT_LOCKOUT_RECOVERY_: UInt32 = 0x211
 private let TPMA_PERMANENT_INLOCKOUT_: UInt32 = 0x0000_0200
+private let TPMA_PERMANENT_LOCKOUTAUTHSET_: UInt32 = 0x0000_0004
+
+extension LockoutCode {
+    /// The code as the TPM2B_AUTH the lockout hierarchy takes. The caller zeroes it.
+    fileprivate func authorization() -> TPM2B_AUTH {
+        var auth = TPM2B_AUTH()
+        bytes.withUnsafeBytes { copy($0, into: &auth.buffer) }
+        auth.size = UInt16(bytes.count)
+        return auth
+    }
+}

@@ -1,36 +1,60 @@
-/// What can go wrong between a TPM-bound vault and the TPM. Each case says what to do next; none carries a
-/// secret or a PIN.
+/// What can go wrong between a TPM-bound vault and the TPM. Each case says what happened in words an app can show;
+/// the command line adds what to type (`Sources/keystore/Hints.swift`). None carries a secret or a PIN.
 public enum TPMError: KeystoreError, Equatable {
     /// No TPM at the configured TCTI, or no permission to use it.
     case unavailable(tcti: String, reason: String)
     /// The TPM refused the authorisation value derived from the PIN, and counted it (`TPM_RC_AUTH_FAIL`).
     case wrongPIN(state: TPM.DictionaryAttackState?)
     /// The TPM is in dictionary-attack lockout and tries nothing (`TPM_RC_LOCKOUT`).
-    case lockedOut(state: TPM.DictionaryAttackState?)
+    case lockedOut(state: TPM.DictionaryAttackState?, tcti: String)
     /// The sealed object does not load: another TPM made it, or this one was cleared since.
     case boundElsewhere
     /// The vault's sealed object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE.
     case malformedObject
+    /// This TPM made the object's primary key, yet refuses to load the object: the vault is damaged.
+    case damagedObject(detail: String)
+    /// A new binding was asked of a TPM whose lockout authorization is empty, where its guess limit does not hold.
+    case lockoutOpen
+    /// The lockout code typed is not one `LockoutCode` could have shown (nothing was sent to the TPM).
+    case malformedLockoutCode(reason: String)
+    /// The TPM refused the lockout code, and counted it against the lockout hierarchy.
+    case wrongLockoutCode(recoverySeconds: Int?)
+    /// The lockout hierarchy itself is locked after a wrong code, for the TPM's lockout-recovery time.
+    case lockoutHierarchyLocked(recoverySeconds: Int?)
+    /// A lockout code was set but could not be handed over, nor set back: the TPM holds an authorization nobody has.
+    case lockoutCodeLost(detail: String)
     case failed(operation: String, detail: String)
 
     public var message: String {
         switch self {
         case .unavailable(let tcti, let reason):
-            "No usable TPM at \(TerminalText.escaped(tcti, limit: nil)) (\(TerminalText.escaped(reason, limit: nil))). For /dev/tpmrm0, join the 'tss' group (sudo usermod -aG tss $USER, then log in again); for another TPM, set KEYSTORE_TPM_TCTI or --tpm-tcti (e.g. swtpm:host=127.0.0.1,port=2321)."
+            "No usable TPM at \(TerminalText.escaped(tcti, limit: nil)) (\(TerminalText.escaped(reason, limit: nil)))."
         case .wrongPIN(let state?) where state.triesLeft > 0:
             "Incorrect PIN; the TPM counted it: \(state.triesLeft) more \(state.triesLeft == 1 ? "try" : "tries") before it locks out."
         case .wrongPIN(let state?):
             "Incorrect PIN; the TPM counted it and is now in lockout: \(Self.recovery(state))."
         case .wrongPIN(nil):
             "Incorrect PIN; the TPM counted it."
-        case .lockedOut(let state?):
+        case .lockedOut(let state?, _):
             "The TPM is in dictionary-attack lockout after too many wrong PINs and refuses every try: \(Self.recovery(state))."
-        case .lockedOut(nil):
-            "The TPM is in dictionary-attack lockout after too many wrong PINs and refuses every try; run 'keystore tpm-status' to see when it ends."
+        case .lockedOut(nil, _):
+            "The TPM is in dictionary-attack lockout after too many wrong PINs and refuses every try."
         case .boundElsewhere:
-            "This vault is bound to a TPM that is not this one (another machine's, or this one's before it was cleared), so it cannot be opened here. Restore the key from its recovery phrase (keystore recover --tpm) or from an offline export."
+            "This vault is bound to a TPM that is not this one (another machine's, or this one's before it was cleared), so it cannot be opened here; restore the key from its recovery phrase or from an offline export."
         case .malformedObject:
             "The vault's sealed TPM object is malformed; restore the vault from a backup."
+        case .damagedObject(let detail):
+            "This TPM made the vault's primary key but refuses its sealed object (\(TerminalText.escaped(detail, limit: nil))): the vault is damaged; restore it from a backup."
+        case .lockoutOpen:
+            "This TPM's lockout authorization is not set, so anyone who can open the TPM can reset its wrong-PIN counter, and its guess limit would not hold."
+        case .malformedLockoutCode(let reason):
+            "That is not a lockout code: \(reason). Nothing was sent to the TPM."
+        case .wrongLockoutCode(let seconds):
+            "The TPM refused the lockout code and counted it: it now refuses every lockout code for \(Self.lockoutRecovery(seconds))."
+        case .lockoutHierarchyLocked(let seconds):
+            "The TPM refuses every lockout code after a wrong one, for \(Self.lockoutRecovery(seconds)); nothing was tried."
+        case .lockoutCodeLost(let detail):
+            "The TPM's new lockout authorization could not be shown, nor set back to empty (\(TerminalText.escaped(detail, limit: nil))): nobody has it now, so only clearing the TPM, which destroys every key bound to it, ends a lockout."
         case .failed(let operation, let detail):
             "The TPM could not \(operation): \(TerminalText.escaped(detail, limit: nil))."
         }
@@ -38,18 +62,23 @@ public enum TPMError: KeystoreError, Equatable {
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .wrongPIN: .incorrectPIN
-        case .lockedOut: .throttled
-        case .boundElsewhere, .malformedObject: .vaultDamaged
-        case .unavailable, .failed: .system
+        case .wrongPIN, .wrongLockoutCode: .incorrectPIN
+        case .lockedOut, .lockoutHierarchyLocked: .throttled
+        case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
+        case .malformedLockoutCode: .invalidInput
+        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost: .system
         }
     }
 
     /// When a locked-out TPM takes tries again: it forgives one failure per interval (TPM 2.0 Part 1, 19.8.6).
     private static func recovery(_ state: TPM.DictionaryAttackState) -> String {
-        guard state.intervalSeconds > 0 else {
-            return "only its owner can end it (tpm2_dictionarylockout --clear-lockout)"
-        }
-        return "one try comes back within \(VaultError.duration(state.intervalSeconds)), or its owner can end it now (tpm2_dictionarylockout --clear-lockout)"
+        guard state.intervalSeconds > 0 else { return "only the holder of its lockout authorization can end it" }
+        return "one try comes back within \(VaultError.duration(state.intervalSeconds)), or the holder of its lockout authorization can end it now"
+    }
+
+    /// TPM 2.0 Part 1, 19.8.4: a lockout-recovery time of 0 means until the TPM is next reset (a reboot).
+    private static func lockoutRecovery(_ seconds: Int?) -> String {
+        guard let seconds else { return "its lockout-recovery time" }
+        return seconds == 0 ? "as long as this machine runs (until its next reboot)" : VaultError.duration(seconds)
     }
 }

@@ -32,10 +32,12 @@ public struct Vault: Sendable, Equatable {
 
     /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce; with `root`, also the SEP-5 account
     /// root that `keyPair` is account `root.account` of (format version 2). With `tpm`, the key also needs a
-    /// fresh secret sealed in that TPM (format version 3).
+    /// fresh secret sealed in that TPM (format version 3). `renewing` is the sealed object of the binding this
+    /// vault replaces, if any: its primary key's Name must still be the TPM's, so that nothing between here and
+    /// the TPM can pose as it now (`TPM.seal`).
     public static func seal(
         _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
-        kdf: KDFParameters = .default, tpm: TPM? = nil, createdAt: Date = Date()
+        kdf: KDFParameters = .default, tpm: TPM? = nil, renewing previous: TPM.SealedObject? = nil, createdAt: Date = Date()
     ) throws -> Vault {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
@@ -45,7 +47,7 @@ public struct Vault: Sendable, Equatable {
         if let tpm {
             let keys = TPMBoundKeys(pinDerived: pinDerived)
             let tpmSecret = SecureBytes.random(count: TPM.secretBytes)
-            tpmObject = try tpm.seal(tpmSecret, authValue: keys.authValue)
+            tpmObject = try tpm.seal(tpmSecret, authValue: keys.authValue, primaryName: previous?.primaryName)
             key = keys.vaultKey(tpmSecret: tpmSecret)
         }
         let plaintext = SecureBytes(count: root == nil ? 32 : 96) { out in

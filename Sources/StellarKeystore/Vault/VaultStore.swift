@@ -214,7 +214,7 @@ public struct VaultStore: Sendable {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
-                tpm: boundToTPM ?? vault.isTPMBound ? tpm : nil, createdAt: Date())
+                tpm: boundToTPM ?? vault.isTPMBound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             endSessions(of: name)
             return resealed
