@@ -8,8 +8,17 @@
 package enum StrictJSON {
     package struct Violation: Error, Equatable, CustomStringConvertible {
         package let reason: String
-        package init(_ reason: String) { self.reason = reason }
+        /// For a key that appears twice in one object: the key, and whether that object is the top-level one.
+        package let repeatedKey: (name: String, atTop: Bool)?
+        package init(_ reason: String, repeatedKey: (name: String, atTop: Bool)? = nil) {
+            self.reason = reason
+            self.repeatedKey = repeatedKey
+        }
         package var description: String { reason }
+
+        package static func == (a: Violation, b: Violation) -> Bool {
+            a.reason == b.reason && a.repeatedKey?.name == b.repeatedKey?.name && a.repeatedKey?.atTop == b.repeatedKey?.atTop
+        }
     }
 
     /// The JSON type of a value, for messages such as "'version' is a string, not an integer".
@@ -73,7 +82,7 @@ package enum StrictJSON {
                     guard peek == UInt8(ascii: "\"") else { throw Violation("it is not valid JSON") }
                     let name = try string()
                     guard seen.insert(name).inserted else {
-                        throw Violation("the key '\(TerminalText.escaped(name))' appears twice")
+                        throw Violation("the key '\(TerminalText.escaped(name))' appears twice", repeatedKey: (name, depth == 0))
                     }
                     skipSpace()
                     try expect(":")

@@ -184,9 +184,11 @@ struct BatchSigner {
             return false
         }
         func failure(_ reason: String) -> Bool {
-            output += Array(#"{"error":"\#(reason)","id":"#.utf8) + request.id + Array("}\n".utf8)
+            output += Array(#"{"error":"#.utf8) + Array(BatchRequest.jsonString(reason).utf8) + Array(#","id":"#.utf8)
+                + request.id + Array("}\n".utf8)
             return false
         }
+        if let key = request.repeatedKey { return failure(Self.repeated(key)) }
         let payload: [UInt8]
         switch request.payload {
         case nil:
@@ -212,6 +214,11 @@ struct BatchSigner {
         }
         output += closing
         return true
+    }
+
+    /// The answer to a request with a key twice: which value was meant depends on who reads it.
+    static func repeated(_ key: String) -> String {
+        "the key '\(key)' appears twice, so the request means different things to different JSON readers; nothing was signed"
     }
 
     private static let idOpening = Array(#"{"id":"#.utf8)

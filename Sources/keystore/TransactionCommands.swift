@@ -173,6 +173,7 @@ struct TransactionBatch: Sendable {
                 + request.id + Array("}\n".utf8)
             return false
         }
+        if let key = request.repeatedKey { return failure(BatchSigner.repeated(key)) }
         guard case .envelope(let text) = request.payload else { return failure("give exactly one envelope") }
         do {
             let signed = try signer.signTransaction(try TransactionEnvelope(base64: text), on: network)

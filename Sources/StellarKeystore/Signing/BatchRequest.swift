@@ -8,7 +8,10 @@ import Foundation
 /// needs: its id as JSON text to echo back, and its one payload.
 ///
 /// A request is a JSON object with exactly one of `message` (text), `base64`, `hex` or `envelope` (a base64
-/// transaction envelope), and optionally `id` (a string, a number or null). Other fields are ignored.
+/// transaction envelope), and optionally `id` (a string, a number or null). Other fields are ignored. A request
+/// in which any key appears twice in one object is refused (`repeatedKey`): Swift's decoder would read the first
+/// value and Python or jq the last, so a policy filter in front of the signer would see another request than the
+/// one signed.
 public struct BatchRequest: Sendable, Equatable {
     public enum Payload: Sendable, Equatable {
         case message([UInt8]), base64([UInt8]), hex([UInt8]), envelope([UInt8])
@@ -32,8 +35,11 @@ public struct BatchRequest: Sendable, Equatable {
 
     /// The id as JSON text, ready to echo: `null` when there was none.
     public private(set) var id: [UInt8] = Array("null".utf8)
-    /// nil when there is no payload field, or more than one.
+    /// nil when there is no payload field, or more than one, or a repeated key.
     public private(set) var payload: Payload?
+    /// A key that appears twice (escaped for a message), in which case nothing is to be signed; the id is then
+    /// echoed unless it is the repeated key.
+    public private(set) var repeatedKey: String?
 
     private static let decoder = JSONDecoder()
 
@@ -67,16 +73,15 @@ public struct BatchRequest: Sendable, Equatable {
             return start..<(index - 1)
         }
         guard expect(UInt8(ascii: "{")) else { return nil }
-        var seen: [Key] = []
+        var seen: [Range<Int>] = []
         var payloads = 0
         if !expect(UInt8(ascii: "}")) {
             repeat {
                 guard let keyRange = string(), expect(UInt8(ascii: ":")) else { return nil }
+                // A repeated key, ours or not: left to the full parser, which refuses it.
+                guard !seen.contains(where: { line[$0].elementsEqual(line[keyRange]) }) else { return nil }
+                seen.append(keyRange)
                 let key = Key(line[keyRange])
-                if key != .other {
-                    guard !seen.contains(key) else { return nil }  // a repeated key: leave it to the full parser
-                    seen.append(key)
-                }
                 skipSpace()
                 guard index < line.count else { return nil }
                 if line[index] == UInt8(ascii: "\"") {
@@ -122,7 +127,18 @@ public struct BatchRequest: Sendable, Equatable {
             var hex: String?
             var envelope: String?
         }
+        var repeated: (name: String, atTop: Bool)?
+        do {
+            try StrictJSON.check(Array(line), integersOnly: false)
+        } catch let violation as StrictJSON.Violation {
+            repeated = violation.repeatedKey
+        } catch {}
         guard let request = try? Self.decoder.decode(Request.self, from: Data(line)) else { return nil }
+        if let repeated {
+            repeatedKey = TerminalText.escaped(repeated.name)
+            if !(repeated.atTop && repeated.name == "id") { id = Array((request.id?.json ?? "null").utf8) }
+            return
+        }
         id = Array((request.id?.json ?? "null").utf8)
         let payloads = [request.message, request.base64, request.hex, request.envelope].compactMap { $0 }
         guard payloads.count == 1 else { return }
