@@ -34,13 +34,20 @@ struct KeystoreCommand: ParsableCommand {
             try command.run()
             if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
         } catch let error as KeystoreError {
-            fail(Hints.withHint(error), error.exitStatus)
+            let message = Hints.withHint(error)
+            // An error that would quote a secret argument (a name that is a seed, say) says so instead.
+            if SecretArguments.containSecret(arguments), quotesAnArgument(message) {
+                fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
+            }
+            fail(message, error.exitStatus)
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
             Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
             guard exitCode(for: error) != .success else { Self.exit(withError: error) }
+            // argument-parser quotes what it did not expect: never a seed or a phrase.
+            if SecretArguments.containSecret(arguments) { fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus) }
             let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
             fail(words.joined(separator: " ") + " (see --help)", .usage)
         }
@@ -72,6 +79,15 @@ struct KeystoreCommand: ParsableCommand {
             return parsed
         }
         return try parseAsRoot()
+    }
+
+    private static var arguments: [String] { Array(CommandLine.arguments.dropFirst()) }
+
+    /// Whether `message` contains any argument of three characters or more (or any word of one).
+    private static func quotesAnArgument(_ message: String) -> Bool {
+        arguments.contains { argument in
+            argument.split(separator: " ").contains { $0.count >= 3 && message.contains($0) }
+        }
     }
 
     /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code.

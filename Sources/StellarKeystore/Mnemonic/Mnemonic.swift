@@ -8,6 +8,12 @@
 public struct Mnemonic: Sendable {
     public static let wordCounts = [12, 15, 18, 21, 24]
 
+    /// Whether `word` is one of the BIP39 English words, as typed (any case): for spotting a phrase where no
+    /// phrase belongs, such as a command line.
+    public static func isWord(_ word: some StringProtocol) -> Bool {
+        BIP39Wordlist.index[word.lowercased()] != nil
+    }
+
     /// "word word …" in ASCII.
     public let phrase: SecureBytes
     public let wordCount: Int
