@@ -39,13 +39,20 @@ extension Keystore {
     }
 
     /// Re-encrypts an identity under the same PIN at `choice`'s cost (default: what this machine affords), with
-    /// new salt and nonce, atomically, ending its sessions.
+    /// new salt and nonce, atomically, ending its sessions. A vault already there (for `auto`: at that cost or
+    /// above it) is left as it is, its sessions too, without asking for the PIN: `changed` is then false.
     @discardableResult
-    public func upgrade(name: IdentityName, to choice: KDFChoice = .auto, pin: () throws -> PIN) throws -> (vault: Vault, level: KDFParameters.Level) {
+    public func upgrade(name: IdentityName, to choice: KDFChoice = .auto, pin: () throws -> PIN)
+        throws -> (vault: Vault, level: KDFParameters.Level, changed: Bool)
+    {
         let level = try level(for: choice).level
-        _ = try vaultReadyForPIN(name)
+        let vault = try vaults.vault(named: name)
+        let target = level.parameters
+        let isThere = choice == .auto ? vault.kdf.opsLimit * vault.kdf.memLimit >= target.opsLimit * target.memLimit : vault.kdf == target
+        if isThere { return (vault, level, false) }
+        let seen = try vaultReadyForPIN(name)
         let pin = try pin()
-        return (try vaults.changePIN(name, from: pin, to: pin, kdf: level.parameters), level)
+        return (try vaults.changePIN(name, from: pin, to: pin, kdf: target, expecting: seen), level, true)
     }
 
     private var calibrationPath: String { "\(vaults.directory)/\(KDFCalibration.fileName)" }

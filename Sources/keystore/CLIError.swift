@@ -7,6 +7,8 @@ enum CLIError: KeystoreError {
     case invalidHex
     case noTerminal(what: String, alternatives: String)
     case unreadableSecret(source: String, reason: String)
+    /// A payload or envelope file that does not exist or cannot be read: the input is wrong, not the system.
+    case unreadableInput(source: String, reason: String)
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
     case seedToNonTerminal
@@ -26,6 +28,8 @@ enum CLIError: KeystoreError {
             "There is no terminal to ask for \(what) on; pass it with \(alternatives)."
         case .unreadableSecret(let source, let reason):
             "Cannot read from \(source): \(reason)."
+        case .unreadableInput(let source, let reason):
+            "Cannot read \(source): \(reason)."
         case .secretLineTooLong(let source):
             "The line read from \(source) is too long to be a PIN, a seed or a recovery phrase; check what is being passed."
         case .conflictingOptions(let options):
@@ -49,7 +53,7 @@ enum CLIError: KeystoreError {
         switch self {
         case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput: .invalidInput
         case .unreadableSecret: .system
         case .noTerminal, .conflictingOptions: .usage
         }

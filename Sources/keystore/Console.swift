@@ -85,6 +85,14 @@ enum Console {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// An input file (a payload, an envelope) opened for reading; one that does not exist or cannot be read is
+    /// bad input (exit 2), said with the system's reason.
+    static func openInput(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError.unreadableInput(source: path, reason: String(cString: strerror(errno))) }
+        return fd
+    }
+
     /// Everything `fd` gives until its end, byte for byte; refused once it passes `limit` bytes, without reading
     /// further, so that a huge input costs no more memory than the limit. Not for secrets.
     static func readAll(_ fd: Int32, source: String, limit: Int) throws -> [UInt8] {
@@ -93,7 +101,7 @@ enum Console {
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw CLIError.unreadableSecret(source: source, reason: String(cString: strerror(errno))) }
+            if count < 0 { throw CLIError.unreadableInput(source: source, reason: String(cString: strerror(errno))) }
             if count == 0 { return bytes }
             guard bytes.count + count <= limit else { throw CLIError.inputTooLarge(source: source, limit: limit) }
             bytes.append(contentsOf: chunk[0..<count])

@@ -46,13 +46,29 @@ struct ImportStellarCLI: ParsableCommand {
         guard let directory = configDir ?? Keystore.stellarCLIDirectory(environment: ProcessInfo.processInfo.environment) else {
             throw StellarCLIImportError.noConfigDirectory("~/.config/stellar")
         }
-        let results = try store.importStellarCLI(from: directory, names: names, pin: { try pin.readNew() },
-                                                 kdf: store.level(for: kdf).level, deletePlaintext: deletePlaintext)
-        struct Line: Encodable { let source, outcome: String; var name, address, reason: String?; var deletedPlaintext: Bool? }
+        let results = try store.importStellarCLI(from: directory, names: names, pin: { importing in
+            // What was found, before a person chooses a PIN for it.
+            if pin.isInteractive { Console.note("importing \(importing.count) stellar-cli \(importing.count == 1 ? "identity" : "identities") from \(TerminalText.escaped(directory, limit: nil)): \(importing.map { TerminalText.escaped($0) }.joined(separator: ", "))") }
+            return try pin.readNew()
+        }, kdf: store.level(for: kdf).level, deletePlaintext: deletePlaintext)
+        struct Line: Encodable {
+            let source, outcome: String
+            var name, address, reason: String?
+            var deletedPlaintext: Bool?
+            /// Other hard links of a plaintext file that was unlinked but not overwritten.
+            var plaintextLinksLeft: Int?
+        }
         let lines = results.map { result -> Line in
             switch result.outcome {
-            case .imported(let name, let address, let deleted):
-                Line(source: result.source, outcome: "imported", name: name, address: address, deletedPlaintext: deleted)
+            case .imported(let name, let address, let plaintext):
+                switch plaintext {
+                case .kept, .overwrittenAndRemoved:
+                    Line(source: result.source, outcome: "imported", name: name, address: address,
+                         deletedPlaintext: plaintext == .overwrittenAndRemoved)
+                case .removedNotOverwritten(let links):
+                    Line(source: result.source, outcome: "imported", name: name, address: address, deletedPlaintext: false,
+                         plaintextLinksLeft: links)
+                }
             case .skipped(let reason): Line(source: result.source, outcome: "skipped", reason: reason)
             case .failed(let reason): Line(source: result.source, outcome: "failed", reason: reason)
             }
@@ -62,8 +78,11 @@ struct ImportStellarCLI: ParsableCommand {
             try Console.printJSON(Output(identities: lines))
         } else {
             for line in lines {
+                let plaintext = line.plaintextLinksLeft.map {
+                    ", plaintext unlinked here but not overwritten: \($0) other hard \($0 == 1 ? "link still holds" : "links still hold") the seed"
+                } ?? (line.deletedPlaintext == true ? ", plaintext removed" : "")
                 let detail = line.outcome == "imported"
-                    ? "as \(line.name!) (\(line.address!))\(line.deletedPlaintext == true ? ", plaintext removed" : "")"
+                    ? "as \(line.name!) (\(line.address!))\(plaintext)"
                     : TerminalText.escaped(line.reason ?? "", limit: nil)
                 Console.print("\(TerminalText.escaped(line.source))\t\(line.outcome)\t\(detail)")
             }

@@ -48,6 +48,11 @@ struct KeystoreCommand: ParsableCommand {
             guard exitCode(for: error) != .success else { Self.exit(withError: error) }
             // argument-parser quotes what it did not expect: never a seed or a phrase.
             if SecretArguments.containSecret(arguments) { fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus) }
+            // A mistyped command, before argument-parser blames whatever option follows it.
+            if let first = arguments.first, !first.hasPrefix("-"), commandsByName[first] == nil, first != "help" {
+                let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""
+                fail("Unknown command '\(first)'\(guess) (see --help)", .usage)
+            }
             let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
             fail(words.joined(separator: " ") + " (see --help)", .usage)
         }
@@ -82,6 +87,24 @@ struct KeystoreCommand: ParsableCommand {
     }
 
     private static var arguments: [String] { Array(CommandLine.arguments.dropFirst()) }
+
+    /// The command within two edits (insertions, deletions, substitutions) of `typed`, if exactly one is nearest.
+    static func nearestCommand(to typed: String) -> String? {
+        let typed = Array(typed.lowercased())
+        func distance(_ word: [Character]) -> Int {
+            var row = Array(0...word.count)
+            for (i, a) in typed.enumerated() {
+                var next = [i + 1]
+                for (j, b) in word.enumerated() { next.append(min(row[j + 1] + 1, next[j] + 1, row[j] + (a == b ? 0 : 1))) }
+                row = next
+            }
+            return row[word.count]
+        }
+        let scored = commandsByName.keys.map { ($0, distance(Array($0))) }.filter { $0.1 <= 2 }
+        guard let best = scored.map(\.1).min() else { return nil }
+        let nearest = scored.filter { $0.1 == best }.map(\.0)
+        return nearest.count == 1 ? nearest[0] : nil
+    }
 
     /// Whether `message` contains any argument of three characters or more (or any word of one).
     private static func quotesAnArgument(_ message: String) -> Bool {

@@ -48,10 +48,7 @@ struct Recover: ParsableCommand {
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if tpm { try TPMNotice.checkAndWarn(keystore) }
-        // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
-        // nearest word is usually the secret word itself.
-        let mnemonic = try Mnemonic(Self.readSecret("Recovery phrase: ", asking: "the recovery phrase"),
-                                    offeringCorrections: isatty(STDERR_FILENO) != 0)
+        let mnemonic = try Self.readPhrase()
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
         let newPIN = try pin.readNew()
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
@@ -60,6 +57,37 @@ struct Recover: ParsableCommand {
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
         try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
+    }
+
+    /// A person gets this many tries at each kind of mistake: a word not in the list, a phrase that does not add up.
+    static let phraseTries = 3
+
+    /// The phrase, from standard input, or from the terminal where one typo does not end the command: a word not
+    /// in the list is asked again by itself, and a phrase whose checksum fails is asked again whole.
+    static func readPhrase() throws -> Mnemonic {
+        var text = try readSecret("Recovery phrase: ", asking: "the recovery phrase")
+        guard isatty(STDIN_FILENO) != 0 else {
+            // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
+            // nearest word is usually the secret word itself.
+            return try Mnemonic(text, offeringCorrections: isatty(STDERR_FILENO) != 0)
+        }
+        var wordTries = 1, phraseTries = 1
+        while true {
+            do {
+                return try Mnemonic(text, offeringCorrections: true)
+            } catch MnemonicError.unknownWord(let position, let suggestions) where wordTries < Self.phraseTries {
+                SecretInput.tell(MnemonicError.unknownWord(position: position, suggestions: suggestions).message)
+                let word = SecretInput.trimmingSpaces(try SecretInput.prompt("Word \(position): ", asking: "the word", instead: "standard input"))
+                guard let corrected = Mnemonic.replacingWord(at: position, in: text, with: word) else { throw MnemonicError.badChecksum }
+                text = corrected
+                wordTries += 1
+            } catch let error as MnemonicError where error != .accountOutOfRange && phraseTries < Self.phraseTries {
+                if case .unknownWord = error { throw error }
+                SecretInput.tell(error.message + " Type the whole phrase again.")
+                text = try readSecret("Recovery phrase: ", asking: "the recovery phrase")
+                phraseTries += 1
+            }
+        }
     }
 
     /// A line from the terminal with echo off when standard input is one, else from standard input.
@@ -88,6 +116,9 @@ struct Derive: ParsableCommand {
         let name = try identity.identity()
         let created = try identity.keystore.keystore().derive(
             name: name, account: account, addingAs: add.map(IdentityName.init), pin: { try pin.read() })
+        if add != nil {
+            Console.note("added identity \(created.name.rawValue) (\(created.address)): account \(account) of \(name.rawValue)'s recovery phrase, under the same PIN")
+        }
         try AccountReport.print(name: created.name, address: created.address, account: account, json: identity.json)
     }
 }

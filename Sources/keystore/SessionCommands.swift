@@ -8,29 +8,34 @@ import StellarKeystore
 
 /// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`. Every number needs its unit: a bare `15`
 /// read as seconds, beside a default shown as "15 min", made sessions end a minute early for whoever meant minutes.
-struct SessionDuration: ExpressibleByArgument, CustomStringConvertible {
+struct SessionDuration: CustomStringConvertible {
     let seconds: Int
 
     init(seconds: Int) { self.seconds = seconds }
 
-    init?(argument: String) {
+    /// `--ttl`'s value, or an error that says what is wrong with it (argument-parser adds it to its own line).
+    static func parse(_ argument: String) throws -> SessionDuration {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
         var total = 0, number = 0, digits = 0
         for character in argument {
             if let digit = character.asciiDigitValue {
                 number = number * 10 + digit
                 digits += 1
-                guard digits <= 6 else { return nil }
+                guard digits <= 6 else { throw ValidationError("a number of at most 6 digits") }
             } else if let unit = units[character], digits > 0 {
                 total += number * unit
                 number = 0
                 digits = 0
+            } else if units[character] != nil {
+                throw ValidationError("each unit follows a number, as in 1h30m")
             } else {
-                return nil
+                throw ValidationError("give a number with its unit, s, m or h, as in 90s, 15m, 8h or 1h30m")
             }
         }
-        guard digits == 0, total >= 1, total <= SessionStore.longestTTL, !argument.isEmpty else { return nil }
-        seconds = total
+        guard digits == 0 else { throw ValidationError("every number needs its unit, s, m or h: \(argument)m for minutes, \(argument)s for seconds") }
+        guard !argument.isEmpty, total >= 1 else { throw ValidationError("a session lasts at least 1s") }
+        guard total <= SessionStore.longestTTL else { throw ValidationError("a session lasts at most 24h") }
+        return SessionDuration(seconds: total)
     }
 
     var description: String {

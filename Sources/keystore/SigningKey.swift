@@ -100,8 +100,7 @@ struct PayloadOptions: ParsableArguments {
             return bytes
         }
         if let file {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable") }
+            let fd = try Console.openInput(file)
             defer { close(fd) }
             let bytes = try Console.readAll(fd, source: file, limit: largestPayload)
             guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file, verb: use.verb) }

@@ -50,8 +50,7 @@ struct EnvelopeOptions: ParsableArguments {
         if let envelope { return try TransactionEnvelope(base64: envelope) }
         let limit = TransactionEnvelope.maximumTextSize
         if let file {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw CLIError.unreadableSecret(source: file, reason: "no such file, or not readable") }
+            let fd = try Console.openInput(file)
             defer { close(fd) }
             return try TransactionEnvelope(base64: Console.readAll(fd, source: file, limit: limit))
         }

@@ -128,7 +128,9 @@ struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open an identity with its PIN and print its address.",
         discussion: """
-            With --session, also start a signed-in session and print a shell line that sets KEYSTORE_SESSION:             eval "$(keystore login --session)". While it lasts, sign and sign-message need no PIN.
+            With --session, also start a signed-in session and print a shell line that sets KEYSTORE_SESSION, \
+            for eval "$(keystore login --session)". While it lasts, sign and sign-message need no PIN; end it with \
+            eval "$(keystore logout)".
             """)
 
     @OptionGroup var identity: IdentityOptions
@@ -137,7 +139,10 @@ struct Login: ParsableCommand {
     @Flag(help: "Start a signed-in session for scripts.")
     var session = false
 
-    @Option(help: ArgumentHelp("How long the session lasts, up to 24h, with a unit: e.g. 90s, 15m, 8h, 1h30m.", valueName: "duration"))
+    // A transform, so that a bad value is told what is wrong with it; argument-parser then shows no default itself.
+    @Option(help: ArgumentHelp("How long the session lasts, up to 24h, with a unit: e.g. 90s, 15m, 8h, 1h30m. (default: \(SessionDuration(seconds: SessionStore.defaultTTL)))",
+                               valueName: "duration"),
+            transform: SessionDuration.parse)
     var ttl: SessionDuration = SessionDuration(seconds: SessionStore.defaultTTL)
 
     func run() throws {
@@ -155,6 +160,10 @@ struct Login: ParsableCommand {
             } else {
                 Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
                 Console.note("signed in as \(name.rawValue) (\(signer.address)) for \(ttl)")
+                // Typed bare at a prompt, the line above is only shown: the shell itself is not signed in.
+                if isatty(STDOUT_FILENO) != 0 {
+                    Console.note("this shell does not have the session yet: run eval \"$(keystore login --session)\" to set \(SigningKeyOptions.sessionVariable), or paste the export line above")
+                }
             }
             return
         }
@@ -347,12 +356,14 @@ struct Upgrade: ParsableCommand {
     func run() throws {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
-        let (vault, level) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
+        let (vault, level, changed) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
         if identity.json {
-            struct Output: Encodable { let name, address, kdf: String }
-            try Console.printJSON(Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue))
-        } else {
+            struct Output: Encodable { let name, address, kdf: String; let changed: Bool }
+            try Console.printJSON(Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue, changed: changed))
+        } else if changed {
             Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)")
+        } else {
+            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is already encrypted at --kdf \(level.rawValue)\(kdf == .auto ? " or stronger" : ""); nothing was changed")
         }
     }
 }

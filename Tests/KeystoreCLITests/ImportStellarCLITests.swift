@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import StellarKeystore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keystore import-stellar-cli`: stellar-cli's plaintext identity files (the layout of its config/secret.rs)
 /// become vaults; nothing secret is left behind only when asked, and never before the vault opens.
@@ -93,5 +96,26 @@ import StellarKeystore
             steps.append(String(result.stderrLines.last ?? ""))
         }
         #expect(steps.contains { $0.contains("vault written, plaintext kept") } && steps.contains { $0.contains("plaintext overwritten") })
+    }
+
+    /// A plaintext file with another name elsewhere (a hard link: a backup, or a planted link to someone's file)
+    /// is unlinked from stellar-cli's directory but never zeroed, and the output says the seed is still there.
+    @Test func deletingPlaintextNeverZeroesThroughAHardLink() throws {
+        let home = try KeystoreHome()
+        let config = try stellarConfig(home, ["alice": "secret_key = \"\(Self.golden.seed)\"\n", "bob": "secret_key = \"\(Self.sep53Seed)\"\n"])
+        let outside = home.path + "/outside-copy.toml"
+        try #require(link(config + "/identity/alice.toml", outside) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: outside))
+        let result = try home.run(["import-stellar-cli", "--config-dir", config, "--delete-plaintext", "--pin-stdin", "--kdf", "interactive"],
+                                  stdin: "270419\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == before, "the other link was zeroed")
+        #expect(!FileManager.default.fileExists(atPath: config + "/identity/alice.toml"))
+        #expect(result.stdout.contains("alice\timported\tas alice (\(Self.golden.address)), plaintext unlinked here but not overwritten: 1 other hard link still holds the seed"),
+                "\(result.stdout)")
+        // A file with no other name is overwritten and removed as before.
+        #expect(result.stdout.contains("bob\timported\tas bob (\(Self.sep53Address)), plaintext removed"), "\(result.stdout)")
+        let json = try home.run(["import-stellar-cli", "--config-dir", config, "--json", "--pin-stdin"], stdin: "270419\n")
+        #expect(json.status == 2 || json.status == 0, "\(json.stderr)")
     }
 }

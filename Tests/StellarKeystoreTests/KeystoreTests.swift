@@ -122,10 +122,28 @@ import Testing
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == true)
         let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
-        let (vault, level) = try keystore.upgrade(name: created.name) { pin }
-        #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters)
+        let (vault, level, changed) = try keystore.upgrade(name: created.name) { pin }
+        #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters && changed)
         #expect(try keystore.signIn(name: created.name, pin: pin).address == created.address)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+    }
+
+    @Test func upgradingAVaultAlreadyThereChangesNothingAndAsksNothing() throws {
+        let keystore = try keystore()
+        let created = try signUp(keystore)
+        let calibration = #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
+        try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        let before = try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name)))
+        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        for choice in [KDFChoice.auto, .interactive] {
+            let result = try keystore.upgrade(name: created.name, to: choice) {
+                Issue.record("the PIN was asked for nothing")
+                return pin
+            }
+            #expect(!result.changed && result.level == .interactive)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name))) == before)
+        #expect(try keystore.signer(session: token).address == created.address)
     }
 }

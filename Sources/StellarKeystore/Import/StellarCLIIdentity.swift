@@ -114,9 +114,13 @@ private func guarded(_ bytes: ArraySlice<UInt8>) -> SecureBytes {
 public enum StellarCLIImportError: KeystoreError, Equatable {
     case unreadable(reason: String)
     case noConfigDirectory(String)
+    /// The plaintext file is no longer the one that was read (replaced, or a link now): it was left alone.
+    case changedSinceRead(String)
 
     public var message: String {
         switch self {
+        case .changedSinceRead(let path):
+            "\(TerminalText.escaped(path, limit: nil)) is no longer the file that was read (replaced since, or a link); it was neither overwritten nor removed"
         case .unreadable(let reason): "not a stellar-cli identity file keystore can read (\(reason))"
         case .noConfigDirectory(let directory):
             "No stellar-cli identities in \(TerminalText.escaped(directory, limit: nil))/identity; pass --config-dir, or set STELLAR_CONFIG_HOME."

@@ -7,14 +7,25 @@ import Darwin
 /// What `importStellarCLI` did with one stellar-cli identity.
 public struct StellarCLIImportResult: Sendable {
     public enum Outcome: Sendable, Equatable {
-        /// Now a keystore identity (under `name`, which may be the original lower-cased); `deletedPlaintext` when
-        /// the TOML file was overwritten and removed after the vault opened with the PIN.
-        case imported(name: String, address: String, deletedPlaintext: Bool)
+        /// Now a keystore identity (under `name`, which may be the original lower-cased), with what became of
+        /// the plaintext TOML file.
+        case imported(name: String, address: String, plaintext: Plaintext)
         /// Left alone, for the reason given (nothing secret in the file, a name taken or not allowed).
         case skipped(String)
         /// The file could not be read or did not hold a valid key.
         case failed(String)
     }
+    /// What became of an imported identity's plaintext file.
+    public enum Plaintext: Sendable, Equatable {
+        case kept
+        /// Overwritten with zeros, flushed and removed, after the vault opened with the PIN.
+        case overwrittenAndRemoved
+        /// Removed from stellar-cli's directory but not overwritten: the file has `otherLinks` other names (hard
+        /// links), perhaps outside that directory, and zeroing it would destroy what they hold too. The seed is
+        /// still in the file those names reach.
+        case removedNotOverwritten(otherLinks: Int)
+    }
+
     public let source: String
     public let outcome: Outcome
 }
@@ -33,7 +44,10 @@ extension Keystore {
     /// PIN (asked once, and only if there is something to import) at `kdf`. stellar-cli keeps seeds in plaintext;
     /// with `deletePlaintext`, each TOML file is overwritten and unlinked, but only after its vault is written
     /// and opened again with the PIN, so that a crash at any moment leaves the seed in the file or in the vault.
-    public func importStellarCLI(from configDirectory: String, names: [String], pin: () throws -> PIN,
+    ///
+    /// `pin` is given the stellar-cli names about to be imported, so that a person hears what was found before
+    /// choosing a PIN for it.
+    public func importStellarCLI(from configDirectory: String, names: [String], pin: (_ importing: [String]) throws -> PIN,
                                  kdf: KDFParameters.Level, deletePlaintext: Bool) throws -> [StellarCLIImportResult] {
         let folder = configDirectory + "/identity"
         guard let files = AtomicFile.fileNames(in: folder) else { throw StellarCLIImportError.noConfigDirectory(configDirectory) }
@@ -41,16 +55,19 @@ extension Keystore {
         let wanted = names.isEmpty ? available : names
         var results: [StellarCLIImportResult] = []
         // What will be imported once the PIN is known, with the place of its line in `results`.
-        var planned: [(result: Int, source: String, name: IdentityName, identity: StellarCLIIdentity, path: String)] = []
+        var planned: [(result: Int, source: String, name: IdentityName, identity: StellarCLIIdentity, path: String,
+                       file: AtomicFile.Identity)] = []
         for source in wanted {
             func record(_ outcome: StellarCLIImportResult.Outcome) { results.append(.init(source: source, outcome: outcome)) }
             guard available.contains(source) else { record(.failed("no stellar-cli identity of that name in \(folder)")); continue }
             let path = "\(folder)/\(source).toml"
             let identity: StellarCLIIdentity
+            let file: AtomicFile.Identity
             do {
-                guard var bytes = try AtomicFile.read(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
-                defer { bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
-                identity = try StellarCLIIdentity.parse(bytes)
+                guard var read = try AtomicFile.readWithIdentity(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
+                defer { read.bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
+                identity = try StellarCLIIdentity.parse(read.bytes)
+                file = read.identity
             } catch {
                 record(.failed("\(path): \(Self.message(of: error))"))
                 continue
@@ -69,11 +86,11 @@ extension Keystore {
                 record(.skipped("an identity named '\(name)' already exists here; nothing was changed"))
                 continue
             }
-            planned.append((results.count, source, name, identity, path))
+            planned.append((results.count, source, name, identity, path, file))
             record(.skipped("not imported: no PIN was given"))
         }
         guard !planned.isEmpty else { return results }
-        let pin = try pin()
+        let pin = try pin(planned.map(\.source))
         try pin.checkStrength()
         for item in planned {
             let index = item.result
@@ -89,17 +106,16 @@ extension Keystore {
                 default:
                     continue
                 }
-                var deleted = false
+                var plaintext = StellarCLIImportResult.Plaintext.kept
                 if deletePlaintext {
                     CrashPoint.reached("vault written, plaintext kept")
                     guard try vaults.unlock(item.name, pin: pin).publicKey.accountID == created.address else {
                         throw VaultError.tampered(path: created.path, reason: "it does not open to the imported key")
                     }
-                    try Self.shred(item.path, in: folder)
-                    deleted = true
+                    plaintext = try Self.shred(item.path, in: folder, reading: item.file)
                 }
                 results[index] = .init(source: item.source, outcome: .imported(name: item.name.rawValue, address: created.address,
-                                                                                deletedPlaintext: deleted))
+                                                                                plaintext: plaintext))
             } catch {
                 results[index] = .init(source: item.source, outcome: .failed(Self.message(of: error)))
             }
@@ -109,11 +125,24 @@ extension Keystore {
 
     /// Overwrites a plaintext key file with zeros, flushes it, unlinks it and flushes its directory. (On a
     /// journalling or copy-on-write file system the old blocks may survive; SECURITY.md says so.)
-    static func shred(_ path: String, in directory: String) throws {
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+    ///
+    /// Only the file that was read is touched: the one opened for writing must have its device and inode, or
+    /// nothing is done (a file swapped in since, or a symbolic link, is never zeroed). A file with other hard
+    /// links is only unlinked here: zeroing it would zero them too, and they may be anyone's files.
+    static func shred(_ path: String, in directory: String, reading expected: AtomicFile.Identity) throws -> StellarCLIImportResult.Plaintext {
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw AtomicFile.ioError("overwrite", path) }
         var info = stat()
-        if fstat(fd, &info) == 0, info.st_size > 0 {
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw AtomicFile.ioError("overwrite", path)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG, AtomicFile.Identity(info) == expected else {
+            close(fd)
+            throw StellarCLIImportError.changedSinceRead(path)
+        }
+        let otherLinks = Int(info.st_nlink) - 1
+        if otherLinks == 0, info.st_size > 0 {
             let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
             _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             _ = fsync(fd)
@@ -122,5 +151,6 @@ extension Keystore {
         CrashPoint.reached("plaintext overwritten")
         guard unlink(path) == 0 else { throw AtomicFile.ioError("remove", path) }
         try AtomicFile.syncDirectory(directory)
+        return otherLinks == 0 ? .overwrittenAndRemoved : .removedNotOverwritten(otherLinks: otherLinks)
     }
 }

@@ -13,6 +13,11 @@ public enum StrKeyError: KeystoreError, Equatable {
     case invalidSignedPayload(String)
     case unknownClaimableBalanceType(UInt8)
 
+    /// "an account-id", "a secret-seed": the article a kind's name takes when read aloud.
+    private static func article(_ kind: StrKey.Kind) -> String {
+        kind.rawValue.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+    }
+
     public var message: String {
         switch self {
         case .empty:
@@ -32,7 +37,7 @@ public enum StrKeyError: KeystoreError, Equatable {
         case .unknownVersionByte(let byte):
             "The StrKey's version byte (0x\(String(byte, radix: 16))) names no known key type."
         case .wrongKind(let expected, let found):
-            "Expected a \(expected.rawValue) StrKey (\(expected.prefix)…), got a \(found.rawValue) (\(found.prefix)…)."
+            "Expected \(Self.article(expected)) \(expected.rawValue) StrKey (\(expected.prefix)…), got \(Self.article(found)) \(found.rawValue) (\(found.prefix)…)."
         case .invalidPayloadLength(let kind, let count):
             "A StrKey of type \(kind.rawValue) cannot hold \(count) bytes; check that it was copied whole."
         case .invalidSignedPayload(let reason):

@@ -88,6 +88,35 @@ public struct Mnemonic: Sendable {
         try self.init(indices: Self.indices(of: guarded, offeringCorrections: offeringCorrections))
     }
 
+    /// `text` with its word at `position` (from 1, as `MnemonicError.unknownWord` counts) replaced by `word`, the
+    /// words joined by single spaces: a person corrects one mistyped word without typing the phrase again. Nil
+    /// when there is no such word.
+    public static func replacingWord(at position: Int, in text: SecureBytes, with word: SecureBytes) -> SecureBytes? {
+        text.withUnsafeBytes { bytes -> SecureBytes? in
+            var words: [Range<Int>] = []
+            var index = 0
+            while index < bytes.count {
+                while index < bytes.count && isSpace(bytes[index]) { index += 1 }
+                let start = index
+                while index < bytes.count && !isSpace(bytes[index]) { index += 1 }
+                if index > start { words.append(start..<index) }
+            }
+            guard position >= 1, position <= words.count else { return nil }
+            let replaced = words[position - 1].count
+            return word.withUnsafeBytes { new in
+                SecureBytes(count: words.reduce(0) { $0 + $1.count } - replaced + new.count + words.count - 1) { out in
+                    var offset = 0
+                    for (number, range) in words.enumerated() {
+                        if number > 0 { out[offset] = 0x20; offset += 1 }
+                        let source = number == position - 1 ? new : UnsafeRawBufferPointer(rebasing: bytes[range])
+                        UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + source.count)]).copyMemory(from: source)
+                        offset += source.count
+                    }
+                }
+            }
+        }
+    }
+
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     /// The word-list index of each word of `text` (UInt16 each, in guarded memory), checksum checked.

@@ -38,8 +38,17 @@ public struct TransactionEnvelope: Sendable {
         guard text.count <= Self.maximumTextSize else { throw TransactionError.tooLarge(text.count) }
         let compact = text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard !compact.isEmpty else { throw TransactionError.empty }
-        guard let bytes = Base64.decode(compact) else { throw TransactionError.notBase64 }
-        try self.init(xdr: bytes)
+        // Hex XDR is a common slip (some tools print it). Every hex digit is a base64 symbol too, so hex can
+        // decode as base64 into nonsense: said as hex, not as the XDR error at some offset of that nonsense.
+        let looksLikeHex = compact.count % 2 == 0 && compact.allSatisfy {
+            ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "f"))
+        }
+        guard let bytes = Base64.decode(compact) else { throw looksLikeHex ? TransactionError.hexNotBase64 : TransactionError.notBase64 }
+        do {
+            try self.init(xdr: bytes)
+        } catch TransactionError.invalidXDR(_) where looksLikeHex {
+            throw TransactionError.hexNotBase64
+        }
     }
 
     public init(base64 text: String) throws {

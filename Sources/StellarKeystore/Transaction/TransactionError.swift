@@ -4,6 +4,8 @@ public enum TransactionError: KeystoreError, Equatable {
     case empty
     case tooLarge(Int)
     case notBase64
+    /// Hex digits only, which is not what an envelope is given as.
+    case hexNotBase64
     case invalidXDR(XDRError)
     /// The envelope already has the 20 signatures XDR allows.
     case full
@@ -19,6 +21,8 @@ public enum TransactionError: KeystoreError, Equatable {
             "The transaction envelope is \(count) bytes, more than the 1 MiB keystore reads."
         case .notBase64:
             "The transaction envelope is not base64; give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+        case .hexNotBase64:
+            "The transaction envelope looks like hex; give it as base64 XDR, as stellar-cli and the SDKs print it (e.g. xxd -r -p | base64 -w0)."
         case .invalidXDR(let error):
             "The transaction envelope is not valid XDR: at byte \(error.offset), expected \(error.expected)."
         case .full:

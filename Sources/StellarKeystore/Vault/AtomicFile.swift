@@ -54,6 +54,23 @@ package enum AtomicFile {
     /// and anything that is not a regular file: a FIFO would block the read forever, a device could be endless,
     /// and a symbolic link could point anywhere (`FileError` says which).
     package static func read(_ path: String, limit: Int) throws -> [UInt8]? {
+        try readWithIdentity(path, limit: limit)?.bytes
+    }
+
+    /// The file object a path named when it was read: device and inode, so that a later step (overwriting a
+    /// plaintext key) can make sure it acts on that same file and not on whatever the path names by then.
+    package struct Identity: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    /// `read`, and which file was read.
+    package static func readWithIdentity(_ path: String, limit: Int) throws -> (bytes: [UInt8], identity: Identity)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -76,7 +93,7 @@ package enum AtomicFile {
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        return bytes
+        return (bytes, Identity(info))
     }
 
     /// The names in `directory`, or nil when it cannot be opened (errno says why).
