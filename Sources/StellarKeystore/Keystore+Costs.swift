@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension Keystore {
     // MARK: Costs that fit the machine
@@ -19,12 +24,20 @@ extension Keystore {
         return (calibration.level, true)
     }
 
-    /// The calibration kept for this keystore, if any.
+    /// The calibration kept for this keystore, if any, with the time it was measured (the file's). A file that
+    /// another user owns, or that group or others may write, is ignored with a warning: whoever planted it could
+    /// make every new vault's Argon2id as light as they like while `auto` claims the machine's strongest.
     public func calibration() -> KDFCalibration? {
-        guard let bytes = try? AtomicFile.read(calibrationPath, limit: 4096),
-              (try? StrictJSON.check(bytes, integersOnly: false)) != nil
+        guard let read = try? AtomicFile.readWithStatus(calibrationPath, limit: 4096),
+              (try? StrictJSON.check(read.bytes, integersOnly: false)) != nil,
+              var calibration = try? JSONDecoder().decode(KDFCalibration.self, from: Data(read.bytes))
         else { return nil }
-        return try? JSONDecoder().decode(KDFCalibration.self, from: Data(bytes))
+        guard read.status.st_uid == geteuid(), read.status.st_mode & 0o022 == 0 else {
+            warn("ignoring \(calibrationPath): \(read.status.st_uid == geteuid() ? "others may write it" : "another user owns it"), so it cannot be trusted to say how strong a vault this machine affords")
+            return nil
+        }
+        calibration.measuredAt = Date(timeIntervalSince1970: TimeInterval(read.status.st_mtim.tv_sec))
+        return calibration
     }
 
     /// Whether an identity's vault costs less to attack than this machine's calibrated level: an old vault made

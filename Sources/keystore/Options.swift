@@ -151,7 +151,8 @@ enum KDFOptions {
     static func sayWhatAutoChose(_ choice: KDFChoice, _ keystore: Keystore) {
         guard choice == .auto, let calibration = keystore.calibration() else { return }
         let seconds = calibration.secondsPerUnlock[calibration.level.rawValue].map { " (\(($0 * 100).rounded() / 100) s per unlock)" } ?? ""
-        Console.note("--kdf auto chose \(calibration.level.rawValue)\(seconds), the strongest this machine unlocks within 1 s")
+        let when = calibration.measuredAt.map { " as measured on \($0.formatted(.iso8601.year().month().day()))" } ?? ""
+        Console.note("--kdf auto chose \(calibration.level.rawValue)\(seconds), the strongest this machine unlocks within 1 s\(when) (kept in \(keystore.directory)/.kdf-calibration)")
     }
 }
 

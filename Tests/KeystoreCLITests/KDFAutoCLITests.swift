@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--kdf auto` and `keystore upgrade`: costs that fit the machine, and vaults that get stronger.
 @Suite struct KDFAutoCLITests {
@@ -8,6 +11,8 @@ import Testing
         let home = try KeystoreHome()
         let first = try home.run(["signup", "--pin-stdin"], stdin: "270419\n")
         #expect(first.status == 0 && first.stderr.contains("--kdf auto chose "), "\(first.stderr)")
+        let today = Date().formatted(.iso8601.year().month().day())
+        #expect(first.stderr.contains("as measured on \(today) (kept in \(home.path)/.kdf-calibration)"), "\(first.stderr)")
         #expect(FileManager.default.fileExists(atPath: home.path + "/.kdf-calibration"))
         #expect(try home.run(["list"]).stdout.split(separator: "\n").count == 1)
     }
@@ -26,5 +31,38 @@ import Testing
         #expect(try String(contentsOfFile: home.vaultPath(name), encoding: .utf8).contains("\"memLimit\" : 268435456"))
         let again = try home.run(["login", "--name", name, "--pin-stdin"], stdin: "270419\n")
         #expect(again.status == 0 && again.stderr.isEmpty && again.stdout == KeystoreHome.golden.address + "\n")
+    }
+
+    /// A calibration file someone else could have written (group- or world-writable, or another user's) could
+    /// make every new vault's Argon2id as light as they like, under a message claiming the machine's strongest:
+    /// it is ignored, said so, and measured again.
+    @Test(arguments: ["world-writable", "another user's"])
+    func aPlantedCalibrationIsIgnored(_ kind: String) throws {
+        let home = try KeystoreHome()
+        let path = home.path + "/.kdf-calibration"
+        let planted = #"{"level":"interactive","secondsPerUnlock":{"interactive":9.99}}"#
+        try planted.write(toFile: path, atomically: false, encoding: .utf8)
+        if kind == "world-writable" {
+            #expect(chmod(path, 0o666) == 0)
+        } else {
+            #expect(chown(path, 65534, 65534) == 0)  // the tests run as root; nobody's file
+        }
+        let signup = try home.run(["signup", "--pin-stdin"], stdin: "270419\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        #expect(signup.stderr.contains("warning: ignoring \(path): \(kind == "world-writable" ? "others may write it" : "another user owns it")"),
+                "\(signup.stderr)")
+        #expect(!signup.stderr.contains("9.99"), "the planted figures were used: \(signup.stderr)")
+        let remeasured = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(remeasured != planted)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600 && (attributes[.ownerAccountID] as? Int) == Int(geteuid()))
+    }
+
+    @Test func upgradingAVaultAlreadyThereSaysSoAndEndsNoSession() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()  // interactive
+        let name = KeystoreHome.golden.name
+        let upgrade = try home.run(["upgrade", "--name", name, "--kdf", "interactive"])  // no PIN on standard input: none is asked
+        #expect(upgrade.status == 0 && upgrade.stdout.contains("already encrypted at --kdf interactive; nothing was changed"), "\(upgrade.stderr)")
     }
 }

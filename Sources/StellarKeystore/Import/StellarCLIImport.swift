@@ -64,10 +64,10 @@ extension Keystore {
             let identity: StellarCLIIdentity
             let file: AtomicFile.Identity
             do {
-                guard var read = try AtomicFile.readWithIdentity(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
+                guard var read = try AtomicFile.readWithStatus(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
                 defer { read.bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
                 identity = try StellarCLIIdentity.parse(read.bytes)
-                file = read.identity
+                file = AtomicFile.Identity(read.status)
             } catch {
                 record(.failed("\(path): \(Self.message(of: error))"))
                 continue

@@ -54,7 +54,7 @@ package enum AtomicFile {
     /// and anything that is not a regular file: a FIFO would block the read forever, a device could be endless,
     /// and a symbolic link could point anywhere (`FileError` says which).
     package static func read(_ path: String, limit: Int) throws -> [UInt8]? {
-        try readWithIdentity(path, limit: limit)?.bytes
+        try readWithStatus(path, limit: limit)?.bytes
     }
 
     /// The file object a path named when it was read: device and inode, so that a later step (overwriting a
@@ -69,8 +69,8 @@ package enum AtomicFile {
         }
     }
 
-    /// `read`, and which file was read.
-    package static func readWithIdentity(_ path: String, limit: Int) throws -> (bytes: [UInt8], identity: Identity)? {
+    /// `read`, and the status of the file that was read (its identity, owner, mode, time).
+    package static func readWithStatus(_ path: String, limit: Int) throws -> (bytes: [UInt8], status: stat)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -93,7 +93,7 @@ package enum AtomicFile {
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        return (bytes, Identity(info))
+        return (bytes, info)
     }
 
     /// The names in `directory`, or nil when it cannot be opened (errno says why).

@@ -16,6 +16,16 @@ public struct KDFCalibration: Codable, Sendable, Equatable {
     /// The median seconds of one derivation at each level measured (the strongest are skipped once the cost is
     /// clearly beyond the target).
     public let secondsPerUnlock: [String: Double]
+    /// When it was measured, as `Keystore.calibration()` reads it back (the file's time); not in the file.
+    public internal(set) var measuredAt: Date?
+
+    private enum CodingKeys: String, CodingKey { case level, secondsPerUnlock }
+
+    init(level: KDFParameters.Level, secondsPerUnlock: [String: Double], measuredAt: Date? = nil) {
+        self.level = level
+        self.secondsPerUnlock = secondsPerUnlock
+        self.measuredAt = measuredAt
+    }
 
     /// Measures the levels from the lightest up. A level predicted (from the last one measured, scaled by
     /// passes × memory) to take more than twice the target is not measured: at 1 GiB and several seconds, that
