@@ -366,8 +366,10 @@ class Generator:
         out.append("        init(xdr r: inout XDRReader) throws {")
         out.append("            try r.enter()")
         out.append("            defer { r.leave() }")
-        out.append("            let at = r.offset")
         if k == "named" and self.types[discriminant][0] == "enum":
+            # Where every arm of the enum is handled, no default arm reports an offset: no `at` to warn about.
+            if len(arms) < len(self.types[discriminant][1]):
+                out.append("            let at = r.offset")
             out.append(f"            let discriminant = try {discriminant}(xdr: &r)")
             cases = self.case_names(self.types[discriminant][1])
             out.append("            switch discriminant {")
@@ -382,6 +384,7 @@ class Generator:
             out.append("            }")
         else:
             reader = {"int": "int32", "unsigned int": "uint32"}[discriminant]
+            out.append("            let at = r.offset")
             out.append(f"            let discriminant = try r.{reader}()")
             out.append("            switch discriminant {")
             for swift_case, case, declaration in arms:

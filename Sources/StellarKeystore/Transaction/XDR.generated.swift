@@ -148,7 +148,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try AssetType(xdr: &r)
             switch discriminant {
             case .native: self = .native
@@ -192,7 +191,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try ClaimPredicateType(xdr: &r)
             switch discriminant {
             case .unconditional: self = .unconditional
@@ -239,7 +237,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try ClaimableBalanceIDType(xdr: &r)
             switch discriminant {
             case .claimableBalanceIdTypeV0: self = .v0(try Hash(xdr: &r))
@@ -271,7 +268,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try ClaimantType(xdr: &r)
             switch discriminant {
             case .claimantTypeV0: self = .v0(try ClaimantV0(xdr: &r))
@@ -407,7 +403,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try ContractExecutableType(xdr: &r)
             switch discriminant {
             case .wasm: self = .wasmHash(try Hash(xdr: &r))
@@ -460,7 +455,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try ContractIDPreimageType(xdr: &r)
             switch discriminant {
             case .address: self = .fromAddress(try ContractIDPreimageFromAddress(xdr: &r))
@@ -715,7 +709,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try HostFunctionType(xdr: &r)
             switch discriminant {
             case .invokeContract: self = .invokeContract(try InvokeContractArgs(xdr: &r))
@@ -879,7 +872,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try LedgerEntryType(xdr: &r)
             switch discriminant {
             case .account: self = .account(try LedgerKeyAccount(xdr: &r))
@@ -934,7 +926,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try LiquidityPoolType(xdr: &r)
             switch discriminant {
             case .liquidityPoolConstantProduct: self = .constantProduct(try LiquidityPoolConstantProductParameters(xdr: &r))
@@ -1034,7 +1025,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try MemoType(xdr: &r)
             switch discriminant {
             case .none: self = .none
@@ -1269,7 +1259,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try PreconditionType(xdr: &r)
             switch discriminant {
             case .none: self = .none
@@ -1317,7 +1306,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try PublicKeyType(xdr: &r)
             switch discriminant {
             case .publicKeyTypeEd25519: self = .ed25519(try uint256(xdr: &r))
@@ -1360,7 +1348,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try RevokeSponsorshipType(xdr: &r)
             switch discriminant {
             case .ledgerEntry: self = .ledgerKey(try LedgerKey(xdr: &r))
@@ -1399,7 +1386,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SCAddressType(xdr: &r)
             switch discriminant {
             case .account: self = .accountId(try AccountID(xdr: &r))
@@ -1472,7 +1458,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SCErrorType(xdr: &r)
             switch discriminant {
             case .contract: self = .contractCode(try r.uint32())
@@ -1635,7 +1620,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SCValType(xdr: &r)
             switch discriminant {
             case .bool: self = .b(try r.bool())
@@ -1816,7 +1800,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SignerKeyType(xdr: &r)
             switch discriminant {
             case .ed25519: self = .ed25519(try uint256(xdr: &r))
@@ -1899,7 +1882,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SorobanAuthorizedFunctionType(xdr: &r)
             switch discriminant {
             case .contractFn: self = .contractFn(try InvokeContractArgs(xdr: &r))
@@ -1952,7 +1934,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try SorobanCredentialsType(xdr: &r)
             switch discriminant {
             case .sourceAccount: self = .sourceAccount
@@ -2151,7 +2132,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try AssetType(xdr: &r)
             switch discriminant {
             case .native: self = .native
@@ -2430,7 +2410,6 @@ extension XDR {
         init(xdr r: inout XDRReader) throws {
             try r.enter()
             defer { r.leave() }
-            let at = r.offset
             let discriminant = try OperationType(xdr: &r)
             switch discriminant {
             case .createAccount: self = .createAccountOp(try CreateAccountOp(xdr: &r))
