@@ -26,10 +26,17 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// `alreadyRead`: a PIN the command had to read before it could tell whether it needs one (`sign-tx` reads
     /// the PIN line of standard input before the envelope after it).
-    func signer(alreadyRead: PIN? = nil) throws -> Signer {
-        try identity.keystore.keystore().signer(
-            sessionToken: Self.sessionToken, name: identity.identityIfGiven(), pinAvailable: pin.isAvailable,
-            pin: { try alreadyRead ?? pin.read() })
+    /// `beforePIN` runs when the vault is ready and its PIN is about to be used (asked, or taken from
+    /// `alreadyRead`), with the identity it opens: what a person should see before typing a PIN goes there. With
+    /// a live session it never runs.
+    func signer(alreadyRead: PIN? = nil, beforePIN: (IdentityName) throws -> Void = { _ in }) throws -> Signer {
+        let name = try identity.identityIfGiven()
+        return try identity.keystore.keystore().signer(
+            sessionToken: Self.sessionToken, name: name, pinAvailable: pin.isAvailable,
+            pin: {
+                try beforePIN(name ?? .default)
+                return try alreadyRead ?? pin.read()
+            })
     }
 }
 

@@ -97,9 +97,17 @@ struct SignTx: ParsableCommand {
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.read() : nil
         let envelope = try input.read()
-        let summary = TransactionSummary(envelope, on: network)
-        if !quiet { show(summary) }
-        let signer = try key.signer(alreadyRead: pinFirst)
+        // The summary names who signs: before a PIN, the identity whose vault is about to open; with a session,
+        // the session's, once it opened. Either way it is shown before the key signs anything.
+        var summary: TransactionSummary?
+        func summarize(_ name: IdentityName, _ key: PublicKey?) {
+            summary = TransactionSummary(envelope, on: network, signingAs: key.map { (name.rawValue, $0) })
+            if !quiet, let summary { show(summary) }
+        }
+        let signer = try key.signer(alreadyRead: pinFirst) { name in
+            summarize(name, try? PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
+        }
+        if summary == nil { summarize(signer.name, signer.publicKey) }
         let signed = try signer.signTransaction(envelope, on: network)
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer.address); printed unchanged (a second one would make the network reject it)")
@@ -111,7 +119,8 @@ struct SignTx: ParsableCommand {
                 let summary: TransactionSummary
             }
             try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash), network: network.name ?? network.passphrase,
-                                         signer: signer.address, alreadySigned: signed.wasAlreadySigned, summary: summary))
+                                         signer: signer.address, alreadySigned: signed.wasAlreadySigned,
+                                         summary: summary ?? TransactionSummary(envelope, on: network)))
         } else {
             Console.print(signed.base64)
         }

@@ -36,6 +36,8 @@ struct Envelopes: Decodable {
         #expect(result.stdout == payment.signed + "\n")
         #expect(result.stderr.contains("Transaction on testnet") && result.stderr.contains("hash        \(payment.hash)"))
         #expect(result.stderr.contains("1. payment") && result.stderr.contains("amount            100.0000001"))
+        // Who signs, named before the key is used.
+        #expect(result.stderr.contains("  signer      \(name) (\(KeystoreHome.golden.address))"), "\(result.stderr)")
         // --quiet: nothing on stderr; --file: the same bytes.
         let file = home.path + "/envelope.txt"
         try (payment.envelope + "\n").write(toFile: file, atomically: false, encoding: .utf8)
@@ -56,6 +58,8 @@ struct Envelopes: Decodable {
             process.environment["STELLAR_NETWORK"] = "public"
             let result = try process.run(["sign-tx", entry.envelope])
             #expect(result.status == 0 && result.stdout == entry.signed + "\n", "\(prefix): \(result.stderr)")
+            // The session's identity is named as the signer.
+            #expect(result.stderr.contains("  signer      \(name) (\(KeystoreHome.golden.address))"), "\(result.stderr)")
         }
         // --json: the envelope, hash, network, signer and summary.
         let entry = try fixture("create_account (testnet")
@@ -66,7 +70,7 @@ struct Envelopes: Decodable {
         #expect(object["envelope"] as? String == entry.signed && object["hash"] as? String == entry.hash)
         #expect(object["network"] as? String == "testnet" && object["signer"] as? String == KeystoreHome.golden.address)
         let summary = try #require(object["summary"] as? [String: Any])
-        #expect((summary["operations"] as? [[String: Any]])?.first?["type"] as? String == "CREATE_ACCOUNT")
+        #expect((summary["operations"] as? [[String: Any]])?.first?["type"] as? String == "create_account")
     }
 
     @Test func theNetworkIsNeverGuessed() throws {

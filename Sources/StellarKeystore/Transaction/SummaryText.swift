@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// How `TransactionSummary` shows each XDR value: StrKeys for keys and addresses, `CODE:ISSUER` for assets,
-/// amounts with exactly 7 decimals, ISO 8601 times, and text from the envelope escaped.
+/// amounts with exactly 7 decimals, ISO 8601 times, and text from the envelope quoted so that it shows what it is.
 enum SummaryText {
     static func strKey(_ kind: StrKey.Kind, _ payload: [UInt8]) -> String {
         (try? StrKey(kind: kind, payload: payload).stringValue) ?? "(invalid \(kind.rawValue) \(Hex.string(payload)))"
@@ -36,18 +36,37 @@ enum SummaryText {
         return (stroops < 0 ? "-" : "") + "\(magnitude / 10_000_000)." + String(repeating: "0", count: 7 - fraction.count) + fraction
     }
 
-    /// Bytes from the envelope as text: invalid UTF-8 replaced, control, bidirectional and invisible characters
-    /// escaped, so that the summary shows what is there and nothing can rewrite it.
-    static func text(_ bytes: [UInt8]) -> String {
-        text(String(decoding: bytes, as: UTF8.self))
+    /// Text from the envelope (a memo, a data name, a home domain, a function name, a passphrase), quoted, in a
+    /// form no two different byte strings share, so that a summary never shows two transactions alike:
+    ///
+    /// - printable ASCII is shown as is, with `\` and `"` escaped (`\\`, `\"`), so that nothing inside the
+    ///   quotes can pass for an escape or end them;
+    /// - anything else is followed by its bytes in hex, since other scripts hold look-alikes (Cyrillic `А`) and
+    ///   invalid UTF-8 is shown as U+FFFD whatever it was;
+    /// - and is never printed raw if a terminal would not show it as itself: control characters (`\xNN`),
+    ///   format characters (bidi controls, zero-width and word joiners, the soft hyphen, tags), separators other
+    ///   than the space, combining marks and variation selectors, private-use, unassigned and other invisible
+    ///   (default-ignorable) code points are shown as `\u{XXXX}`.
+    static func quoted(_ bytes: [UInt8]) -> String {
+        if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            return "\"" + visible(String(decoding: bytes, as: UTF8.self)) + "\""
+        }
+        return "\"" + visible(String(decoding: bytes, as: UTF8.self)) + "\" (hex " + Hex.string(bytes) + ")"
     }
 
-    static func text(_ string: String) -> String {
+    static func quoted(_ text: String) -> String { quoted(Array(text.utf8)) }
+
+    private static func visible(_ string: String) -> String {
         var shown = ""
-        for scalar in TerminalText.escaped(string, limit: nil).unicodeScalars {
-            switch scalar.value {
-            case 0x200B...0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF, 0x061C:
-                shown += "\\u{\(String(scalar.value, radix: 16))}"
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\\": shown += "\\\\"
+            case "\"": shown += "\\\""
+            case " ": shown += " "
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                shown += TerminalText.escaped(String(scalar), limit: nil)
+            case _ where isHidden(scalar):
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             default:
                 shown.unicodeScalars.append(scalar)
             }
@@ -55,8 +74,30 @@ enum SummaryText {
         return shown
     }
 
+    /// Whether a terminal would show `scalar` as something other than itself: nothing at all, a change to its
+    /// neighbours, or a space that is not the space.
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isDefaultIgnorableCodePoint || properties.isVariationSelector { return true }
+        switch properties.generalCategory {
+        case .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .privateUse, .unassigned, .surrogate,
+             .nonspacingMark, .spacingMark, .enclosingMark, .control:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// An asset code by the network's rules: letters and digits, NUL padding at the end only, 1 to 4 characters
+    /// in a 4-byte code and 5 to 12 in a 12-byte one (so that `USDC` has one form). Any other is shown as
+    /// invalid, with its bytes: `US\0D` is not `US`.
     static func code(_ bytes: [UInt8]) -> String {
-        text(Array(bytes.prefix { $0 != 0 }))
+        let length = bytes.firstIndex(of: 0) ?? bytes.count
+        let characters = bytes[..<length]
+        let lengths = bytes.count == 4 ? 1...4 : 5...12
+        let isValid = lengths.contains(length) && bytes[length...].allSatisfy { $0 == 0 }
+            && characters.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }
+        return isValid ? String(decoding: characters, as: UTF8.self) : "(invalid asset code \(Hex.string(bytes)))"
     }
 
     static func asset(_ asset: XDR.Asset) -> String {
@@ -107,7 +148,7 @@ enum SummaryText {
     static func memo(_ memo: XDR.Memo) -> String? {
         switch memo {
         case .none: nil
-        case .text(let bytes): "text \"\(text(bytes))\""
+        case .text(let bytes): "text " + quoted(bytes)
         case .id(let id): "id \(id)"
         case .hash(let hash): "hash \(Hex.string(hash.value))"
         case .retHash(let hash): "return \(Hex.string(hash.value))"
@@ -163,7 +204,8 @@ enum SummaryText {
 
     static func operation(_ operation: XDR.Operation) -> TransactionSummary.Operation {
         var fields: [TransactionSummary.Field] = []
-        func add(_ name: String, _ value: String) { fields.append(.init(name: name, value: value)) }
+        func add(_ name: String, _ value: TransactionSummary.Value) { fields.append(.init(name: name, value: value)) }
+        func add(_ name: String, _ value: String) { add(name, .plain(value)) }
         let type: String
         switch operation.body {
         case .createAccountOp(let op):
@@ -213,7 +255,7 @@ enum SummaryText {
             if let value = op.lowThreshold { add("low threshold", String(value)) }
             if let value = op.medThreshold { add("medium threshold", String(value)) }
             if let value = op.highThreshold { add("high threshold", String(value)) }
-            if let value = op.homeDomain { add("home domain", "\"\(text(value.value))\"") }
+            if let value = op.homeDomain { add("home domain", .text(value.value)) }
             if let signer = op.signer {
                 add("signer", signerKey(signer.key) + (signer.weight == 0 ? " removed (weight 0)" : " with weight \(signer.weight)"))
             }
@@ -243,9 +285,9 @@ enum SummaryText {
             type = "INFLATION"
         case .manageDataOp(let op):
             type = "MANAGE_DATA"
-            add("name", "\"\(text(op.dataName.value))\"")
+            add("name", .text(op.dataName.value))
             if let value = op.dataValue?.value {
-                add("value", "\(value.count) bytes: \(Hex.string(value))" + (TerminalText.isPlain(String(decoding: value, as: UTF8.self)) ? " (\"\(text(value))\")" : ""))
+                add("value", "\(value.count) bytes: \(Hex.string(value))" + (value.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? " (\(quoted(value)))" : ""))
             } else {
                 add("value", "deleted")
             }
@@ -300,24 +342,25 @@ enum SummaryText {
             switch op.hostFunction {
             case .invokeContract(let call):
                 add("contract", address(call.contractAddress))
-                add("function", "\"\(text(call.functionName.value))\"")
-                add("arguments", String(call.args.count))
+                add("function", .text(call.functionName.value))
+                add("arguments", .count(call.args.count))
             case .createContract(let create):
                 add("creates", contract(create.contractIDPreimage, create.executable))
             case .createContractV2(let create):
                 add("creates", contract(create.contractIDPreimage, create.executable))
-                add("constructor args", String(create.constructorArgs.count))
+                add("constructor args", .count(create.constructorArgs.count))
             case .wasm(let wasm):
                 add("uploads", "contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))")
             }
-            add("authorizations", String(op.auth.count))
+            add("authorizations", .count(op.auth.count))
         case .extendFootprintTTLOp(let op):
             type = "EXTEND_FOOTPRINT_TTL"
             add("extend to", "\(op.extendTo) ledgers")
         case .restoreFootprintOp:
             type = "RESTORE_FOOTPRINT"
         }
-        return .init(type: type, source: operation.sourceAccount.map(muxed), fields: fields)
+        // The XDR name in lower case, as Horizon and stellar-sdk's JSON name operations, in text and JSON alike.
+        return .init(type: type.lowercased(), source: operation.sourceAccount.map(muxed), fields: fields)
     }
 
     static func contract(_ preimage: XDR.ContractIDPreimage, _ executable: XDR.ContractExecutable) -> String {
@@ -346,7 +389,7 @@ enum SummaryText {
                 }
             }()
         case .offer(let entry): "offer \(entry.offerID) of " + account(entry.sellerID)
-        case .data(let entry): "data \"\(text(entry.dataName.value))\" of " + account(entry.accountID)
+        case .data(let entry): "data \(quoted(entry.dataName.value)) of " + account(entry.accountID)
         case .claimableBalance(let entry): "claimable balance " + balance(entry.balanceID)
         case .liquidityPool(let entry): "liquidity pool " + pool(entry.liquidityPoolID)
         case .contractData(let entry): "contract data of " + address(entry.contract)
@@ -354,5 +397,53 @@ enum SummaryText {
         case .configSetting: "a configuration setting"
         case .ttl(let entry): "TTL of " + Hex.string(entry.keyHash.value)
         }
+    }
+
+    /// The key behind an account, muxed or not.
+    static func ed25519(of account: XDR.MuxedAccount) -> [UInt8] {
+        switch account {
+        case .ed25519(let raw): raw.value
+        case .med25519(let muxed): muxed.ed25519.value
+        }
+    }
+
+    /// The lines `TransactionSummary.warnings` holds, but the one about the signer.
+    static func warnings(_ transaction: XDR.Transaction, now: Date) -> [String] {
+        var warnings: [String] = []
+        let timeBounds: XDR.TimeBounds? = switch transaction.cond {
+        case .timeBounds(let bounds): bounds
+        case .v2(let v2): v2.timeBounds
+        case .none: nil
+        }
+        let seconds = UInt64(max(0, now.timeIntervalSince1970))
+        if let timeBounds, timeBounds.maxTime != 0, timeBounds.maxTime < seconds {
+            warnings.append("EXPIRED: its time bounds ended at \(time(timeBounds.maxTime)), before now by this machine's clock; the network will refuse it")
+        }
+        if let timeBounds, timeBounds.minTime > seconds {
+            warnings.append("NOT YET VALID: its time bounds start at \(time(timeBounds.minTime)), after now by this machine's clock")
+        }
+        for (index, operation) in transaction.operations.enumerated() {
+            let number = "operation \(index + 1)"
+            let account = operation.sourceAccount.map(muxed) ?? muxed(transaction.sourceAccount)
+            switch operation.body {
+            case .setOptionsOp(let op):
+                if op.masterWeight == 0 {
+                    warnings.append("\(number) sets the master key's weight of \(account) to 0: its own key can no longer sign for it")
+                }
+                if op.lowThreshold != nil || op.medThreshold != nil || op.highThreshold != nil {
+                    let set = [("low", op.lowThreshold), ("medium", op.medThreshold), ("high", op.highThreshold)]
+                        .compactMap { name, value in value.map { "\(name) \($0)" } }.joined(separator: ", ")
+                    warnings.append("\(number) changes the signature thresholds of \(account): \(set)")
+                }
+                if let signer = op.signer, signer.weight > 0 {
+                    warnings.append("\(number) adds \(signerKey(signer.key)) as a signer of \(account), with weight \(signer.weight): it can then sign for it")
+                }
+            case .destination(let destination):
+                warnings.append("\(number) merges \(account) away: the account is deleted and all its XLM goes to \(muxed(destination))")
+            default:
+                break
+            }
+        }
+        return warnings
     }
 }

@@ -39,14 +39,16 @@ public struct TransactionEnvelope: Sendable {
         let compact = text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard !compact.isEmpty else { throw TransactionError.empty }
         // Hex XDR is a common slip (some tools print it). Every hex digit is a base64 symbol too, so hex can
-        // decode as base64 into nonsense: said as hex, not as the XDR error at some offset of that nonsense.
-        let looksLikeHex = compact.count % 2 == 0 && compact.allSatisfy {
-            ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "f"))
+        // decode as base64 into nonsense: when the text, read as hex, is an envelope, that is what is said, not
+        // the XDR error at some offset of that nonsense.
+        func isHexEnvelope() -> Bool {
+            guard let hex = Hex.bytes(String(decoding: compact, as: UTF8.self)) else { return false }
+            return (try? TransactionEnvelope(xdr: hex)) != nil
         }
-        guard let bytes = Base64.decode(compact) else { throw looksLikeHex ? TransactionError.hexNotBase64 : TransactionError.notBase64 }
+        guard let bytes = Base64.decode(compact) else { throw isHexEnvelope() ? TransactionError.hexNotBase64 : TransactionError.notBase64 }
         do {
             try self.init(xdr: bytes)
-        } catch TransactionError.invalidXDR(_) where looksLikeHex {
+        } catch TransactionError.invalidXDR(_) where isHexEnvelope() {
             throw TransactionError.hexNotBase64
         }
     }

@@ -6,15 +6,16 @@ import Foundation
 
 /// What a transaction envelope asks for, in words a person can check before signing it: the network and hash,
 /// the source, fee, sequence number, preconditions, memo and signatures, and every operation with its key fields.
-/// Text from the envelope (memos, data names, asset codes, strings) is escaped: a signer must never sign bytes it
-/// cannot read, nor show a summary that the envelope's own bytes could rewrite on the terminal.
+/// Text from the envelope (memos, data names, asset codes, strings) is quoted so that no two different values look
+/// alike (`SummaryText.quoted`): a signer must never sign bytes it cannot read, nor show a summary that the
+/// envelope's own bytes could rewrite on the terminal. What a person must not miss comes first, as `warnings`.
 ///
 /// It does not show: Soroban argument values (only their number), the authorisation trees below their count, the
 /// footprint's ledger keys (only their number), or anything a ledger would need to be consulted for (balances,
 /// whether accounts exist, what a contract function does).
 public struct TransactionSummary: Sendable, Encodable {
     public struct Operation: Sendable, Encodable {
-        /// The XDR operation type, e.g. `PAYMENT`.
+        /// The XDR operation type in lower case, e.g. `payment`, `set_options`.
         public let type: String
         /// The operation's own source account, when it has one.
         public let source: String?
@@ -24,7 +25,41 @@ public struct TransactionSummary: Sendable, Encodable {
 
     public struct Field: Sendable, Encodable {
         public let name: String
-        public let value: String
+        public let value: Value
+    }
+
+    /// A field's value, typed for JSON and rendered for a terminal.
+    public enum Value: Sendable, Equatable, Encodable, CustomStringConvertible {
+        /// Written by keystore (an address, an amount and its asset): shown as it is.
+        case plain(String)
+        /// Text from the envelope: quoted and escaped on a terminal (`SummaryText.quoted`); in JSON the string
+        /// itself, or `(not UTF-8) ` and its hex where the bytes are not UTF-8.
+        case text([UInt8])
+        /// A number of things.
+        case count(Int)
+
+        /// As a terminal shows it.
+        public var description: String {
+            switch self {
+            case .plain(let text): text
+            case .text(let bytes): SummaryText.quoted(bytes)
+            case .count(let count): String(count)
+            }
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .plain(let text): try container.encode(text)
+            case .text(let bytes):
+                if let text = String(validating: bytes, as: UTF8.self) {
+                    try container.encode(text)
+                } else {
+                    try container.encode("(not UTF-8) " + Hex.string(bytes))
+                }
+            case .count(let count): try container.encode(count)
+            }
+        }
     }
 
     public struct FeeBump: Sendable, Encodable {
@@ -58,8 +93,17 @@ public struct TransactionSummary: Sendable, Encodable {
     public let feeBump: FeeBump?
     public let soroban: Soroban?
     public let operations: [Operation]
+    /// Who is about to sign: `NAME (G…)`; nil where no key is involved (`show-tx`).
+    public let signer: String?
+    /// What a person must not miss, each one line: time bounds already past or not yet reached (by the local
+    /// clock), a master key weighted 0, thresholds changed, a signer added, an account merged away, and a
+    /// signing key that is neither the source, the fee source, nor any operation's source.
+    public let warnings: [String]
 
-    public init(_ envelope: TransactionEnvelope, on network: StellarNetwork) {
+    /// `signingAs`: the identity about to sign, by name and key, so that the summary names it and says when it
+    /// has no part in the transaction. `now`: the time bounds are judged against it.
+    public init(_ envelope: TransactionEnvelope, on network: StellarNetwork, signingAs identity: (name: String, key: PublicKey)? = nil,
+                now: Date = Date()) {
         self.network = network.name ?? "custom"
         networkPassphrase = network.passphrase
         hash = Hex.string(envelope.hash(on: network))
@@ -95,12 +139,22 @@ public struct TransactionSummary: Sendable, Encodable {
             soroban = nil
         }
         operations = transaction.operations.map(SummaryText.operation)
+        signer = identity.map { "\(TerminalText.escaped($0.name)) (\($0.key.accountID))" }
+        var sources = [SummaryText.ed25519(of: transaction.sourceAccount)] + transaction.operations.compactMap { $0.sourceAccount.map(SummaryText.ed25519) }
+        if case .feeBump(let bump) = envelope.decoded { sources.append(SummaryText.ed25519(of: bump.feeSource)) }
+        warnings = SummaryText.warnings(transaction, now: now)
+            + (identity.map { identity in
+                sources.contains(identity.key.rawRepresentation) ? [] : [
+                    "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
+            } ?? [])
     }
 
     /// The summary as lines of text for a terminal.
     public var lines: [String] {
-        var lines = ["Transaction on \(network == "custom" ? "a custom network" : network) (\"\(SummaryText.text(networkPassphrase))\")"]
+        var lines = ["Transaction on \(network == "custom" ? "a custom network" : network) (\(SummaryText.quoted(networkPassphrase)))"]
         func add(_ name: String, _ value: String) { lines.append("  " + padded(name, 12) + value) }
+        for warning in warnings { lines.append("  !! " + warning) }
+        if let signer { add("signer", signer) }
         add("hash", hash)
         add("envelope", envelopeType == "fee-bump" ? "fee bump of a v1 transaction" : "\(envelopeType) transaction")
         if let feeBump {
@@ -120,9 +174,9 @@ public struct TransactionSummary: Sendable, Encodable {
         }
         add("operations", String(operations.count))
         for (index, operation) in operations.enumerated() {
-            lines.append("  \(index + 1). \(operation.type.lowercased())" + (operation.source.map { " (source \($0))" } ?? ""))
+            lines.append("  \(index + 1). \(operation.type)" + (operation.source.map { " (source \($0))" } ?? ""))
             for field in operation.fields {
-                lines.append("       " + padded(field.name, 18) + field.value)
+                lines.append("       " + padded(field.name, 18) + field.value.description)
             }
         }
         return lines
