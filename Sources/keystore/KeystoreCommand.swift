@@ -13,8 +13,10 @@ struct KeystoreCommand: ParsableCommand {
         abstract: "An encrypted local keystore for Stellar keys.",
         discussion: """
             Secrets (PINs, seeds) are never taken from the command line: they come from the terminal, \
-            standard input, a file descriptor or a file. Exit codes are listed in the README.
-            """,
+            standard input, a file descriptor or a file. Every failure is one line on standard error (with \
+            --json, also an object on standard output), and one of these exit codes:
+
+            """ + ExitStatus.table,
         version: "\(version) (reads vault formats 1 to \(Vault.currentVersion))",
         subcommands: [
             Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,

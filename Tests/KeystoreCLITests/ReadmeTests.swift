@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import StellarKeystore
+@testable import keystore
+
+/// What the README tells a person to paste, run as written.
+@Suite struct ReadmeTests {
+    static let root = KeystoreHome.fixtures.deletingLastPathComponent()
+    static let readme = try! String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+
+    /// The `sh` code block that contains `marker`.
+    static func block(containing marker: String) throws -> String {
+        let blocks = readme.components(separatedBy: "```sh\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        return try #require(blocks.first { $0.contains(marker) }, "no README block contains \(marker)")
+    }
+
+    /// The install block, verbatim, in a copy of the package (so that its build cannot wait on this test run's
+    /// own .build lock) with a temporary HOME: the binary runs, the man pages and completions are where it says.
+    @Test(.timeLimit(.minutes(15)))
+    func theInstallBlockInstallsAsWritten() throws {
+        let block = try Self.block(containing: "install -D -s")
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-readme-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let package = work + "/package", home = work + "/home", temporary = work + "/tmp"
+        for directory in [package, home, temporary] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        for item in ["Package.swift", "Sources", "Tests", "docs"] {
+            try FileManager.default.copyItem(atPath: Self.root.appendingPathComponent(item).path, toPath: package + "/" + item)
+        }
+        var bash = KeystoreProcess(program: "/bin/bash")
+        bash.environment["HOME"] = home
+        bash.environment["TMPDIR"] = temporary
+        let run = try bash.run(["-e", "-c", "cd '\(package)'\n" + block], timeout: 900)
+        try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        let installed = try KeystoreProcess(program: home + "/.local/bin/keystore").run(["--version"])
+        #expect(installed.status == 0 && installed.stdout.hasPrefix(KeystoreCommand.version), "\(installed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.1"))
+        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.tpm-protect.1"))
+        let completion = try String(contentsOfFile: home + "/.local/share/bash-completion/completions/keystore", encoding: .utf8)
+        #expect(completion.contains("tpm-reset-lockout"))
+    }
+
+    /// The scripted session: a session started and ended with eval leaves no token behind, so the next
+    /// scripted command does not fail on a dead one.
+    @Test func theSessionScriptRunsAsWrittenAndLeavesNoToken() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let keystore = try home.keystoreWithRuntime()
+        let work = home.path + "-script"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try (KeystoreHome.golden.pin + "\n").write(toFile: work + "/pin.txt", atomically: false, encoding: .utf8)
+        var bash = keystore
+        bash.program = "/bin/bash"
+        bash.environment["PATH"] = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        bash.environment["TX_HASH_HEX"] = String(repeating: "ab", count: 32)
+        bash.environment["KEYSTORE_SESSION"] = nil
+        let script = "set -e\ncd '\(work)'\nkeystore() { command keystore \"$@\" --name \(KeystoreHome.golden.name); }\n"
+            + (try Self.block(containing: "login --session --ttl 1h"))
+            + "echo \"left: ${KEYSTORE_SESSION-none}\"\n"
+        let run = try bash.run(["-c", script])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.hasSuffix("left: none\n"), "\(run.stdout)")
+    }
+
+    /// The README's exit-code table names every code, with the `kind` that --json reports.
+    @Test func theExitCodeTableListsEveryCode() throws {
+        var rows: [Int32: String] = [:]
+        for line in Self.readme.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            if cells.count >= 3, let code = Int32(cells[0]) { rows[code] = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")) }
+        }
+        #expect(rows == Dictionary(uniqueKeysWithValues: ExitStatus.allCases.map { ($0.rawValue, $0.kind) }))
+    }
+}
