@@ -1,10 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The architecture, as SwiftPM enforces it: each target imports only the ones below it, so a cycle or a
+// library that reaches for the command line does not compile. ARCHITECTURE.md says what lives where.
+//
+//   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys
+//                  └──────────────────────────────────┘                                    CSodium, CPlatform
+//   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
 let package = Package(
     name: "keystore",
     products: [
+        // What an app depends on: no tpm2-tss anywhere in its graph.
         .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
+        // TPM-bound vaults on Linux: plugs a TPM into StellarKeystore's vaults.
+        .library(name: "StellarKeystoreTPM", targets: ["StellarKeystoreTPM"]),
         .executable(name: "keystore", targets: ["keystore"]),
     ],
     dependencies: [
@@ -16,28 +25,38 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
-        // tpm2-tss ESAPI with the TCTI loader (Debian: libtss2-dev), for TPM-bound vaults.
-        .systemLibrary(
-            name: "CTSS2",
-            providers: [.apt(["libtss2-dev"])]
-        ),
         .target(name: "CPlatform"),
-        .target(name: "StellarKeystore", dependencies: ["CSodium", "CTSS2", "CPlatform"]),
+        // tpm2-tss's headers (Debian: libtss2-dev) for its types and constants; its libraries are opened only
+        // when a TPM is used.
+        .target(name: "CTSS2", linkerSettings: [.linkedLibrary("dl")]),
+        // Keys and what is done with them alone: libsodium, secret memory, StrKeys, SEP-53, SEP-5 phrases.
+        .target(name: "StellarKeys", dependencies: ["CSodium", "CPlatform"]),
+        // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
+        .target(name: "StellarTransactions", dependencies: ["StellarKeys"]),
+        // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
+        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions"]),
+        .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"]),
         .executableTarget(
             name: "keystore",
             dependencies: [
-                "StellarKeystore",
+                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
-        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeystore"]),
-        // A private swtpm per test suite, for the TPM-bound vault tests.
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore"]),
+        // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM"),
-        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "SoftwareTPM"]),
+        .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures"),
+        // One test target per library target.
+        .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"]),
+        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "TestFixtures"]),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"]),
+        .testTarget(name: "StellarKeystoreTPMTests",
+                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"]),
         // An app's view of the library: public API only, no @testable.
-        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "SoftwareTPM"]),
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "SoftwareTPM"]),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
     ]
 )

@@ -8,6 +8,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 extension Keystore {
     // MARK: Costs that fit the machine

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 extension Keystore {
     // MARK: Sessions
 

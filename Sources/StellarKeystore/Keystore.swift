@@ -3,6 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// One keystore directory and every flow an app or the command line runs on it: sign up, sign in, change the
 /// PIN, sessions, recovery phrases, export, removal. Each method is one use case, and every rule of it lives here
@@ -25,17 +27,18 @@ public struct Keystore: Sendable {
     let warn: @Sendable (String) -> Void
 
     /// The keystore in `directory`, with sessions in `sessionDirectory` (default: as `SessionStore` finds it in
-    /// `environment`) and TPM-bound vaults opened with `tpm` (default: `$KEYSTORE_TPM_TCTI`, else /dev/tpmrm0).
-    public init(directory: String, sessionDirectory: String? = nil, environment: [String: String] = [:], tpm: TPM? = nil,
+    /// `environment`) and TPM-bound vaults opened with `tpm` (StellarKeystoreTPM's `TPM`; without one, such
+    /// vaults are `TPMError.notSupported` and the others work as ever).
+    public init(directory: String, sessionDirectory: String? = nil, environment: [String: String] = [:], tpm: TPMSealer? = nil,
                 warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
         sessions = SessionStore(directory: sessionDirectory ?? SessionStore.defaultDirectory(environment: environment))
-        vaults = try VaultStore(directory: directory, sessions: sessions, tpm: tpm ?? TPM(environment: environment))
+        vaults = try VaultStore(directory: directory, sessions: sessions, tpm: tpm)
         warn = warnings
     }
 
     /// The keystore the command line uses: `$KEYSTORE_HOME`, else `$XDG_DATA_HOME/keystore`, else
     /// `~/.local/share/keystore`, with sessions in `$XDG_RUNTIME_DIR/keystore` or its fallbacks.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, tpm: TPM? = nil,
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, tpm: TPMSealer? = nil,
                 warnings: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try self.init(directory: VaultStore.defaultDirectory(environment: environment), environment: environment,
                       tpm: tpm, warnings: warnings)
@@ -99,8 +102,8 @@ public struct Keystore: Sendable {
     /// `renewing`: the binding a new vault inherits (`derive`), whose primary key must still be the TPM's and
     /// whose consent to an open lockout, if it had one, stands.
     func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
-                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false, renewing: TPM.SealedObject? = nil) throws -> Created {
-        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? vaults.tpm : nil,
+                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false, renewing: TPMSealedObject? = nil) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? tpm() : nil,
                                    renewing: renewing)
         let backup = try vaults.create(vault, replacing: replacing)
         warnAboutPermissions(name)
@@ -272,15 +275,21 @@ public struct Keystore: Sendable {
     /// is empty (`TPMError.lockoutOpen`), unless the keystore's `TPM` allows it. Returns the TPM's state, so that
     /// an allowed open lockout can be said.
     @discardableResult
-    public func checkTPMReadyToBind() throws -> TPM.DictionaryAttackState {
-        try vaults.tpm.checkReadyToSeal()
-        return try vaults.tpm.dictionaryAttackState()
+    public func checkTPMReadyToBind() throws -> TPMDictionaryAttackState {
+        try tpm().checkReadyToSeal()
+        return try tpm().dictionaryAttackState()
+    }
+
+    /// The keystore's TPM, where it has one.
+    func tpm() throws -> TPMSealer {
+        guard let tpm = vaults.tpm else { throw TPMError.notSupported }
+        return tpm
     }
 
     /// The TPM's dictionary-attack state: how many wrong PINs it has counted and allows, and whether its lockout
     /// authorization is set.
-    public func tpmStatus() throws -> TPM.DictionaryAttackState {
-        try vaults.tpm.dictionaryAttackState()
+    public func tpmStatus() throws -> TPMDictionaryAttackState {
+        try tpm().dictionaryAttackState()
     }
 
     /// Gives the TPM a random lockout authorization, so that only whoever holds the code can reset its wrong-PIN
@@ -289,12 +298,12 @@ public struct Keystore: Sendable {
     /// TPM never keeps a code nobody saw. False, with nothing changed, when the lockout authorization is set
     /// already. This changes the TPM for every program on the machine.
     public func protectTPMLockout(deliver: (LockoutCode) throws -> Void) throws -> Bool {
-        guard let code = try vaults.tpm.protectLockout() else { return false }
+        guard let code = try tpm().protectLockout() else { return false }
         do {
             try deliver(code)
         } catch {
             do {
-                try vaults.tpm.unprotectLockout(code: code)
+                try tpm().unprotectLockout(code: code)
             } catch let undo as KeystoreError {
                 throw TPMError.lockoutCodeLost(detail: undo.message)
             }
@@ -315,12 +324,13 @@ public struct Keystore: Sendable {
     /// TPM's lockout authorization is set; a malformed code is refused before the TPM sees it, and a wrong one is
     /// counted by the TPM against its lockout hierarchy (`TPMError.wrongLockoutCode`).
     public func resetTPMLockout(code: () throws -> LockoutCode) throws -> LockoutReset {
-        let state = try vaults.tpm.dictionaryAttackState()
+        let tpm = try tpm()
+        let state = try tpm.dictionaryAttackState()
         guard state.lockoutAuthSet else {
-            try vaults.tpm.resetLockout(code: nil)
+            try tpm.resetLockout(code: nil)
             return .withoutCode
         }
-        try vaults.tpm.resetLockout(code: code())
+        try tpm.resetLockout(code: code())
         return .withCode
     }
 
@@ -371,8 +381,9 @@ public struct Keystore: Sendable {
         let vault = try vaults.vault(named: name)
         if let wait = vaults.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
         if vault.isTPMBound {
-            let state = try vaults.tpm.dictionaryAttackState()
-            if state.inLockout { throw TPMError.lockedOut(state: state, tcti: vaults.tpm.tcti) }
+            let tpm = try tpm()
+            let state = try tpm.dictionaryAttackState()
+            if state.inLockout { throw TPMError.lockedOut(state: state, tcti: tpm.name) }
         }
         warnAboutPermissions(name)
         return vault

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// An opened identity: its key, for as long as the value lives.
 public struct Signer: Sendable {
     public let name: IdentityName

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 // Built two ways (fuzz/run does the first, `swift build` the second):
 // - with `-sanitize=fuzzer -D KEYSTORE_FUZZING`, it hands over to libFuzzer, which fuzzes the target that

@@ -4,6 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
 ///

@@ -8,6 +8,8 @@ import Foundation
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// The starting inputs for each target, made from the published vectors in fixtures/ and from files keystore
 /// itself writes. Written once and committed (fuzz/corpus), so that every run starts from the same place.

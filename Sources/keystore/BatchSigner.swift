@@ -8,6 +8,8 @@ import Glibc
 #endif
 import Dispatch
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// Signs a stream of newline-delimited JSON requests with one unlocked key, on every core.
 ///

@@ -3,6 +3,8 @@ import ArgumentParser
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// What a copied vault costs to attack on this machine: one Argon2id guess at each level, and all 10^6 PINs.
 struct BenchKDF: ParsableCommand {

@@ -1,4 +1,6 @@
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// Errors of the command line itself (input shape, refusals), with the same one-line, exit-code contract as the
 /// library's.

@@ -10,6 +10,8 @@ import Darwin
 #endif
 import StellarKeystore
 import Synchronization
+import StellarKeys
+import StellarTransactions
 
 /// Standard input, output and error, written with write(2) so that nothing sits in a buffer at exit.
 ///

@@ -1,4 +1,6 @@
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// The exit codes as `keystore --help` and the main man page list them: an installed binary has no README.
 extension ExitStatus {

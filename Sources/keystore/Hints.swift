@@ -1,4 +1,7 @@
 import StellarKeystore
+import StellarKeystoreTPM
+import StellarKeys
+import StellarTransactions
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
 /// `errorWithHint` does): an app's user has no `keystore` command and no flags, so none of this is in the library.
@@ -18,6 +21,10 @@ enum Hints {
             return resetHint(state: state, tcti: nil)
         case .lockedOut(let state, let tcti):
             return resetHint(state: state, tcti: tcti)
+        case .softwareMissing:
+            return "Install tpm2-tss (Debian: sudo apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0 libtss2-mu0 libtss2-rc0)."
+        case .outOfObjectMemory:
+            return "Use device:/dev/tpmrm0 (the kernel's resource manager), or run tpm2_flushcontext -t."
         case .boundElsewhere:
             return "To restore it here: keystore recover --tpm."
         case .lockoutOpen:
@@ -31,7 +38,7 @@ enum Hints {
 
     /// How the wrong-PIN lockout ends now: with the lockout code, or, where the lockout authorization is empty,
     /// tpm2-tools' own line too, aimed at the same TPM (`-T` unless it is the default device both use).
-    private static func resetHint(state: TPM.DictionaryAttackState?, tcti: String?) -> String {
+    private static func resetHint(state: TPMDictionaryAttackState?, tcti: String?) -> String {
         guard state?.lockoutAuthSet == false else { return "With the lockout code: keystore tpm-reset-lockout." }
         var raw = "tpm2_dictionarylockout --clear-lockout"
         if let tcti, tcti != TPM.defaultTCTI { raw += " -T " + shellQuoted(tcti) }

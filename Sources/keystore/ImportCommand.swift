@@ -5,6 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 struct ImportStellarCLI: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,8 @@ import ArgumentParser
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// What a mnemonic command prints with `--json`. The phrase is never in it.
 struct AccountReport: Encodable {

@@ -8,6 +8,9 @@ import Foundation
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeystoreTPM
+import StellarKeys
+import StellarTransactions
 
 /// Which keystore, and how to print; shared by every command that touches a vault.
 struct HomeOptions: ParsableArguments {

@@ -1,4 +1,6 @@
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// Spots a secret typed as an argument, so that an error never repeats it: argument-parser quotes an unexpected
 /// argument in its message ("Unexpected argument 'S…'"), and that line lands on stderr, in `--json` output and in

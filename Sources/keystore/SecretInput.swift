@@ -4,6 +4,8 @@ import Glibc
 import Darwin
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// Reads secrets (PINs, seeds) one line at a time, straight into guarded memory.
 ///

@@ -5,6 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`. Every number needs its unit: a bare `15`
 /// read as seconds, beside a default shown as "15 min", made sessions end a minute early for whoever meant minutes.

@@ -3,6 +3,8 @@ import ArgumentParser
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 struct SignMessage: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -8,6 +8,8 @@ import Foundation
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// How a signing command gets its key: the signed-in session named by `$KEYSTORE_SESSION` if there is one,
 /// else the vault and its PIN (terminal, `--pin-stdin`, `--pin-file` or `--pin-fd`, as for `login`); the rule

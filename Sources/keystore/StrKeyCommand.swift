@@ -1,5 +1,7 @@
 import ArgumentParser
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 struct StrKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

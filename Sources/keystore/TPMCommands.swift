@@ -3,6 +3,9 @@ import ArgumentParser
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeystoreTPM
+import StellarKeys
+import StellarTransactions
 
 /// What `signup --tpm` and `recover --tpm` say before anything is asked: whether there is a TPM at all, and
 /// that the vault will never open anywhere else.
@@ -14,7 +17,7 @@ enum TPMNotice {
     }
 
     /// Said whenever a binding is made on a TPM whose lockout authorization is empty (`--allow-open-lockout`).
-    static func warnIfOpen(_ state: TPM.DictionaryAttackState) {
+    static func warnIfOpen(_ state: TPMDictionaryAttackState) {
         guard !state.lockoutAuthSet else { return }
         Console.warn("the TPM's lockout authorization is not set: anyone who can open the TPM can reset its wrong-PIN counter, so it does not limit PIN guesses; run 'keystore tpm-protect' to set it")
     }
@@ -102,13 +105,13 @@ struct TPMStatus: ParsableCommand {
                 let inLockout, lockoutAuthSet: Bool
             }
             try Console.printJSON(Output(
-                tcti: keystore.vaults.tpm.tcti, failures: state.failures, maximumFailures: state.maximumFailures,
+                tcti: keystore.vaults.tpm?.name ?? "", failures: state.failures, maximumFailures: state.maximumFailures,
                 triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
                 inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet))
             return
         }
         Console.print("""
-            TPM:               \(TerminalText.escaped(keystore.vaults.tpm.tcti, limit: nil))
+            TPM:               \(TerminalText.escaped(keystore.vaults.tpm?.name ?? "", limit: nil))
             wrong PINs:        \(state.failures) counted, lockout after \(state.maximumFailures) (\(state.triesLeft) left)
             one forgiven per:  \(state.intervalSeconds == 0 ? "never (only the lockout authorization can reset the count)" : "\(state.intervalSeconds) s")
             lockout recovery:  \(state.recoverySeconds) s

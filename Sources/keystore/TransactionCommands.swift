@@ -8,6 +8,8 @@ import Foundation
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// Which network a transaction is for: named on the command line or in the environment, never guessed.
 struct NetworkOptions: ParsableArguments {

@@ -8,6 +8,8 @@ import Foundation
 import Glibc
 #endif
 import StellarKeystore
+import StellarKeys
+import StellarTransactions
 
 /// What the vault commands print with `--json`. Never holds a secret (`export` writes its own).
 struct IdentityReport: Encodable {

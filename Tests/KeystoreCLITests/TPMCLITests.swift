@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SoftwareTPM
 import StellarKeystore
+import StellarKeystoreTPM
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SoftwareTPM
 import StellarKeystore  // not @testable: the TPM calls of docs/LIBRARY.md, as an app writes them
+import StellarKeystoreTPM
 
 @Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct TPMAppFlowTests {
@@ -12,7 +13,7 @@ struct TPMAppFlowTests {
         defer { try? swtpm.clearLockout() }
         // An app binds only to a TPM whose guess limit holds: swtpm's lockout authorization is empty.
         let refusing = try Keystore(directory: directory, sessionDirectory: directory + "/run",
-                                    environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti])
+                                    tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti]))
         #expect(throws: TPMError.lockoutOpen) { try refusing.checkTPMReadyToBind() }
         #expect(throws: TPMError.lockoutOpen) {
             try refusing.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
@@ -20,7 +21,7 @@ struct TPMAppFlowTests {
         #expect(try refusing.identities().isEmpty)
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
                                     tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti], allowingOpenLockout: true))
-        #expect(keystore.vaults.tpm.tcti == swtpm.tcti)
+        #expect(keystore.vaults.tpm?.name == swtpm.tcti)
         #expect(Keystore.tpmBindingNotice.contains("this machine"))
         let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
         #expect(try keystore.identities().map(\.isTPMBound) == [true])
@@ -32,6 +33,10 @@ struct TPMAppFlowTests {
             guard case TPMError.wrongPIN(let state?) = error else { return false }
             return state.triesLeft == before.triesLeft - 1 && (error as? KeystoreError)?.exitStatus == .incorrectPIN
         }
+        // Without the TPM product, a bound vault is named as such, and nothing else is tried.
+        let withoutTPM = try Keystore(directory: directory, sessionDirectory: directory + "/run")
+        #expect(throws: TPMError.notSupported) { try withoutTPM.signIn(name: "alice", pin: PIN("493817")) }
+        #expect(try withoutTPM.address(of: IdentityName("alice")) == created.address)
         let unbound = try keystore.unbindFromTPM(name: IdentityName("alice")) { try PIN("493817") }
         #expect(!unbound.isTPMBound && unbound.publicKey.accountID == created.address)
     }

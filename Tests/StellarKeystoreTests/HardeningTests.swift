@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
 @testable import StellarKeystore
+import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif

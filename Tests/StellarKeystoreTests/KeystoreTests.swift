@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
 @testable import StellarKeystore
+import TestFixtures
 
 /// The rules the façade holds for an app and the command line alike.
 @Suite struct KeystoreTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
 @testable import StellarKeystore
+import TestFixtures
 
 @Suite struct LockoutCodeTests {
     func typed(_ text: String) throws -> LockoutCode {

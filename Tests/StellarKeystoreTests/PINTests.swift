@@ -1,5 +1,8 @@
 import Testing
-import StellarKeystore
+@testable import StellarKeys
+@testable import StellarTransactions
+@testable import StellarKeystore
+import TestFixtures
 
 @Suite struct PINTests {
     @Test(arguments: ["000000"[...], "270419", "918273", "999999"])

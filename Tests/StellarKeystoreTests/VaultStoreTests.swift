@@ -1,31 +1,9 @@
 import Foundation
 import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
 @testable import StellarKeystore
-
-/// A fresh directory under the system's temporary one, removed when the test ends.
-final class TemporaryDirectory {
-    let path: String
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-test-\(UUID().uuidString)").path
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func contents() -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            files[name] = Array((try? Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))) ?? Data())
-        }
-        return files
-    }
-}
-
-/// A clock the tests move by hand, so that waits of an hour take no time.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_800_000_000)
-    var now: Date { lock.withLock { current } }
-    func advance(_ seconds: Double) { lock.withLock { current += seconds } }
-}
+import TestFixtures
 
 @Suite struct VaultStoreTests {
     let directory = TemporaryDirectory()

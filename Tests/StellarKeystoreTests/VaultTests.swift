@@ -1,6 +1,9 @@
 import Foundation
 import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
 @testable import StellarKeystore
+import TestFixtures
 
 /// Cheapest Argon2id cost libsodium accepts: the format and the store are under test here, not the KDF.
 let cheapKDF = KDFParameters(opsLimit: 1, memLimit: 8192)

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// One identity file of stellar-cli (`identity/NAME.toml` in its config directory), read strictly.
 ///
 /// stellar-cli writes each identity as a few `key = value` lines (serde's `toml`): `secret_key = "S…"`;

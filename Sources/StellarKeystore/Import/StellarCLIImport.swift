@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// What `importStellarCLI` did with one stellar-cli identity.
 public struct StellarCLIImportResult: Sendable {

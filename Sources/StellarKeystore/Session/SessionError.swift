@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 public enum SessionError: KeystoreError, Equatable {
     case malformed
     case ended

@@ -8,6 +8,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// Signed-in sessions: an unlocked seed kept for a while, re-encrypted under a random key that only the
 /// session token holds, in a private directory that is normally in memory (tmpfs).

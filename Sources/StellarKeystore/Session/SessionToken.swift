@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// The half of a signed-in session that the caller holds: which session file, and the key that decrypts it.
 ///
 /// The other half, the session file, holds the seed encrypted under `key`. Neither half alone gives the seed:

@@ -1,10 +1,12 @@
+import StellarKeys
+import StellarTransactions
 /// The TPM's lockout authorization as keystore sets it (`TPM.protectLockout`) and a person keeps it: 32 random
 /// bytes, shown once as 55 base32 symbols in 11 groups of 5. The symbols carry the bytes and a CRC-16 of them,
 /// so that a typo is caught here, before the TPM counts it against its lockout hierarchy (which then refuses every
 /// code for its lockout-recovery time).
 public struct LockoutCode: Sendable {
-    /// The authorization value itself.
-    let bytes: SecureBytes
+    /// The authorization value itself, for the `TPMSealer` that sets or uses it.
+    package let bytes: SecureBytes
 
     static let byteCount = 32
     static let symbolCount = 55
@@ -15,7 +17,7 @@ public struct LockoutCode: Sendable {
         self.bytes = bytes
     }
 
-    static func random() -> LockoutCode {
+    package static func random() -> LockoutCode {
         LockoutCode(bytes: .random(count: byteCount))
     }
 

@@ -1,12 +1,20 @@
+import StellarKeys
+import StellarTransactions
 /// What can go wrong between a TPM-bound vault and the TPM. Each case says what happened in words an app can show;
 /// the command line adds what to type (`Sources/keystore/Hints.swift`). None carries a secret or a PIN.
 public enum TPMError: KeystoreError, Equatable {
     /// No TPM at the configured TCTI, or no permission to use it.
     case unavailable(tcti: String, reason: String)
+    /// This program was built without TPM support (no `TPMSealer` was given to the `Keystore`).
+    case notSupported
+    /// The TPM software (tpm2-tss) is not installed, or not whole.
+    case softwareMissing(detail: String)
+    /// The TPM has no room for another object: without a resource manager, another program left some loaded.
+    case outOfObjectMemory(detail: String)
     /// The TPM refused the authorisation value derived from the PIN, and counted it (`TPM_RC_AUTH_FAIL`).
-    case wrongPIN(state: TPM.DictionaryAttackState?)
+    case wrongPIN(state: TPMDictionaryAttackState?)
     /// The TPM is in dictionary-attack lockout and tries nothing (`TPM_RC_LOCKOUT`).
-    case lockedOut(state: TPM.DictionaryAttackState?, tcti: String)
+    case lockedOut(state: TPMDictionaryAttackState?, tcti: String)
     /// The sealed object does not load: another TPM made it, or this one was cleared since.
     case boundElsewhere
     /// The vault's sealed object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE.
@@ -29,6 +37,12 @@ public enum TPMError: KeystoreError, Equatable {
         switch self {
         case .unavailable(let tcti, let reason):
             "No usable TPM at \(TerminalText.escaped(tcti, limit: nil)) (\(TerminalText.escaped(reason, limit: nil)))."
+        case .softwareMissing(let detail):
+            "The TPM software is missing: \(TerminalText.escaped(detail, limit: nil))."
+        case .outOfObjectMemory(let detail):
+            "The TPM has no room for another object (\(TerminalText.escaped(detail, limit: nil))): another program left objects loaded in it."
+        case .notSupported:
+            "This program has no TPM support, which a TPM-bound vault needs; open the vault with a program that has it, or restore the key from its recovery phrase."
         case .wrongPIN(let state?) where state.triesLeft > 0:
             "Incorrect PIN; the TPM counted it: \(state.triesLeft) more \(state.triesLeft == 1 ? "try" : "tries") before it locks out."
         case .wrongPIN(let state?):
@@ -66,12 +80,12 @@ public enum TPMError: KeystoreError, Equatable {
         case .lockedOut, .lockoutHierarchyLocked: .throttled
         case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
         case .malformedLockoutCode: .invalidInput
-        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost: .system
+        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .notSupported, .softwareMissing, .outOfObjectMemory: .system
         }
     }
 
     /// When a locked-out TPM takes tries again: it forgives one failure per interval (TPM 2.0 Part 1, 19.8.6).
-    private static func recovery(_ state: TPM.DictionaryAttackState) -> String {
+    private static func recovery(_ state: TPMDictionaryAttackState) -> String {
         guard state.intervalSeconds > 0 else { return "only the holder of its lockout authorization can end it" }
         return "one try comes back within \(VaultError.duration(state.intervalSeconds)), or the holder of its lockout authorization can end it now"
     }

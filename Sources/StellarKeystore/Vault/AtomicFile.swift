@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// Whole-file reads and crash-safe replacement of small files.
 ///

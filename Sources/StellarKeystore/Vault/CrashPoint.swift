@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// The steps of the commands that write, where the tests stop the process dead to check that a crash between
 /// any two of them loses nothing.

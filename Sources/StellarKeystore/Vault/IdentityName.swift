@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// The name of an identity, which is also the stem of its vault's file name: 1 to 64 of `[a-z0-9._-]`, starting
 /// with a letter or digit so that it can never be `.`, `..` or a hidden file, and never containing `.vault`,
 /// `.backup-` or `.tmp-`, so that no name can be mistaken for another file's role.

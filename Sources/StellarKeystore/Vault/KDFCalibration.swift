@@ -3,6 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// Which Argon2id level this machine can afford, as LUKS2 calibrates its PBKDF: the strongest of libsodium's
 /// levels whose unlock takes at most `target` here. Measured once per keystore directory and kept in

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// The cost of one Argon2id guess: libsodium's `opslimit` (passes) and `memlimit` (bytes).
 public struct KDFParameters: Hashable, Sendable, Codable {
     public let opsLimit: UInt64

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// A 6-digit PIN, held in guarded memory from the moment it is parsed.
 public struct PIN: Sendable {
     public static let length = 6

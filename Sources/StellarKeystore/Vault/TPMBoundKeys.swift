@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// The keys of a TPM-bound vault (format version 3), all from the one Argon2id output of the PIN:
 ///
 /// - `authValue` = BLAKE2b-256(key: "stellar-keystore/v3/tpm-auth", Argon2id output): the TPM object's
@@ -8,6 +10,9 @@
 /// The labels keep the two uses of the PIN apart: the TPM sees `authValue` (inside an encrypted session) but never
 /// `pinKey`, and the file alone never yields the vault key, which needs the 32 random bytes only the TPM returns.
 struct TPMBoundKeys {
+    /// The random secret sealed in the TPM.
+    static let secretBytes = 32
+
     let authValue: SecureBytes
     private let pinKey: SecureBytes
 

@@ -3,6 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// Consecutive wrong PINs for one identity, kept in a small file beside the vault (never inside it, so that
 /// recording a failure can never put the vault's own bytes at risk).

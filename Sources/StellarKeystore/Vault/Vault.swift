@@ -3,6 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
@@ -15,6 +17,9 @@ public struct Vault: Sendable, Equatable {
     static let cipherAlgorithm = "xsalsa20poly1305"
     /// No vault is near this size; anything larger is refused before it is parsed.
     public static let maximumFileSize = 64 * 1024
+    /// The primary key's template a version 3 vault names, so that another template can come later: the TCG
+    /// "Storage Root Key" template for ECC NIST P-256 (`TPMSealer` implementations regenerate it from this).
+    public static let tpmPrimaryTemplate = "tcg-srk-ecc-p256"
 
     public let name: IdentityName
     public let publicKey: PublicKey
@@ -23,7 +28,7 @@ public struct Vault: Sendable, Equatable {
     /// The SEP-5 account number of this identity's key, for a vault made from a recovery phrase (version 2).
     public let account: UInt32?
     /// The TPM object a version 3 vault's key needs; nil for a vault that the PIN alone opens.
-    public let tpmObject: TPM.SealedObject?
+    public let tpmObject: TPMSealedObject?
     let salt: [UInt8]
     let nonce: [UInt8]
     let ciphertext: [UInt8]
@@ -37,16 +42,16 @@ public struct Vault: Sendable, Equatable {
     /// the TPM can pose as it now (`TPM.seal`).
     public static func seal(
         _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
-        kdf: KDFParameters = .default, tpm: TPM? = nil, renewing previous: TPM.SealedObject? = nil, createdAt: Date = Date()
+        kdf: KDFParameters = .default, tpm: TPMSealer? = nil, renewing previous: TPMSealedObject? = nil, createdAt: Date = Date()
     ) throws -> Vault {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
         let pinDerived = try kdf.deriveKey(pin: pin, salt: salt)
         var key = pinDerived
-        var tpmObject: TPM.SealedObject?
+        var tpmObject: TPMSealedObject?
         if let tpm {
             let keys = TPMBoundKeys(pinDerived: pinDerived)
-            let tpmSecret = SecureBytes.random(count: TPM.secretBytes)
+            let tpmSecret = SecureBytes.random(count: TPMBoundKeys.secretBytes)
             tpmObject = try tpm.seal(tpmSecret, authValue: keys.authValue, primaryName: previous?.primaryName)
             key = keys.vaultKey(tpmSecret: tpmSecret)
         }
@@ -64,15 +69,16 @@ public struct Vault: Sendable, Equatable {
     ///
     /// A wrong PIN and a modified salt, nonce or ciphertext look the same to the cipher; `init(file:path:)` has
     /// already told damage apart with the file's check digest, so a failure here is reported as a wrong PIN.
-    public func open(pin: PIN, path: String = "vault", tpm: TPM = TPM()) throws -> KeyPair {
+    public func open(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> KeyPair {
         try openWithRoot(pin: pin, path: path, tpm: tpm).keyPair
     }
 
     /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
     /// A TPM-bound vault is opened through `tpm`: a wrong PIN is then counted by the TPM (`TPMError.wrongPIN`).
-    public func openWithRoot(pin: PIN, path: String = "vault", tpm: TPM = TPM()) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+    public func openWithRoot(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+        if tpmObject != nil && tpm == nil { throw TPMError.notSupported }
         var key = try kdf.deriveKey(pin: pin, salt: salt)
-        if let tpmObject {
+        if let tpmObject, let tpm {
             let keys = TPMBoundKeys(pinDerived: key)
             key = keys.vaultKey(tpmSecret: try tpm.unseal(tpmObject, authValue: keys.authValue))
         }
@@ -159,7 +165,7 @@ public struct Vault: Sendable, Equatable {
             cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
                           ciphertext: Base64.string(ciphertext)),
             createdAt: createdAt, account: account,
-            tpm: tpmObject.map { .init(template: TPM.primaryTemplateName, primary: Base64.string($0.primaryName),
+            tpm: tpmObject.map { .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string($0.primaryName),
                                        public: Base64.string($0.publicArea), private: Base64.string($0.privateArea)) },
             check: "")
         file.check = file.expectedCheck
@@ -206,16 +212,16 @@ public struct Vault: Sendable, Equatable {
         if version == 1 && file.account != nil { throw corrupt("a version 1 vault has no account number") }
         if version == 2 && file.account == nil { throw corrupt("the account number is missing") }
         if version != 3 && kinds["tpm"] != nil { throw corrupt("only a version 3 vault has a TPM object") }
-        var tpmObject: TPM.SealedObject?
+        var tpmObject: TPMSealedObject?
         if version == 3 {
             guard let found = kinds["tpm"] else { throw corrupt("the field 'tpm' is missing") }
             guard found == .object, let tpm = file.tpm else { throw corrupt("the field 'tpm' is \(found.rawValue), not object") }
-            guard tpm.template == TPM.primaryTemplateName else {
+            guard tpm.template == Vault.tpmPrimaryTemplate else {
                 throw corrupt("unknown TPM primary template '\(TerminalText.escaped(tpm.template))'")
             }
             guard let primaryName = Base64.decode(tpm.primary), let publicArea = Base64.decode(tpm.public),
                   let privateArea = Base64.decode(tpm.private),
-                  let object = TPM.SealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea)
+                  let object = TPMSealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea)
             else { throw corrupt("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") }
             tpmObject = object
         }
@@ -229,7 +235,7 @@ public struct Vault: Sendable, Equatable {
     }
 
     private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String, account: UInt32?,
-                 tpmObject: TPM.SealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
+                 tpmObject: TPMSealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
         self.name = name
         self.publicKey = publicKey
         self.kdf = kdf

@@ -1,3 +1,5 @@
+import StellarKeys
+import StellarTransactions
 /// Everything that can go wrong between a vault file and its key. Messages name files and identities, never
 /// a PIN or a seed, and show text from outside keystore (names given, paths, fields of a file) escaped.
 public enum VaultError: KeystoreError, Equatable {

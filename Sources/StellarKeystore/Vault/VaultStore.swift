@@ -8,6 +8,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import StellarKeys
+import StellarTransactions
 
 /// The keystore directory: one `NAME.vault` file per identity, each written atomically, every change made
 /// under an advisory lock so that concurrent commands cannot both create an identity or interleave PIN changes.
@@ -26,13 +28,14 @@ public struct VaultStore: Sendable {
     /// The signed-in sessions to end when an identity's key or PIN changes, or when it is removed, so that no
     /// session outlives the vault it was opened from.
     public let sessions: SessionStore?
-    /// The TPM that TPM-bound vaults (format version 3) are opened and sealed with.
-    public let tpm: TPM
+    /// The TPM that TPM-bound vaults (format version 3) are opened and sealed with; nil where this program has
+    /// none (an app without the StellarKeystoreTPM product), and such vaults are `TPMError.notSupported`.
+    public let tpm: TPMSealer?
     let now: @Sendable () -> Date
 
     /// Refuses an empty `directory`: every path is built as `directory/…`, and an empty one would put vaults
     /// in the filesystem root.
-    public init(directory: String, sessions: SessionStore? = nil, tpm: TPM = TPM(),
+    public init(directory: String, sessions: SessionStore? = nil, tpm: TPMSealer? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         guard !directory.isEmpty else {
             throw VaultError.io(operation: "use", path: "the keystore directory", reason: "its name is empty; give a directory")
@@ -212,9 +215,11 @@ public struct VaultStore: Sendable {
                           boundToTPM: Bool? = nil, expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
+            let bound = boundToTPM ?? vault.isTPMBound
+            if bound && tpm == nil { throw TPMError.notSupported }
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
-                tpm: boundToTPM ?? vault.isTPMBound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
+                tpm: bound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             endSessions(of: name)
             return resealed

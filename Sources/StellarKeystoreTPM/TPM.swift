@@ -1,0 +1,470 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+internal import CTSS2
+import StellarKeys
+import StellarKeystore
+
+/// The one boundary to a TPM 2.0 (tpm2-tss ESAPI, loaded when first used: CTSS2): seal a secret under an
+/// authorisation value, unseal it, read the dictionary-attack state, and set or use the lockout authorization.
+/// Nothing else in keystore touches tpm2-tss.
+///
+/// The secret sits in a keyed-hash object created under a primary storage key that is regenerated on every use
+/// from a fixed public template (the TCG SRK template, ECC NIST P-256), so nothing is persisted in the TPM: no NV
+/// space, no persistent handle, no owner password. The object has `userWithAuth` and not `noDA`, so every wrong
+/// authorisation value counts against the TPM's dictionary-attack lockout. Every command runs in an HMAC session
+/// salted to the primary, with parameter encryption where the command has a parameter to encrypt, so neither the
+/// authorisation value, the secret, nor a lockout code crosses the bus in the clear.
+public struct TPM: TPMSealer {
+    /// A tpm2-tss TCTI configuration: `device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`, …
+    public let tcti: String
+    /// Whether a new binding may be made while the TPM's lockout authorization is empty. By default it may not:
+    /// with an empty one, anyone who can open the TPM resets its wrong-PIN counter (`TPM2_DictionaryAttackLockReset`
+    /// needs only that authorization), and the guess limit that a binding promises does not hold.
+    public let allowsOpenLockout: Bool
+
+    public static let defaultTCTI = "device:/dev/tpmrm0"
+    /// TPM2B_AUTH of a SHA-256 object holds at most a digest.
+    static let authValueBytes = 32
+
+    public init(tcti: String = TPM.defaultTCTI, allowingOpenLockout: Bool = false) {
+        self.tcti = tcti
+        self.allowsOpenLockout = allowingOpenLockout
+    }
+
+    /// `$KEYSTORE_TPM_TCTI`, else the kernel's resource manager.
+    public init(environment: [String: String], allowingOpenLockout: Bool = false) {
+        let setting = environment["KEYSTORE_TPM_TCTI"] ?? ""
+        self.init(tcti: setting.isEmpty ? Self.defaultTCTI : setting, allowingOpenLockout: allowingOpenLockout)
+    }
+
+    public var name: String { tcti }
+
+    /// Whether this is the kernel's resource manager that tpm2-tools also open when given no `-T`.
+    public var isDefaultDevice: Bool { tcti == Self.defaultTCTI }
+
+    // MARK: Sealing
+
+    public func seal(_ secret: SecureBytes, authValue: SecureBytes, primaryName expected: [UInt8]?) throws -> TPMSealedObject {
+        precondition(authValue.count <= Self.authValueBytes && secret.count <= 128)
+        return try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            if expected == nil { try refuseOpenLockout(connection.dictionaryAttackState()) }
+            let (primary, primaryName, session) = try connection.primaryAndSession(expecting: expected)
+            var sensitive = TPM2B_SENSITIVE_CREATE()
+            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
+            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
+            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
+            secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
+            sensitive.sensitive.data.size = UInt16(secret.count)
+            var template = TPM2B_PUBLIC()
+            template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
+            template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+            // No sensitiveDataOrigin (we supply the data) and no noDA: wrong values count towards lockout.
+            template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
+            template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+            var outsideInfo = TPM2B_DATA()
+            var pcrs = TPML_PCR_SELECTION()
+            var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+            var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+            defer { tss.Esys_Free(outPrivate); tss.Esys_Free(outPublic) }
+            try connection.check("create the sealed object", tss.Esys_Create(
+                connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &sensitive,
+                &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil))
+            guard let outPrivate, let outPublic else { throw TPMError.failed(operation: "create the sealed object", detail: "no object returned") }
+            let publicArea = try connection.marshal(outPublic.pointee, tss.Tss2_MU_TPM2B_PUBLIC_Marshal)
+            let privateArea = try connection.marshal(outPrivate.pointee, tss.Tss2_MU_TPM2B_PRIVATE_Marshal)
+            guard let object = TPMSealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea) else {
+                throw TPMError.failed(operation: "create the sealed object", detail: "it returned an object keystore cannot keep")
+            }
+            return object
+        }
+    }
+
+    public func unseal(_ object: TPMSealedObject, authValue: SecureBytes) throws -> SecureBytes {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            var inPublic = TPM2B_PUBLIC()
+            var inPrivate = TPM2B_PRIVATE()
+            guard connection.unmarshal(object.publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+                  connection.unmarshal(object.privateArea, into: &inPrivate, tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal)
+            else { throw TPMError.malformedObject }
+            let (primary, _, session) = try connection.primaryAndSession(expecting: object.primaryName)
+            var handle = KEYSTORE_ESYS_TR_NONE
+            let loaded = tss.Esys_Load(connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                                       &inPrivate, &inPublic, &handle)
+            guard loaded == TSS2_RC_SUCCESS else {
+                // The primary's Name matched, so this TPM has the seed the object was made under; only a failed
+                // integrity check of the private area (TPM_RC_INTEGRITY, any parameter) still means another
+                // TPM's seed wrapped it. Anything else the TPM refuses is a damaged object.
+                switch ResponseCode(loaded) {
+                case .integrity: throw TPMError.boundElsewhere
+                case .otherFromTPM: throw TPMError.damagedObject(detail: connection.decode(loaded))
+                default: throw connection.failure("load the sealed object", loaded)
+                }
+            }
+            connection.transient.append(handle)
+            var auth = TPM2B_AUTH()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            authValue.withUnsafeBytes { copy($0, into: &auth.buffer) }
+            auth.size = UInt16(authValue.count)
+            try connection.check("set the object's authorisation", tss.Esys_TR_SetAuth(connection.context, handle, &auth))
+            var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
+            defer {
+                if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
+                tss.Esys_Free(data)
+            }
+            let unsealed = tss.Esys_Unseal(connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data)
+            switch ResponseCode(unsealed) {
+            case .success: break
+            case .authorisationFailed: throw TPMError.wrongPIN(state: try? connection.dictionaryAttackState())
+            case .lockout: throw TPMError.lockedOut(state: try? connection.dictionaryAttackState(), tcti: tcti)
+            default: throw connection.failure("unseal", unsealed)
+            }
+            guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
+                throw TPMError.failed(operation: "unseal", detail: "no data returned")
+            }
+            return withUnsafeBytes(of: &data.pointee.buffer) { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<Int(data.pointee.size)])) }
+        }
+    }
+
+    /// Checks that a vault can be sealed here (a TPM answers, its guess limit holds, and its storage key can be
+    /// made) without sealing anything, so that nobody types a new PIN for a binding that cannot happen.
+    public func checkReadyToSeal() throws {
+        try Connection.open(tcti) { connection in
+            try refuseOpenLockout(connection.dictionaryAttackState())
+            _ = try connection.primaryAndSession(expecting: nil)
+        }
+    }
+
+    private func refuseOpenLockout(_ state: TPMDictionaryAttackState) throws {
+        if !state.lockoutAuthSet && !allowsOpenLockout { throw TPMError.lockoutOpen }
+    }
+
+    public func dictionaryAttackState() throws -> TPMDictionaryAttackState {
+        try Connection.open(tcti) { try $0.dictionaryAttackState() }
+    }
+
+    // MARK: The lockout authorization
+
+    /// Sets a new random lockout authorization (`TPM2_HierarchyChangeAuth` on `TPM_RH_LOCKOUT`), sent inside the
+    /// salted session with parameter encryption, and returns it, once: it is stored nowhere. Nil, with nothing
+    /// changed, when the lockout authorization is set already (by this tool, the OS or the owner).
+    public func protectLockout() throws -> LockoutCode? {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            guard try !connection.dictionaryAttackState().lockoutAuthSet else { return nil }
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            let code = LockoutCode.random()
+            var auth = code.authorization()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            // The new value is the first parameter, encrypted; there is no response parameter to encrypt.
+            try connection.useSession(session, encrypting: .command)
+            let changed = tss.Esys_HierarchyChangeAuth(connection.context, KEYSTORE_ESYS_TR_RH_LOCKOUT, session,
+                                                       KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &auth)
+            switch ResponseCode(changed) {
+            case .success: return code
+            case .lockout: throw TPMError.lockoutHierarchyLocked(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            default: throw connection.failure("set the lockout authorization", changed)
+            }
+        }
+    }
+
+    public func unprotectLockout(code: LockoutCode) throws {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            var auth = code.authorization()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            try connection.check("use the lockout authorization", tss.Esys_TR_SetAuth(connection.context, KEYSTORE_ESYS_TR_RH_LOCKOUT, &auth))
+            var empty = TPM2B_AUTH()
+            try connection.useSession(session, encrypting: .nothing)
+            try connection.check("set the lockout authorization back", tss.Esys_HierarchyChangeAuth(
+                connection.context, KEYSTORE_ESYS_TR_RH_LOCKOUT, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &empty))
+        }
+    }
+
+    /// Ends a dictionary-attack lockout and resets the wrong-PIN counter (`TPM2_DictionaryAttackLockReset`), with
+    /// the lockout authorization `protectLockout` set (nil: it is empty). A wrong code is counted by the TPM
+    /// against the lockout hierarchy itself, which then refuses every code for its lockout-recovery time.
+    public func resetLockout(code: LockoutCode?) throws {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            let (_, _, session) = try connection.primaryAndSession(expecting: nil)
+            var auth = code?.authorization() ?? TPM2B_AUTH()
+            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+            try connection.check("use the lockout authorization", tss.Esys_TR_SetAuth(connection.context, KEYSTORE_ESYS_TR_RH_LOCKOUT, &auth))
+            // The command has no parameters to encrypt; the code itself only ever enters the session's HMAC.
+            try connection.useSession(session, encrypting: .nothing)
+            let reset = tss.Esys_DictionaryAttackLockReset(connection.context, KEYSTORE_ESYS_TR_RH_LOCKOUT, session,
+                                                           KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE)
+            switch ResponseCode(reset) {
+            case .success: return
+            case .authorisationFailed:
+                throw TPMError.wrongLockoutCode(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            case .lockout: throw TPMError.lockoutHierarchyLocked(recoverySeconds: try? connection.dictionaryAttackState().recoverySeconds)
+            default: throw connection.failure("reset the lockout", reset)
+            }
+        }
+    }
+}
+
+// MARK: - ESAPI
+
+/// tpm2-tss's functions, called by name (`tss.Esys_Create(…)`): `keystore_tss2_load` fills every one of them or
+/// returns NULL, so each is there once a `Functions` exists.
+@dynamicMemberLookup
+private struct Functions {
+    let table: keystore_tss2
+
+    init?() {
+        guard let loaded = keystore_tss2_load() else { return nil }
+        table = loaded.pointee
+    }
+
+    subscript<Function>(dynamicMember path: KeyPath<keystore_tss2, Function?>) -> Function {
+        table[keyPath: path]!
+    }
+}
+
+/// One ESAPI context over one TCTI, with the transient handles it created, all flushed and closed by `open`
+/// on every path: without a resource manager (swtpm, or /dev/tpm0) a leaked handle stays in the TPM, which has
+/// only a few slots.
+private final class Connection {
+    let tcti: String
+    let tss: Functions
+    var tctiContext: OpaquePointer?
+    var context: OpaquePointer?
+    var transient: [ESYS_TR] = []
+
+    private init(tcti: String, tss: Functions) {
+        self.tcti = tcti
+        self.tss = tss
+    }
+
+    static func open<Result>(_ tcti: String, _ body: (Connection) throws -> Result) throws -> Result {
+        _ = libraryLoggingQuieted
+        guard let tss = Functions() else {
+            throw TPMError.softwareMissing(detail: keystore_tss2_error().map { String(cString: $0) } ?? "tpm2-tss could not be loaded")
+        }
+        let connection = Connection(tcti: tcti, tss: tss)
+        defer { connection.close() }
+        try connection.connect()
+        return try body(connection)
+    }
+
+    /// tpm2-tss logs warnings and errors to stderr itself; keystore says what went wrong in one line of its own.
+    /// A TSS2_LOG the user set is left alone. Set once (a static let runs once, thread-safely), before the first
+    /// context reads it.
+    private static let libraryLoggingQuieted: Void = { setenv("TSS2_LOG", "all+NONE", 0) }()
+
+    private func connect() throws {
+        let loaded = tss.Tss2_TctiLdr_Initialize(tcti, &tctiContext)
+        guard loaded == TSS2_RC_SUCCESS, tctiContext != nil else {
+            throw TPMError.unavailable(tcti: tcti, reason: whyUnavailable(loaded))
+        }
+        let initialised = tss.Esys_Initialize(&context, tctiContext, nil)
+        guard initialised == TSS2_RC_SUCCESS, context != nil else {
+            throw TPMError.unavailable(tcti: tcti, reason: decode(initialised))
+        }
+    }
+
+    private func close() {
+        if context != nil {
+            for handle in transient.reversed() { _ = tss.Esys_FlushContext(context, handle) }
+            tss.Esys_Finalize(&context)
+        }
+        if tctiContext != nil { tss.Tss2_TctiLdr_Finalize(&tctiContext) }
+    }
+
+    /// The primary storage key, regenerated from the template (deterministic for a given TPM and owner seed), and
+    /// an HMAC session salted to it with parameter encryption both ways.
+    ///
+    /// With `expected`, the primary's Name must be the one recorded when the object was sealed, checked before
+    /// the salt is encrypted to it: otherwise something between us and the TPM could answer with a key of its
+    /// own and read the session's secrets. A TPM cleared since (new owner seed) fails the same check.
+    func primaryAndSession(expecting expected: [UInt8]?) throws -> (primary: ESYS_TR, name: [UInt8], session: ESYS_TR) {
+        var sensitive = TPM2B_SENSITIVE_CREATE()
+        var template = Self.primaryTemplate()
+        var outsideInfo = TPM2B_DATA()
+        var pcrs = TPML_PCR_SELECTION()
+        var primary = KEYSTORE_ESYS_TR_NONE
+        let created = tss.Esys_CreatePrimary(
+            context, KEYSTORE_ESYS_TR_RH_OWNER, KEYSTORE_ESYS_TR_PASSWORD, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+            &sensitive, &template, &outsideInfo, &pcrs, &primary, nil, nil, nil, nil)
+        if case .authorisationFailed = ResponseCode(created) {
+            throw TPMError.failed(operation: "create its storage key",
+                                  detail: "the owner hierarchy has a password; keystore needs it empty, as systemd-cryptenroll does")
+        }
+        try check("create its storage key", created)
+        transient.append(primary)
+        var namePointer: UnsafeMutablePointer<TPM2B_NAME>?
+        defer { tss.Esys_Free(namePointer) }
+        try check("read the primary key's name", tss.Esys_TR_GetName(context, primary, &namePointer))
+        guard let namePointer, Int(namePointer.pointee.size) <= MemoryLayout.size(ofValue: namePointer.pointee.name) else {
+            throw TPMError.failed(operation: "read the primary key's name", detail: "no name returned")
+        }
+        let name = withUnsafeBytes(of: namePointer.pointee.name) { Array($0.prefix(Int(namePointer.pointee.size))) }
+        if let expected, expected != name { throw TPMError.boundElsewhere }
+        var symmetric = TPMT_SYM_DEF()
+        symmetric.algorithm = KEYSTORE_TPM2_ALG_AES
+        symmetric.keyBits.aes = 128
+        symmetric.mode.aes = KEYSTORE_TPM2_ALG_CFB
+        var session = KEYSTORE_ESYS_TR_NONE
+        try check("start a salted session", tss.Esys_StartAuthSession(
+            context, primary, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+            nil, KEYSTORE_TPM2_SE_HMAC, &symmetric, KEYSTORE_TPM2_ALG_SHA256, &session))
+        transient.append(session)
+        try useSession(session, encrypting: .both)
+        return (primary, name, session)
+    }
+
+    /// Which parameters the session encrypts. A TPM refuses encryption a command has no parameter for
+    /// (TPM_RC_ATTRIBUTES), so the lockout commands ask for less than the default.
+    enum Encryption { case both, command, nothing }
+
+    func useSession(_ session: ESYS_TR, encrypting encryption: Encryption) throws {
+        var attributes = KEYSTORE_TPMA_SESSION_CONTINUESESSION
+        if encryption != .nothing { attributes |= KEYSTORE_TPMA_SESSION_DECRYPT }
+        if encryption == .both { attributes |= KEYSTORE_TPMA_SESSION_ENCRYPT }
+        try check("set the session's attributes", tss.Esys_TRSess_SetAttributes(context, session, attributes, 0xFF))
+    }
+
+    /// The TCG "Storage Root Key" template for ECC NIST P-256 (TCG TPM v2.0 Provisioning Guidance, 7.5.1), the one
+    /// systemd-cryptenroll uses and a version 3 vault names (`Vault.tpmPrimaryTemplate`): a restricted decryption
+    /// key with AES-128-CFB for its children, not DA-protected.
+    private static func primaryTemplate() -> TPM2B_PUBLIC {
+        var template = TPM2B_PUBLIC()
+        template.publicArea.type = KEYSTORE_TPM2_ALG_ECC
+        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+        template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT
+            | KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN | KEYSTORE_TPMA_OBJECT_USERWITHAUTH | KEYSTORE_TPMA_OBJECT_NODA
+            | KEYSTORE_TPMA_OBJECT_RESTRICTED | KEYSTORE_TPMA_OBJECT_DECRYPT
+        template.publicArea.parameters.eccDetail.symmetric.algorithm = KEYSTORE_TPM2_ALG_AES
+        template.publicArea.parameters.eccDetail.symmetric.keyBits.aes = 128
+        template.publicArea.parameters.eccDetail.symmetric.mode.aes = KEYSTORE_TPM2_ALG_CFB
+        template.publicArea.parameters.eccDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+        template.publicArea.parameters.eccDetail.curveID = KEYSTORE_TPM2_ECC_NIST_P256
+        template.publicArea.parameters.eccDetail.kdf.scheme = KEYSTORE_TPM2_ALG_NULL
+        return template
+    }
+
+    func dictionaryAttackState() throws -> TPMDictionaryAttackState {
+        var more: TPMI_YES_NO = 0
+        var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
+        defer { tss.Esys_Free(data) }
+        try check("read the dictionary-attack state", tss.Esys_GetCapability(
+            context, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_TPM2_CAP_TPM_PROPERTIES,
+            KEYSTORE_TPM2_PT_PERMANENT, 18, &more, &data))
+        var values: [UInt32: UInt32] = [:]
+        if let data {
+            let properties = data.pointee.data.tpmProperties
+            withUnsafeBytes(of: properties.tpmProperty) { raw in
+                let all = raw.bindMemory(to: TPMS_TAGGED_PROPERTY.self)
+                for property in all.prefix(Int(min(properties.count, UInt32(all.count)))) {
+                    values[property.property] = property.value
+                }
+            }
+        }
+        guard let failures = values[KEYSTORE_TPM2_PT_LOCKOUT_COUNTER], let maximum = values[KEYSTORE_TPM2_PT_MAX_AUTH_FAIL] else {
+            throw TPMError.failed(operation: "read the dictionary-attack state", detail: "the TPM did not report it")
+        }
+        let permanent = values[KEYSTORE_TPM2_PT_PERMANENT] ?? 0
+        return TPMDictionaryAttackState(
+            failures: Int(failures), maximumFailures: Int(maximum), intervalSeconds: Int(values[KEYSTORE_TPM2_PT_LOCKOUT_INTERVAL] ?? 0),
+            recoverySeconds: Int(values[KEYSTORE_TPM2_PT_LOCKOUT_RECOVERY] ?? 0),
+            inLockout: permanent & KEYSTORE_TPMA_PERMANENT_INLOCKOUT != 0,
+            lockoutAuthSet: permanent & KEYSTORE_TPMA_PERMANENT_LOCKOUTAUTHSET != 0)
+    }
+
+    func check(_ operation: String, _ rc: TSS2_RC) throws {
+        guard rc == TSS2_RC_SUCCESS else { throw failure(operation, rc) }
+    }
+
+    func failure(_ operation: String, _ rc: TSS2_RC) -> TPMError {
+        // The TCTI's own layer: the TPM went away or never answered.
+        if rc & KEYSTORE_TSS2_RC_LAYER_MASK == KEYSTORE_TSS2_TCTI_RC_LAYER { return .unavailable(tcti: tcti, reason: decode(rc)) }
+        // Without a resource manager, another program left objects loaded.
+        if rc == KEYSTORE_TPM2_RC_OBJECT_MEMORY { return .outOfObjectMemory(detail: decode(rc)) }
+        return .failed(operation: operation, detail: decode(rc))
+    }
+
+    func decode(_ rc: TSS2_RC) -> String {
+        guard let text = tss.Tss2_RC_Decode(rc) else { return "response code 0x\(String(rc, radix: 16))" }
+        return String(cString: text)
+    }
+
+    /// Why a TCTI would not load, in words a person can act on.
+    private func whyUnavailable(_ rc: TSS2_RC) -> String {
+        if tcti.hasPrefix("device:") || tcti == "device" {
+            let path = tcti.hasPrefix("device:") ? String(tcti.dropFirst("device:".count)) : "/dev/tpmrm0"
+            if access(path, F_OK) != 0 { return "\(path) does not exist: this machine has no TPM, or its driver is not loaded" }
+            if access(path, R_OK | W_OK) != 0 { return "no permission on \(path)" }
+        }
+        return decode(rc)
+    }
+
+    func marshal<Value>(_ value: Value, _ function: (UnsafePointer<Value>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC) throws -> [UInt8] {
+        var value = value
+        var buffer = [UInt8](repeating: 0, count: MemoryLayout<Value>.size + 16)
+        var offset = 0
+        let rc = buffer.withUnsafeMutableBufferPointer { function(&value, $0.baseAddress, $0.count, &offset) }
+        guard rc == TSS2_RC_SUCCESS else { throw TPMError.failed(operation: "encode the sealed object", detail: decode(rc)) }
+        return Array(buffer[0..<offset])
+    }
+
+    /// Decodes `bytes` whole: a trailing byte is as wrong as a missing one.
+    func unmarshal<Value>(_ bytes: [UInt8], into value: inout Value, _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Value>?) -> TSS2_RC) -> Bool {
+        var offset = 0
+        let rc = bytes.withUnsafeBufferPointer { function($0.baseAddress, $0.count, &offset, &value) }
+        return rc == TSS2_RC_SUCCESS && offset == bytes.count
+    }
+}
+
+/// The response codes keystore tells apart (TPM 2.0 Part 2, 6.6), with the handle, session or parameter number
+/// of a format-one code masked off.
+private enum ResponseCode {
+    case success, authorisationFailed, lockout, integrity
+    /// Any other code from the TPM itself.
+    case otherFromTPM
+    /// From a software layer (ESAPI, the TCTI, the marshalling code).
+    case notFromTPM
+
+    init(_ rc: TSS2_RC) {
+        if rc == TSS2_RC_SUCCESS { self = .success; return }
+        guard rc & KEYSTORE_TSS2_RC_LAYER_MASK == 0 else { self = .notFromTPM; return }
+        let code = rc & 0xFFFF
+        if code & KEYSTORE_TPM2_RC_FMT1 != 0 {
+            // Format one: the error in the low 6 bits, with the format bit; bit 6 and bits 8-11 say which parameter,
+            // handle or session is blamed. TPM_RC_AUTH_FAIL (DA counted) and TPM_RC_BAD_AUTH (not DA-protected;
+            // never for our object) are authorisation failures; TPM_RC_INTEGRITY, a private area that does not
+            // verify under this TPM's keys.
+            switch code & (KEYSTORE_TPM2_RC_FMT1 | 0x3F) {
+            case KEYSTORE_TPM2_RC_AUTH_FAIL, KEYSTORE_TPM2_RC_BAD_AUTH: self = .authorisationFailed
+            case KEYSTORE_TPM2_RC_INTEGRITY: self = .integrity
+            default: self = .otherFromTPM
+            }
+        } else {
+            self = code == KEYSTORE_TPM2_RC_LOCKOUT ? .lockout : .otherFromTPM
+        }
+    }
+}
+
+private func copy<Tuple>(_ bytes: UnsafeRawBufferPointer, into tuple: inout Tuple) {
+    withUnsafeMutableBytes(of: &tuple) { out in
+        precondition(bytes.count <= out.count)
+        out.copyMemory(from: bytes)
+    }
+}
+
+extension LockoutCode {
+    /// The code as the TPM2B_AUTH the lockout hierarchy takes. The caller zeroes it.
+    fileprivate func authorization() -> TPM2B_AUTH {
+        var auth = TPM2B_AUTH()
+        bytes.withUnsafeBytes { copy($0, into: &auth.buffer) }
+        auth.size = UInt16(bytes.count)
+        return auth
+    }
+}

@@ -1,0 +1,29 @@
+import StellarKeys
+
+/// A transaction envelope after it was signed (`TransactionEnvelope.signed(by:on:)`).
+public struct SignedTransaction: Sendable {
+    /// The envelope's XDR: the one given, with the signature appended (or unchanged if it held one).
+    public let envelope: [UInt8]
+    /// The transaction hash that was signed.
+    public let hash: [UInt8]
+    /// The envelope already held a valid signature by this key, and is returned as it was: a second one would
+    /// make the network reject the transaction.
+    public let wasAlreadySigned: Bool
+
+    public var base64: String { Base64.string(envelope) }
+}
+
+extension TransactionEnvelope {
+    /// This envelope signed by `keyPair` for `network`: an Ed25519 signature of the network's transaction hash,
+    /// appended as a `DecoratedSignature` (hint: the key's last 4 bytes) to the envelope's own bytes, which are
+    /// never re-encoded. An envelope this key has signed already is returned unchanged; a full one (20
+    /// signatures) is `TransactionError.full`.
+    public func signed(by keyPair: KeyPair, on network: StellarNetwork) throws -> SignedTransaction {
+        let hash = hash(on: network)
+        if isSigned(by: keyPair.publicKey, hash: hash) {
+            return SignedTransaction(envelope: bytes, hash: hash, wasAlreadySigned: true)
+        }
+        let signed = try adding(signature: keyPair.signature(for: hash), by: keyPair.publicKey)
+        return SignedTransaction(envelope: signed, hash: hash, wasAlreadySigned: false)
+    }
+}

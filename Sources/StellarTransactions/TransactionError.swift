@@ -1,0 +1,46 @@
+import StellarKeys
+/// What can be wrong with a transaction to sign, or with the network it is for. All are bad input (exit 2), but
+/// a missing network, which is a usage error (exit 64).
+public enum TransactionError: KeystoreError, Equatable {
+    case empty
+    case tooLarge(Int)
+    case notBase64
+    /// Hex digits only, which is not what an envelope is given as.
+    case hexNotBase64
+    case invalidXDR(XDRError)
+    /// The envelope already has the 20 signatures XDR allows.
+    case full
+    case unknownNetwork(String)
+    case noNetwork
+    case conflictingNetworks
+
+    public var message: String {
+        switch self {
+        case .empty:
+            "The transaction envelope is empty; give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+        case .tooLarge(let count):
+            "The transaction envelope is \(count) bytes, more than the 1 MiB keystore reads."
+        case .notBase64:
+            "The transaction envelope is not base64; give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+        case .hexNotBase64:
+            "The transaction envelope looks like hex; give it as base64 XDR, as stellar-cli and the SDKs print it (e.g. xxd -r -p | base64 -w0)."
+        case .invalidXDR(let error):
+            "The transaction envelope is not valid XDR: at byte \(error.offset), expected \(error.expected)."
+        case .full:
+            "The envelope already has 20 signatures, the most XDR allows; nothing was signed."
+        case .unknownNetwork(let name):
+            "Unknown network '\(TerminalText.escaped(name))'; use --network public, testnet or futurenet, or --network-passphrase TEXT."
+        case .noNetwork:
+            "Which network? keystore never guesses: give --network public, testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
+        case .conflictingNetworks:
+            "STELLAR_NETWORK and STELLAR_NETWORK_PASSPHRASE name different networks; set only one."
+        }
+    }
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .noNetwork, .conflictingNetworks: .usage
+        default: .invalidInput
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
+@testable import StellarKeystore
+import TestFixtures
+
+@Suite struct SessionStoreTests {
+    let directory = TemporaryDirectory()
+    let clock = ManualClock()
+    var sessions: SessionStore { SessionStore(directory: directory.path + "/run", now: { [clock] in clock.now }) }
+    let keyPair = KeyPair.random()
+    var identity: SessionStore.Identity { .init(keystore: directory.path, name: .default) }
+
+    /// The vaults the sessions are opened from: a session is only good while its vault holds its key.
+    init() throws {
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let store = try VaultStore(directory: directory.path)
+        for name in [IdentityName.default, try IdentityName("other")] {
+            try store.create(Vault.seal(keyPair, name: name, pin: PIN("270419"), kdf: cheapKDF))
+        }
+    }
+
+    func sessionFile(_ token: SessionToken) -> String { sessions.path(of: token) }
+
+    @Test func aSessionEndsWhenItsVaultHoldsAnotherKey() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let store = try VaultStore(directory: directory.path)
+        try store.create(Vault.seal(.random(), name: .default, pin: PIN("270419"), kdf: cheapKDF), replacing: true)
+        #expect(throws: SessionError.vaultChanged(name: "default")) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func changingThePINEndsTheSessionsOfTheIdentityOnly() throws {
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let ended = try sessions.open(keyPair, for: identity, ttl: 60)
+        let kept = try sessions.open(keyPair, for: other, ttl: 60)
+        let store = try VaultStore(directory: directory.path, sessions: sessions)
+        _ = try store.changePIN(.default, from: PIN("270419"), to: PIN("918273"), kdf: cheapKDF)
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: ended, identity: identity) }
+        #expect(try sessions.keyPair(for: kept, identity: other) == keyPair)
+    }
+
+    @Test func aSessionGivesBackTheKeyUntilItExpires() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        #expect(try sessions.keyPair(for: token, identity: identity) == keyPair)
+        #expect(try sessions.keyPair(for: token, identity: nil) == keyPair)
+        #expect(try SessionToken(token.stringValue).id == token.id)
+        clock.advance(59)
+        #expect(try sessions.keyPair(for: token, identity: identity) == keyPair)
+        clock.advance(1)
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: token, identity: identity) }
+        #expect(!FileManager.default.fileExists(atPath: sessionFile(token)), "an expired session is deleted")
+    }
+
+    @Test func theFileHoldsNoSeedInTheClear() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: sessionFile(token))))
+        let seed = keyPair.seed.withUnsafeBytes { Array($0) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let seedStrKey = String(decoding: keyPair.secretSeedStrKey().withUnsafeBytes { Array($0) }, as: UTF8.self)
+        #expect(!bytes.indices.contains { bytes[$0...].starts(with: seed) })
+        #expect(!text.contains(Hex.string(seed)) && !text.contains(Data(seed).base64EncodedString()) && !text.contains(seedStrKey))
+        #expect(!text.contains(Hex.string(token.key.withUnsafeBytes { Array($0) })), "nor the token's key")
+        let mode = try FileManager.default.attributesOfItem(atPath: sessionFile(token))[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+    }
+
+    @Test func theTokenAloneIsUselessOnceTheFileIsGone() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        #expect(try sessions.close(token))
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: token, identity: identity) }
+        #expect(try !sessions.close(token))
+    }
+
+    @Test func theFileAloneIsUselessWithoutTheTokensKey() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let guess = try SessionToken("kss1-" + Hex.string(token.id) + "-" + String(repeating: "ab", count: 32))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: guess, identity: identity) }
+    }
+
+    @Test(arguments: ["ciphertext", "nonce"])
+    func aTamperedFileIsForged(_ field: String) throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let path = sessionFile(token)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        var raw = Data(base64Encoded: object[field] as! String)!
+        raw[3] ^= 0x10
+        object[field] = raw.base64EncodedString()
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func editingTheClearExpiryOrIdentityAchievesNothing() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let path = sessionFile(token)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        object["expiresAt"] = (object["expiresAt"] as! Int) + 3600
+        object["name"] = "other"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SessionError.forged) { try sessions.keyPair(for: token, identity: nil) }
+        object["name"] = "default"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        clock.advance(61)
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: token, identity: identity) }
+    }
+
+    @Test func aSessionServesOnlyItsOwnIdentity() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: other) }
+        let elsewhere = SessionStore.Identity(keystore: "/somewhere/else", name: .default)
+        #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: elsewhere) }
+    }
+
+    @Test(arguments: ["", "kss1-", "kss2-" + String(repeating: "0", count: 32) + "-" + String(repeating: "0", count: 64),
+                      "kss1-" + String(repeating: "0", count: 31) + "-" + String(repeating: "0", count: 64),
+                      "kss1-" + String(repeating: "0", count: 32) + "-" + String(repeating: "g", count: 64),
+                      "kss1-" + String(repeating: "0", count: 32) + "-" + String(repeating: "0", count: 64) + "-"])
+    func malformedTokensAreRefused(_ text: String) {
+        #expect(throws: SessionError.malformed) { try SessionToken(text) }
+    }
+
+    @Test func lifetimesAreBetweenOneSecondAndADay() throws {
+        #expect(throws: SessionError.invalidTTL) { try sessions.open(keyPair, for: identity, ttl: 0) }
+        #expect(throws: SessionError.invalidTTL) { try sessions.open(keyPair, for: identity, ttl: 24 * 3600 + 1) }
+        _ = try sessions.open(keyPair, for: identity, ttl: 24 * 3600)
+    }
+
+    @Test func aSharedSessionDirectoryIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: sessions.directory, withIntermediateDirectories: true)
+        chmod(sessions.directory, 0o755)
+        #expect(throws: SessionError.unsafeDirectory(sessions.directory)) { try sessions.open(keyPair, for: identity, ttl: 60) }
+    }
+
+    @Test func logoutAllEndsEverySessionOfTheIdentityOnly() throws {
+        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let first = try sessions.open(keyPair, for: identity, ttl: 60)
+        _ = try sessions.open(keyPair, for: identity, ttl: 60)
+        let kept = try sessions.open(keyPair, for: other, ttl: 60)
+        #expect(sessions.summaries().count == 3)
+        #expect(try sessions.closeAll(for: identity) == 2)
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: first, identity: identity) }
+        #expect(try sessions.keyPair(for: kept, identity: other) == keyPair)
+    }
+}
+
+/// The batch request parser, and the cases fuzzing found in it (fuzz/crashers/batch).
+@Suite struct BatchRequestTests {
+    func parse(_ line: String, fast: Bool = false) -> BatchRequest? {
+        Array(line.utf8).withUnsafeBytes { fast ? BatchRequest(flat: $0) : BatchRequest(line: $0) }
+    }
+
+    @Test func flatRequestsTakeTheFastPathAndReadAsJSONDoes() {
+        let lines = [#"{"id":1,"message":"hello"}"#, #"{ "base64" : "aGk=", "id" : "x" }"#, #"{"hex":"00ff","id":null}"#]
+        for line in lines {
+            let fast = parse(line, fast: true)
+            #expect(fast != nil && fast == Array(line.utf8).withUnsafeBytes { BatchRequest(decoding: $0) }, "\(line)")
+        }
+        #expect(parse(lines[0])?.payload == .message(Array("hello".utf8)) && parse(lines[0])?.id == Array("1".utf8))
+    }
+
+    @Test func exactlyOnePayload() {
+        #expect(parse(#"{"id":2}"#)?.payload == nil)
+        #expect(parse(#"{"message":"a","hex":"00"}"#)?.payload == nil)
+        #expect(parse(#"{"message":"caf\u00e9"}"#)?.payload == .message(Array("café".utf8)))
+    }
+
+    /// Found by fuzzing: `{}` followed by anything was taken for an empty request.
+    @Test func textAfterTheObjectIsRefused() {
+        #expect(parse(#"{}: "*"#) == nil)
+        #expect(parse(#"{} x"#) == nil)
+        #expect(parse(#"{"message":"a"} x"#) == nil)
+        #expect(parse(" {} ")?.payload == nil && parse(" {} ") != nil)
+    }
+
+    /// Found by fuzzing: the fast path echoed an id of -0 as `-0`, the JSON path as `0`.
+    @Test func minusZeroIsEchoedAsZeroByBothPaths() {
+        #expect(parse(#"{"id":-0,"message":"a"}"#, fast: true) == nil)
+        #expect(parse(#"{"id":-0,"message":"a"}"#)?.id == Array("0".utf8))
+        #expect(parse(#"{"id":-7,"message":"a"}"#, fast: true)?.id == Array("-7".utf8))
+    }
+
+    /// Found by fuzzing: base64 with non-zero bits under the padding decoded, so two spellings signed one payload.
+    @Test func base64IsCanonical() {
+        #expect(Base64.decode("aGVsbG8=") == Array("hello".utf8))
+        #expect(Base64.decode("aGVsbG9=") == nil)
+        #expect(Base64.decode("aGk=") == Array("hi".utf8))
+        #expect(Base64.decode("aGl=") == nil)
+        #expect(Base64.decode("aR==") == nil)
+        #expect(Base64.decode("aQ==") == [0x69])
+        for count in 0..<40 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64.decode(Base64.string(bytes)) == bytes)
+            #expect(Base64.string(bytes) == Data(bytes).base64EncodedString())
+        }
+    }
+}

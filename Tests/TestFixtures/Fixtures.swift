@@ -1,0 +1,86 @@
+import Foundation
+import StellarKeys
+
+/// Loads the published test vectors under `fixtures/` at the repository root, for every test target.
+public enum Fixtures {
+    public static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("fixtures")
+
+    public static func load<T: Decodable>(_ type: T.Type, _ name: String) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(contentsOf: root.appendingPathComponent(name)))
+    }
+
+    public static func hex(_ text: String) -> [UInt8] {
+        guard let bytes = Hex.bytes(text) else { fatalError("bad hex in a fixture: \(text)") }
+        return bytes
+    }
+}
+
+public struct Ed25519Vector: Decodable, Sendable {
+    public let name: String
+    public let secretKey: String
+    public let publicKey: String
+    public let message: String
+    public let signature: String
+}
+
+public struct Ed25519Vectors: Decodable {
+    public let vectors: [Ed25519Vector]
+    public static func load() throws -> [Ed25519Vector] { try Fixtures.load(Self.self, "rfc8032-ed25519.json").vectors }
+}
+
+public struct StrKeyVectors: Decodable, Sendable {
+    public struct Valid: Decodable, Sendable {
+        public let description: String
+        public let strkey: String
+        public let type: String
+        public let payload: String
+        public let account: String?
+        public let id: String?
+        public let signedPayload: String?
+    }
+    public struct Invalid: Decodable, Sendable {
+        public let description: String
+        public let strkey: String
+    }
+    public let valid: [Valid]
+    public let invalid: [Invalid]
+
+    public static func load() throws -> StrKeyVectors { try Fixtures.load(Self.self, "sep23-strkeys.json") }
+}
+
+
+/// A fresh directory under the system's temporary one, removed when the test ends.
+public final class TemporaryDirectory {
+    public let path: String
+    public init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-test-\(UUID().uuidString)").path
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func contents() -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            files[name] = Array((try? Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))) ?? Data())
+        }
+        return files
+    }
+}
+
+/// A clock the tests move by hand, so that waits of an hour take no time.
+public final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date(timeIntervalSince1970: 1_800_000_000)
+    public init() {}
+    public var now: Date { lock.withLock { current } }
+    public func advance(_ seconds: Double) { lock.withLock { current += seconds } }
+}
+
+/// `text` in guarded memory, as a secret read from a terminal would be.
+public func secure(_ text: String) -> SecureBytes {
+    var bytes = Array(text.utf8)
+    return SecureBytes(consuming: &bytes)
+}
+
+public func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
