@@ -1,57 +1,10 @@
-/// What every error of this library offers the command-line tool: one line for a person, and an exit code for a
-/// script. Messages say what went wrong and what to do next, and never contain a secret.
+/// What every error of these libraries offers: one line for a person, saying what happened, in words an app can
+/// show. It never contains a secret or a PIN, and never a command or an option of the `keystore` tool: the tool
+/// adds those itself, with its exit codes.
 public protocol KeystoreError: Error, CustomStringConvertible {
     var message: String { get }
-    var exitStatus: ExitStatus { get }
 }
 
 extension KeystoreError {
     public var description: String { message }
-}
-
-/// The documented exit codes of `keystore`. Scripts branch on these, so a code never changes meaning.
-public enum ExitStatus: Int32, Sendable, CaseIterable {
-    case success = 0
-    /// `verify`: the signature does not match the message and address.
-    case invalidSignature = 1
-    /// Malformed input: a StrKey, hex or base64 string, a PIN of the wrong shape, a weak PIN, a mismatched
-    /// confirmation, an identity name outside `[a-z0-9._-]`.
-    case invalidInput = 2
-    case incorrectPIN = 3
-    /// Too many wrong PINs in a row; the message says how long to wait.
-    case throttled = 4
-    case vaultNotFound = 5
-    case vaultExists = 6
-    /// The vault file is not one we can open: corrupt, tampered with, a newer format, or unsafe parameters.
-    case vaultDamaged = 7
-    /// The system said no: unreadable or unwritable directory, disk full, not enough memory for the KDF.
-    case system = 8
-    /// A session token that is expired, forged, malformed or for another identity.
-    case session = 9
-    /// The command refused to do something risky without an explicit flag (e.g. a seed to a pipe).
-    case refused = 10
-    /// Standard output could not be written (a full disk, a file-size limit, a closed pipe): what the command was
-    /// to print there is not there, whatever else it did.
-    case outputFailed = 11
-    /// argument-parser's own code for a command line it cannot parse.
-    case usage = 64
-
-    /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (README, Exit codes).
-    public var kind: String {
-        switch self {
-        case .success: "success"
-        case .invalidSignature: "invalid-signature"
-        case .invalidInput: "invalid-input"
-        case .incorrectPIN: "incorrect-pin"
-        case .throttled: "throttled"
-        case .vaultNotFound: "not-found"
-        case .vaultExists: "exists"
-        case .vaultDamaged: "vault-damaged"
-        case .system: "system"
-        case .session: "session"
-        case .refused: "refused"
-        case .outputFailed: "output-failed"
-        case .usage: "usage"
-        }
-    }
 }

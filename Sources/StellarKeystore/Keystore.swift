@@ -245,8 +245,8 @@ public struct Keystore: Sendable {
     /// What a person must hear before choosing a TPM-bound vault, and again when it is made.
     public static let tpmBindingNotice = """
         this vault can only ever be opened on this machine, with its TPM: if the machine dies, is replaced or its \
-        TPM is cleared, the key is gone unless you have its recovery phrase (--mnemonic) or an offline export. \
-        With the TPM limiting guesses, the lighter --kdf interactive is enough; Argon2id is now defence in depth.
+        TPM is cleared, the key is gone unless you have its recovery phrase or an offline export. With the TPM \
+        limiting guesses, the lightest Argon2id cost is enough; it is now defence in depth.
         """
 
     /// Binds an identity's vault to this machine's TPM, under the same PIN and cost (a fresh salt, nonce and
@@ -419,5 +419,4 @@ public enum KeystoreUseError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

@@ -77,7 +77,7 @@ public struct TPM: TPMSealer {
             let publicArea = try connection.marshal(outPublic.pointee, tss.Tss2_MU_TPM2B_PUBLIC_Marshal)
             let privateArea = try connection.marshal(outPrivate.pointee, tss.Tss2_MU_TPM2B_PRIVATE_Marshal)
             guard let object = TPMSealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea) else {
-                throw TPMError.failed(operation: "create the sealed object", detail: "it returned an object keystore cannot keep")
+                throw TPMError.failed(operation: "create the sealed object", detail: "it returned an object that cannot be kept")
             }
             return object
         }
@@ -296,7 +296,7 @@ private final class Connection {
             &sensitive, &template, &outsideInfo, &pcrs, &primary, nil, nil, nil, nil)
         if case .authorisationFailed = ResponseCode(created) {
             throw TPMError.failed(operation: "create its storage key",
-                                  detail: "the owner hierarchy has a password; keystore needs it empty, as systemd-cryptenroll does")
+                                  detail: "the owner hierarchy has a password; a binding needs it empty, as systemd-cryptenroll's does")
         }
         try check("create its storage key", created)
         transient.append(primary)

@@ -17,11 +17,11 @@ public enum TransactionError: KeystoreError, Equatable {
     public var message: String {
         switch self {
         case .empty:
-            "The transaction envelope is empty; give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+            "The transaction envelope is empty."
         case .tooLarge(let count):
-            "The transaction envelope is \(count) bytes, more than the 1 MiB keystore reads."
+            "The transaction envelope is \(count) bytes, more than the 1 MiB that is read."
         case .notBase64:
-            "The transaction envelope is not base64; give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+            "The transaction envelope is not base64."
         case .hexNotBase64:
             "The transaction envelope looks like hex; give it as base64 XDR, as stellar-cli and the SDKs print it (e.g. xxd -r -p | base64 -w0)."
         case .invalidXDR(let error):
@@ -29,18 +29,12 @@ public enum TransactionError: KeystoreError, Equatable {
         case .full:
             "The envelope already has 20 signatures, the most XDR allows; nothing was signed."
         case .unknownNetwork(let name):
-            "Unknown network '\(TerminalText.escaped(name))'; use --network public, testnet or futurenet, or --network-passphrase TEXT."
+            "Unknown network '\(TerminalText.escaped(name))'; the known ones are public, testnet and futurenet."
         case .noNetwork:
-            "Which network? keystore never guesses: give --network public, testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
+            "No network was given, and none is ever guessed."
         case .conflictingNetworks:
             "STELLAR_NETWORK and STELLAR_NETWORK_PASSPHRASE name different networks; set only one."
         }
     }
 
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .noNetwork, .conflictingNetworks: .usage
-        default: .invalidInput
-        }
-    }
 }

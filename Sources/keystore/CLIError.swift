@@ -4,7 +4,7 @@ import StellarTransactions
 
 /// Errors of the command line itself (input shape, refusals), with the same one-line, exit-code contract as the
 /// library's.
-enum CLIError: KeystoreError {
+enum CLIError: CommandLineError {
     case secretOnCommandLine(String)
     case invalidHex
     case noTerminal(what: String, alternatives: String)

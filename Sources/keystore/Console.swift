@@ -28,7 +28,7 @@ enum Console {
         return code == 0 ? nil : OutputError(code: code)
     }
 
-    struct OutputError: KeystoreError {
+    struct OutputError: CommandLineError {
         let code: Int32
         var reason: String { String(cString: strerror(code)) }
         var message: String { "Could not write to standard output (\(reason)); what was to be printed there was not." }

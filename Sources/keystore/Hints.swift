@@ -1,38 +1,85 @@
 import StellarKeystore
 import StellarKeystoreTPM
-import StellarKeys
-import StellarTransactions
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
 /// `errorWithHint` does): an app's user has no `keystore` command and no flags, so none of this is in the library.
 enum Hints {
-    /// The error's message, with the command-line hint when there is one.
+    /// The error's message with the command-line hint: a hint in lower case continues the message's sentence
+    /// ("…; create one with …"), one in upper case follows it.
     static func withHint(_ error: KeystoreError) -> String {
         guard let hint = hint(for: error) else { return error.message }
-        return error.message + " " + hint
+        if hint.first?.isUppercase == true { return error.message + " " + hint }
+        return (error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message) + "; " + hint
     }
 
     static func hint(for error: KeystoreError) -> String? {
-        guard let error = error as? TPMError else { return nil }
+        switch error {
+        case let error as VaultError: hint(for: error)
+        case let error as SessionError: hint(for: error)
+        case let error as TransactionError: hint(for: error)
+        case let error as TPMError: hint(for: error)
+        case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
+        default: nil
+        }
+    }
+
+    private static let envelopeWanted = "give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
+    private static let networks = "use --network public, testnet or futurenet, or --network-passphrase TEXT."
+    private static let newSession = "run 'keystore login --session' again."
+
+    private static func hint(for error: VaultError) -> String? {
+        switch error {
+        case .notFound(let name, _): "create one with 'keystore signup --name \(name)'."
+        case .alreadyExists(_, true): "pick another with --name, or replace it with --replace (the old vault is kept as a backup)."
+        case .alreadyExists(_, false): "pick another name."
+        case .unsupportedVersion: "upgrade keystore."
+        case .keyDerivationFailed: "or use the lighter --kdf interactive (64 MiB)."
+        case .io(_, _, let reason) where reason.hasPrefix("HOME is not set"): "or pass --home."
+        case .io: "or choose another directory with --home."
+        default: nil
+        }
+    }
+
+    private static func hint(for error: SessionError) -> String? {
+        switch error {
+        case .malformed: "run 'keystore login --session' and eval its output (KEYSTORE_SESSION)."
+        case .ended, .forged, .expired, .vaultChanged: newSession
+        case .otherIdentity(let name): "pass --name \(name) or log in to this identity."
+        case .invalidTTL: "e.g. --ttl 90s, 15m, 8h."
+        case .none: "start one with 'keystore login --session'."
+        case .unsafeDirectory: nil
+        }
+    }
+
+    private static func hint(for error: TransactionError) -> String? {
+        switch error {
+        case .empty, .notBase64: envelopeWanted
+        case .unknownNetwork: networks
+        case .noNetwork: "give --network public, testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
+        default: nil
+        }
+    }
+
+    private static func hint(for error: TPMError) -> String? {
         switch error {
         case .unavailable:
-            return "For /dev/tpmrm0, join the 'tss' group (sudo usermod -aG tss $USER, then log in again); for another TPM, set KEYSTORE_TPM_TCTI or --tpm-tcti (e.g. swtpm:host=127.0.0.1,port=2321)."
-        case .wrongPIN(let state?) where state.triesLeft == 0:
-            return resetHint(state: state, tcti: nil)
-        case .lockedOut(let state, let tcti):
-            return resetHint(state: state, tcti: tcti)
+            "For /dev/tpmrm0, join the 'tss' group (sudo usermod -aG tss $USER, then log in again); for another TPM, set KEYSTORE_TPM_TCTI or --tpm-tcti (e.g. swtpm:host=127.0.0.1,port=2321)."
         case .softwareMissing:
-            return "Install tpm2-tss (Debian: sudo apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0 libtss2-mu0 libtss2-rc0)."
+            "Install tpm2-tss (Debian: sudo apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0 libtss2-mu0 libtss2-rc0)."
         case .outOfObjectMemory:
-            return "Use device:/dev/tpmrm0 (the kernel's resource manager), or run tpm2_flushcontext -t."
+            "Use device:/dev/tpmrm0 (the kernel's resource manager), or run tpm2_flushcontext -t."
+        case .wrongPIN(let state?) where state.triesLeft == 0:
+            resetHint(state: state, tcti: nil)
+        case .lockedOut(let state, let tcti):
+            resetHint(state: state, tcti: tcti)
         case .boundElsewhere:
-            return "To restore it here: keystore recover --tpm."
+            "To restore it here: keystore recover --tpm."
         case .lockoutOpen:
-            return "Set one first with 'keystore tpm-protect' (it is shown once, to keep offline), or bind anyway with --allow-open-lockout."
+            "Set one first with 'keystore tpm-protect' (it is shown once, to keep offline), or bind anyway with --allow-open-lockout."
         case .wrongLockoutCode, .lockoutHierarchyLocked:
-            return "'keystore tpm-status' shows the lockout-recovery time."
+            "'keystore tpm-status' shows the lockout-recovery time."
         default:
-            return nil
+            nil
         }
     }
 

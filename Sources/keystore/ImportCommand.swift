@@ -93,7 +93,7 @@ struct ImportStellarCLI: ParsableCommand {
         if failed > 0 { throw ImportFailures(failed: failed, total: lines.count) }
     }
 
-    struct ImportFailures: KeystoreError {
+    struct ImportFailures: CommandLineError {
         let failed: Int, total: Int
         var message: String { "\(failed) of \(total) stellar-cli identities could not be imported; see their lines." }
         var exitStatus: ExitStatus { .invalidInput }

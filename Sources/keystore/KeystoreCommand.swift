@@ -43,7 +43,7 @@ struct KeystoreCommand: ParsableCommand {
             if SecretArguments.containSecret(arguments), quotesAnArgument(message) {
                 fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
             }
-            fail(message, error.exitStatus)
+            fail(message, ExitStatus(of: error))
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
             Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {

@@ -123,7 +123,7 @@ struct PayloadOptions: ParsableArguments {
     }
 }
 
-enum SigningError: KeystoreError {
+enum SigningError: CommandLineError {
     case malformedSignature
     case malformedBase64
     case invalidSignature

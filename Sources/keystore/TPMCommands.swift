@@ -13,8 +13,12 @@ enum TPMNotice {
     static func checkAndWarn(_ keystore: Keystore) throws {
         let state = try keystore.checkTPMReadyToBind()
         warnIfOpen(state)
-        Console.warn(Keystore.tpmBindingNotice)
+        Console.warn(bindingNotice)
     }
+
+    /// The library's notice, with the options that act on it.
+    static let bindingNotice = Keystore.tpmBindingNotice
+        + " Make the key from a phrase (signup --mnemonic) to keep one; --kdf interactive is enough."
 
     /// Said whenever a binding is made on a TPM whose lockout authorization is empty (`--allow-open-lockout`).
     static func warnIfOpen(_ state: TPMDictionaryAttackState) {
@@ -50,7 +54,7 @@ struct Bind: ParsableCommand {
         let name = try identity.identity()
         let vault = try keystore.bindToTPM(name: name) { try pin.read() }
         if openLockout.allowOpenLockout { TPMNotice.warnIfOpen(try keystore.tpmStatus()) }
-        Console.warn(Keystore.tpmBindingNotice)
+        Console.warn(TPMNotice.bindingNotice)
         try Report.print(name, vault, json: identity.json, done: "is now bound to this machine's TPM")
     }
 }

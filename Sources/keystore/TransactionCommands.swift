@@ -193,7 +193,7 @@ struct TransactionBatch: Sendable {
             output += Array((signed.wasAlreadySigned ? #"","alreadySigned":true}"# : #""}"#).utf8) + [0x0A]
             return true
         } catch let error as KeystoreError {
-            return failure(error.message)
+            return failure(Hints.withHint(error))
         } catch {
             return failure("\(error)")
         }

@@ -119,7 +119,7 @@ struct Signup: ParsableCommand {
     }
 
     /// The seed's own error, restated so that it cannot be mistaken for a PIN problem.
-    struct ImportError: KeystoreError {
+    struct ImportError: CommandLineError {
         let reason: String
         var message: String { "The imported secret seed is not valid: \(reason)" }
         var exitStatus: ExitStatus { .invalidInput }

@@ -57,5 +57,4 @@ public enum KeyError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

@@ -47,5 +47,4 @@ public enum StrKeyError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

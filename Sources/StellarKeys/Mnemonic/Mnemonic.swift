@@ -242,5 +242,4 @@ public enum MnemonicError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

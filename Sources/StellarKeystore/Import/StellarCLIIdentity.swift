@@ -123,11 +123,10 @@ public enum StellarCLIImportError: KeystoreError, Equatable {
         switch self {
         case .changedSinceRead(let path):
             "\(TerminalText.escaped(path, limit: nil)) is no longer the file that was read (replaced since, or a link); it was neither overwritten nor removed"
-        case .unreadable(let reason): "not a stellar-cli identity file keystore can read (\(reason))"
+        case .unreadable(let reason): "not a stellar-cli identity file that can be read here (\(reason))"
         case .noConfigDirectory(let directory):
-            "No stellar-cli identities in \(TerminalText.escaped(directory, limit: nil))/identity; pass --config-dir, or set STELLAR_CONFIG_HOME."
+            "No stellar-cli identities in \(TerminalText.escaped(directory, limit: nil))/identity."
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

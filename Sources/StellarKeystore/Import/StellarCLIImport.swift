@@ -81,7 +81,7 @@ extension Keystore {
             }
             // stellar-cli allows names keystore does not (capitals, other characters): lower case is tried once.
             guard let name = (try? IdentityName(source)) ?? (try? IdentityName(source.lowercased())) else {
-                record(.skipped("the name is not one keystore allows (1 to 64 of a-z 0-9 . _ -); nothing was changed"))
+                record(.skipped("the name is not one an identity may have (1 to 64 of a-z 0-9 . _ -); nothing was changed"))
                 continue
             }
             guard !vaults.exists(name), !planned.contains(where: { $0.name == name }) else {

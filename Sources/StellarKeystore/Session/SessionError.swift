@@ -15,31 +15,24 @@ public enum SessionError: KeystoreError, Equatable {
     public var message: String {
         switch self {
         case .malformed:
-            "KEYSTORE_SESSION is not a session token; run 'keystore login --session' and eval its output."
+            "That is not a session token."
         case .ended:
-            "The session has ended (logged out or cleaned up); run 'keystore login --session' again."
+            "The session has ended (logged out or cleaned up)."
         case .forged:
-            "The session token does not open its session file (forged, or the file was changed); run 'keystore login --session' again."
+            "The session token does not open its session file (forged, or the file was changed)."
         case .expired:
-            "The session has expired; run 'keystore login --session' again."
+            "The session has expired."
         case .otherIdentity(let name):
-            "The session belongs to identity '\(name)', not this one; pass --name \(name) or log in to this identity."
+            "The session belongs to identity '\(name)', not this one."
         case .invalidTTL:
-            "A session lasts from 1 second to 24 hours, e.g. --ttl 90s, 15m, 8h."
+            "A session lasts from 1 second to 24 hours."
         case .unsafeDirectory(let directory):
             "The session directory \(TerminalText.escaped(directory, limit: nil)) is not private to you (owner, mode 0700); remove it or set XDG_RUNTIME_DIR."
         case .vaultChanged(let name):
-            "The session's identity '\(name)' no longer holds the key it was opened with (its vault was replaced); run 'keystore login --session' again."
+            "The session's identity '\(name)' no longer holds the key it was opened with (its vault was replaced)."
         case .none(let name):
-            "No session is open for '\(name)'; start one with 'keystore login --session'."
+            "No session is open for '\(name)'."
         }
     }
 
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .invalidTTL: .invalidInput
-        case .unsafeDirectory: .system
-        default: .session
-        }
-    }
 }

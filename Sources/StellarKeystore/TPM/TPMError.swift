@@ -74,14 +74,11 @@ public enum TPMError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .wrongPIN, .wrongLockoutCode: .incorrectPIN
-        case .lockedOut, .lockoutHierarchyLocked: .throttled
-        case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
-        case .malformedLockoutCode: .invalidInput
-        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .notSupported, .softwareMissing, .outOfObjectMemory: .system
-        }
+
+    /// The TPM refused the PIN and counted it: a failure the vault's own counter keeps too.
+    var isWrongPIN: Bool {
+        if case .wrongPIN = self { return true }
+        return false
     }
 
     /// When a locked-out TPM takes tries again: it forgives one failure per interval (TPM 2.0 Part 1, 19.8.6).

@@ -163,7 +163,7 @@ package enum AtomicFile {
         let reason = String(cString: strerror(code))
         switch code {
         case EACCES, EPERM:
-            return .io(operation: operation, path: path, reason: "\(reason); check its permissions or choose another directory with --home")
+            return .io(operation: operation, path: path, reason: "\(reason); check its permissions")
         case ENOSPC, EDQUOT, EFBIG:
             return .io(operation: operation, path: path, reason: "\(reason); free some space and try again")
         default:

@@ -81,5 +81,4 @@ public enum PINError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus { .invalidInput }
 }

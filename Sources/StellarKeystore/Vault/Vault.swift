@@ -186,7 +186,7 @@ public struct Vault: Sendable, Equatable {
         }
         let data = Data(bytes)
         guard kinds["format"] == .string, (try? JSONDecoder().decode(FormatProbe.self, from: data))?.format == Self.formatName
-        else { throw corrupt("it is not a keystore vault") }
+        else { throw corrupt("it is not a \(Self.formatName) file") }
         guard let versionKind = kinds["version"] else { throw corrupt("it has no format version") }
         guard versionKind == .integer else { throw corrupt("its format version is \(versionKind.rawValue), not an integer") }
         guard let version = (try? JSONDecoder().decode(VersionProbe.self, from: data))?.version else {

@@ -27,9 +27,9 @@ public enum VaultError: KeystoreError, Equatable {
         case .invalidName(let name):
             "'\(TerminalText.escaped(name))' is not a valid identity name: use 1 to 64 of a-z 0-9 . _ - starting with a letter or digit, without '.vault', '.backup-' or '.tmp-' in it."
         case .notFound(let name, let directory):
-            "No identity named '\(name)' in \(Self.shown(directory)); create one with 'keystore signup --name \(name)'."
+            "No identity named '\(name)' in \(Self.shown(directory))."
         case .alreadyExists(let name, true):
-            "An identity named '\(name)' already exists; pick another with --name, or replace it with --replace (the old vault is kept as a backup)."
+            "An identity named '\(name)' already exists."
         case .alreadyExists(let name, false):
             "An identity named '\(name)' already exists; pick another name."
         case .incorrectPIN(let tries, _) where tries > 0:
@@ -41,9 +41,9 @@ public enum VaultError: KeystoreError, Equatable {
         case .corrupt(let path, let reason):
             "The vault \(Self.shown(path)) is damaged (\(reason)); restore it from a backup."
         case .unsupportedVersion(let path, let version):
-            "The vault \(Self.shown(path)) has format version \(version), newer than this keystore reads; upgrade keystore."
+            "The vault \(Self.shown(path)) has format version \(version), newer than this program reads."
         case .unsafeParameters(let path):
-            "The vault \(Self.shown(path)) asks for key-derivation costs beyond safe bounds; it was not made by keystore. Restore it from a backup."
+            "The vault \(Self.shown(path)) asks for key-derivation costs beyond safe bounds; it was not made by this program. Restore it from a backup."
         case .tampered(let path, let reason):
             "The vault \(Self.shown(path)) has been tampered with (\(reason)); do not use it, restore it from a backup."
         case .misnamed(let path, let inside):
@@ -51,7 +51,7 @@ public enum VaultError: KeystoreError, Equatable {
         case .changedWhileWaiting(let name):
             "The vault of '\(name)' was changed by another command while this one waited; nothing was changed and no attempt was counted. Run the command again."
         case .keyDerivationFailed(let memLimit):
-            "Not enough memory for key derivation at this cost (\(memLimit >> 20) MiB); free memory or raise the limit (ulimit -v), or use the lighter --kdf interactive (64 MiB)."
+            "Not enough memory for key derivation at this cost (\(memLimit >> 20) MiB); free memory or raise the limit (ulimit -v)."
         case .cannotRecordAttempts(let directory, let reason):
             "Cannot record failed PIN attempts in \(Self.shown(directory)) (\(reason)), so no PIN was tried; fix the directory or free some space."
         case .io(let operation, let path, let reason):
@@ -59,17 +59,6 @@ public enum VaultError: KeystoreError, Equatable {
         }
     }
 
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .invalidName: .invalidInput
-        case .notFound: .vaultNotFound
-        case .alreadyExists: .vaultExists
-        case .incorrectPIN: .incorrectPIN
-        case .throttled: .throttled
-        case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged
-        case .keyDerivationFailed, .cannotRecordAttempts, .io, .changedWhileWaiting: .system
-        }
-    }
 
     /// A path as a message shows it: escaped, but whole, since a cut path is no help.
     static func shown(_ path: String) -> String { TerminalText.escaped(path, limit: nil) }

@@ -52,7 +52,7 @@ public struct VaultStore: Sendable {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keystore" }
         guard let home = environment["HOME"], !home.isEmpty else {
             throw VaultError.io(operation: "find", path: "the keystore directory",
-                                reason: "HOME is not set; set KEYSTORE_HOME or pass --home")
+                                reason: "HOME is not set; set KEYSTORE_HOME")
         }
         return home + "/.local/share/keystore"
     }
@@ -307,7 +307,7 @@ public struct VaultStore: Sendable {
             return (vault, keyPair, root)
         } catch VaultError.incorrectPIN {
             throw VaultError.incorrectPIN(triesBeforeWait: after.triesBeforeWait, waitSeconds: after.secondsLeft(now: now()) ?? 0)
-        } catch let error as TPMError where error.exitStatus == .incorrectPIN {
+        } catch let error as TPMError where error.isWrongPIN {
             throw error  // counted here too, and the TPM's own count is the one the message gives
         } catch {
             // Not a wrong PIN (no memory for the key derivation, a damaged key): the attempt does not count.

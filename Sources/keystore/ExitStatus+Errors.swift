@@ -1,0 +1,66 @@
+import StellarKeystore
+import StellarKeystoreTPM
+
+/// An error the command line reports with one of its documented exit codes. The libraries' errors say what
+/// happened; which code a script sees for each is the tool's contract, kept here.
+protocol CommandLineError: KeystoreError {
+    var exitStatus: ExitStatus { get }
+}
+
+extension ExitStatus {
+    init(of error: KeystoreError) {
+        self = (error as? CommandLineError)?.exitStatus ?? .system
+    }
+}
+
+extension StrKeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension MnemonicError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension KeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+
+extension TransactionError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .noNetwork, .conflictingNetworks: .usage
+        default: .invalidInput
+        }
+    }
+}
+
+extension SessionError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalidTTL: .invalidInput
+        case .unsafeDirectory: .system
+        default: .session
+        }
+    }
+}
+
+extension VaultError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalidName: .invalidInput
+        case .notFound: .vaultNotFound
+        case .alreadyExists: .vaultExists
+        case .incorrectPIN: .incorrectPIN
+        case .throttled: .throttled
+        case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged
+        case .keyDerivationFailed, .cannotRecordAttempts, .io, .changedWhileWaiting: .system
+        }
+    }
+}
+
+extension TPMError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .wrongPIN, .wrongLockoutCode: .incorrectPIN
+        case .lockedOut, .lockoutHierarchyLocked: .throttled
+        case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
+        case .malformedLockoutCode: .invalidInput
+        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .notSupported, .softwareMissing, .outOfObjectMemory: .system
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import StellarKeystore
+
+/// The documented exit codes of `keystore`. Scripts branch on these, so a code never changes meaning.
+enum ExitStatus: Int32, Sendable, CaseIterable {
+    case success = 0
+    /// `verify`: the signature does not match the message and address.
+    case invalidSignature = 1
+    /// Malformed input: a StrKey, hex or base64 string, a PIN of the wrong shape, a weak PIN, a mismatched
+    /// confirmation, an identity name outside `[a-z0-9._-]`.
+    case invalidInput = 2
+    case incorrectPIN = 3
+    /// Too many wrong PINs in a row; the message says how long to wait.
+    case throttled = 4
+    case vaultNotFound = 5
+    case vaultExists = 6
+    /// The vault file is not one we can open: corrupt, tampered with, a newer format, or unsafe parameters.
+    case vaultDamaged = 7
+    /// The system said no: unreadable or unwritable directory, disk full, not enough memory for the KDF.
+    case system = 8
+    /// A session token that is expired, forged, malformed or for another identity.
+    case session = 9
+    /// The command refused to do something risky without an explicit flag (e.g. a seed to a pipe).
+    case refused = 10
+    /// Standard output could not be written (a full disk, a file-size limit, a closed pipe): what the command was
+    /// to print there is not there, whatever else it did.
+    case outputFailed = 11
+    /// argument-parser's own code for a command line it cannot parse.
+    case usage = 64
+
+    /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (README, Exit codes).
+    var kind: String {
+        switch self {
+        case .success: "success"
+        case .invalidSignature: "invalid-signature"
+        case .invalidInput: "invalid-input"
+        case .incorrectPIN: "incorrect-pin"
+        case .throttled: "throttled"
+        case .vaultNotFound: "not-found"
+        case .vaultExists: "exists"
+        case .vaultDamaged: "vault-damaged"
+        case .system: "system"
+        case .session: "session"
+        case .refused: "refused"
+        case .outputFailed: "output-failed"
+        case .usage: "usage"
+        }
+    }
+}
+import StellarTransactions
+
+/// The exit codes as `keystore --help` and the main man page list them: an installed binary has no README.
+extension ExitStatus {
+    /// At most 55 characters, so that each line of the table fits 80 columns unwrapped.
+    var meaning: String {
+        switch self {
+        case .success: "the command did what it says"
+        case .invalidSignature: "the signature does not verify (verify)"
+        case .invalidInput: "malformed input or file, a weak PIN, a bad name"
+        case .incorrectPIN: "incorrect PIN or lockout code; tries left are said"
+        case .throttled: "too many wrong PINs: wait as said; or TPM lockout"
+        case .vaultNotFound: "no such identity"
+        case .vaultExists: "the identity exists already"
+        case .vaultDamaged: "vault damaged, of a newer format, or for another TPM"
+        case .system: "the system refused: files, memory, the TPM"
+        case .session: "no usable session"
+        case .refused: "refused without a flag: a secret on argv or to a pipe"
+        case .outputFailed: "standard output could not be written"
+        case .usage: "a command line that does not parse; no network given"
+        }
+    }
+
+    /// One line per code, for the root command's discussion.
+    static var table: String {
+        allCases.map { status in
+            let code = String(status.rawValue)
+            return "  " + code + String(repeating: " ", count: 4 - code.count) + status.kind
+                + String(repeating: " ", count: 19 - status.kind.count) + status.meaning
+        }.joined(separator: "\n")
+    }
+}
