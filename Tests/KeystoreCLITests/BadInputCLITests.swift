@@ -69,7 +69,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
             truncate(path, 200)
         }, status: 7, message: "is damaged (it is not valid JSON)"),
         BadInput(name: "unknown version", spoil: edit("\"version\" : 1", "\"version\" : 7"), status: 7,
-                 message: "has format version 7, newer than this keystore reads; upgrade keystore."),
+                 message: "has format version 7, newer than this program reads; upgrade keystore."),
         BadInput(name: "tampered ciphertext", spoil: edit(field("ciphertext"), flipped(field("ciphertext"))), status: 7,
                  message: "has been tampered with (its check digest does not match its contents)"),
         BadInput(name: "tampered nonce", spoil: edit(field("nonce"), flipped(field("nonce"))), status: 7,

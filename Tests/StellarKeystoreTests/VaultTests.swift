@@ -166,7 +166,7 @@ struct VaultJSON {
             (Array(good.prefix(good.count / 2)), "it is not valid JSON"),
             ([], "it is not valid JSON"),
             (Array("[1,2]".utf8), "it is not a JSON object"),
-            (Array("{\"format\":\"other\",\"version\":1}".utf8), "it is not a keystore vault"),
+            (Array("{\"format\":\"other\",\"version\":1}".utf8), "it is not a stellar-keystore-vault file"),
             (missing.bytes, "the field 'cipher' is missing"),
             (wrongSalt.bytes, "the salt is not 16 bytes of base64"),
             (good + [UInt8](repeating: 0x20, count: Vault.maximumFileSize), "far too large"),
@@ -175,7 +175,6 @@ struct VaultJSON {
             let error = try #require(throws: VaultError.self) { try Vault(file: bytes, path: "v") }
             guard case .corrupt(_, let found) = error else { Issue.record("\(reason): got \(error)"); continue }
             #expect(found.contains(reason))
-            #expect(error.exitStatus == .vaultDamaged)
         }
     }
 }

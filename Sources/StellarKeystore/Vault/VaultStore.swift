@@ -38,7 +38,7 @@ public struct VaultStore: Sendable {
     public init(directory: String, sessions: SessionStore? = nil, tpm: TPMSealer? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         guard !directory.isEmpty else {
-            throw VaultError.io(operation: "use", path: "the keystore directory", reason: "its name is empty; give a directory")
+            throw VaultError.io(operation: "use", path: "the directory of the vaults", reason: "its name is empty; give a directory")
         }
         self.directory = directory
         self.sessions = sessions
@@ -51,7 +51,7 @@ public struct VaultStore: Sendable {
         if let home = environment["KEYSTORE_HOME"], !home.isEmpty { return home }
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keystore" }
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw VaultError.io(operation: "find", path: "the keystore directory",
+            throw VaultError.io(operation: "find", path: "the directory of the vaults",
                                 reason: "HOME is not set; set KEYSTORE_HOME")
         }
         return home + "/.local/share/keystore"

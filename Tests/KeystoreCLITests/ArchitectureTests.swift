@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// The architecture as checks that can fail: what the targets may reach, what the libraries may say, and which
+/// file may call which C library.
+@Suite struct ArchitectureTests {
+    static let root = KeystoreHome.fixtures.deletingLastPathComponent()
+    static let libraries = ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM"]
+
+    /// The Swift files of `target`, by path relative to the package.
+    static func sources(_ target: String) -> [String] {
+        let directory = root.appendingPathComponent("Sources/\(target)")
+        let files = FileManager.default.enumerator(atPath: directory.path)?.compactMap { $0 as? String } ?? []
+        return files.filter { $0.hasSuffix(".swift") }.map { "Sources/\(target)/\($0)" }.sorted()
+    }
+
+    static func text(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// The string literals of a Swift file, one-line and multi-line, comments left out.
+    static func literals(_ source: String) -> [String] {
+        var found: [String] = []
+        var multiline: [String]?
+        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if var open = multiline {
+                if trimmed.hasPrefix("\"\"\"") {
+                    found.append(open.joined(separator: "\n"))
+                    multiline = nil
+                } else {
+                    open.append(String(line))
+                    multiline = open
+                }
+                continue
+            }
+            if trimmed.hasPrefix("//") { continue }
+            if trimmed.hasSuffix("\"\"\"") && !trimmed.hasPrefix("\"\"\"") { multiline = []; continue }
+            var index = line.startIndex
+            var current: String?
+            var escaped = false
+            while index < line.endIndex {
+                let character = line[index]
+                if var literal = current {
+                    if escaped { escaped = false; literal.append(character) } else if character == "\\" { escaped = true; literal.append(character) } else if character == "\"" { found.append(literal); current = nil; index = line.index(after: index); continue } else { literal.append(character) }
+                    current = literal
+                } else if character == "\"" {
+                    current = ""
+                } else if character == "/", line[index...].hasPrefix("//") {
+                    break
+                }
+                index = line.index(after: index)
+            }
+        }
+        return found
+    }
+
+    /// An app's user has no `keystore` command and no options: the command line adds those (Hints).
+    @Test func noLibraryStringNamesAKeystoreCommandOrAnOption() throws {
+        let forbidden = try Regex(#"keystore |(^|[\s'(])--[a-z]"#)
+        var offenders: [String] = []
+        for target in Self.libraries {
+            for path in Self.sources(target) where !path.hasSuffix(".generated.swift") {
+                for literal in Self.literals(try Self.text(path)) where literal.contains(forbidden) {
+                    offenders.append("\(path): \(literal)")
+                }
+            }
+        }
+        #expect(offenders.isEmpty, "\(offenders.joined(separator: "\n"))")
+        // The check itself finds what it looks for.
+        #expect(Self.literals(#"let a = "run 'keystore login'" // "--not-this""#) == ["run 'keystore login'"])
+    }
+
+    /// One boundary file per C library: libsodium behind Sodium.swift, tpm2-tss behind TPM.swift.
+    @Test func eachCLibraryIsCalledFromOneFile() throws {
+        let sodium = try Regex(#"\b(crypto_[a-z0-9_]+|sodium_[a-z_]+|randombytes_[a-z_]+)\("#)
+        let tss = try Regex(#"\b(Esys_|Tss2_|keystore_tss2_)"#)
+        var callers: [String: Set<String>] = [:]
+        for target in Self.libraries + ["keystore", "keystore-fuzz"] {
+            for path in Self.sources(target) {
+                let text = try Self.text(path)
+                if text.contains(sodium) { callers["libsodium", default: []].insert(path) }
+                if text.contains(tss) { callers["tpm2-tss", default: []].insert(path) }
+            }
+        }
+        #expect(callers["libsodium"] == ["Sources/StellarKeys/Sodium/Sodium.swift"])
+        #expect(callers["tpm2-tss"] == ["Sources/StellarKeystoreTPM/TPM.swift"])
+    }
+
+    /// The product an app depends on reaches no tpm2-tss, as SwiftPM itself resolves the graph.
+    @Test(.timeLimit(.minutes(5)))
+    func theAppProductHasNoTPM2TSSInItsGraph() throws {
+        var swift = KeystoreProcess(program: "swift")
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-describe-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        swift.environment["TMPDIR"] = temporary
+        let described = try swift.run(["package", "--package-path", Self.root.path, "describe", "--type", "json"], timeout: 240)
+        try #require(described.status == 0, "\(described.stderr)")
+        let package = try #require(try JSONSerialization.jsonObject(with: Data(described.stdoutBytes)) as? [String: Any])
+        let targets = try #require(package["targets"] as? [[String: Any]])
+        let dependencies = Dictionary(uniqueKeysWithValues: targets.map { ($0["name"] as! String, $0["target_dependencies"] as? [String] ?? []) })
+        func closure(_ name: String) -> Set<String> {
+            var seen: Set<String> = []
+            var next = [name]
+            while let target = next.popLast() {
+                for dependency in dependencies[target] ?? [] where seen.insert(dependency).inserted { next.append(dependency) }
+            }
+            return seen
+        }
+        let products = try #require(package["products"] as? [[String: Any]])
+        let app = try #require(products.first { $0["name"] as? String == "StellarKeystore" })
+        let reached = (app["targets"] as? [String] ?? []).reduce(into: Set<String>()) { $0.formUnion(closure($1).union([$1])) }
+        #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "CSodium", "CPlatform"], "\(reached)")
+        #expect(closure("StellarKeystoreTPM").contains("CTSS2"))
+        // The layers point one way.
+        #expect(!closure("StellarKeys").contains("StellarTransactions") && !closure("StellarTransactions").contains("StellarKeystore"))
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum TPMSoftware {
+    static let canBeHidden = geteuid() == 0 && ["/usr/bin/unshare", "/bin/unshare"].contains { (path: String) in access(path, X_OK) == 0 }
+}
+
+/// keystore on a machine without tpm2-tss: it links none of it (nor libcrypto, which tpm2-tss loads), starts,
+/// lists and signs with a session; only a TPM command needs it, and says in one line what is missing. The
+/// libraries are hidden in a private mount namespace (each bound over by /dev/null), which takes root.
+@Suite(.enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
+struct WithoutTPMSoftwareTests {
+    /// Runs the command with every tpm2-tss library unreadable as a library.
+    static let hidden = ["unshare", "-m", "sh", "-c",
+                         "for f in /usr/lib/*/libtss2-*.so* /lib/*/libtss2-*.so*; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; done; exec \"$0\" \"$@\""]
+
+    @Test func theBinaryLinksNoTPMSoftware() throws {
+        let elf = try KeystoreProcess(program: "readelf").run(["-d", KeystoreProcess.binary])
+        try #require(elf.status == 0, "\(elf.stderr)")
+        let needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty && !needed.contains { $0.contains("tss2") || $0.contains("libcrypto") }, "\(needed)")
+    }
+
+    @Test func itStartsListsAndSignsWithoutTPM2TSS() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let keystore = try home.keystoreWithRuntime()
+        // The libraries really are hidden: tpm2-tools' own tool cannot start.
+        let tool = try KeystoreProcess(program: "tpm2_dictionarylockout").run(["--help"], prefix: Self.hidden)
+        #expect(tool.status != 0 && tool.stderr.contains("tss2"), "\(tool.stderr)")
+        let login = try keystore.run(["login", "--session", "--name", KeystoreHome.golden.name, "--pin-stdin"],
+                                     stdin: Array((KeystoreHome.golden.pin + "\n").utf8), prefix: Self.hidden)
+        try #require(login.status == 0, "\(login.stderr)")
+        var signing = keystore
+        signing.environment["KEYSTORE_SESSION"] = String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
+        defer { _ = try? signing.run(["logout"]) }
+        #expect(try keystore.run(["--version"], prefix: Self.hidden).status == 0)
+        let list = try keystore.run(["list"], prefix: Self.hidden)
+        #expect(list.status == 0 && list.stdout.hasPrefix(KeystoreHome.golden.name + "\t"), "\(list.stderr)")
+        let signed = try signing.run(["sign", "--hex", "c0ffee"], prefix: Self.hidden)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let verify = try keystore.run(["verify", "--raw", "--address", KeystoreHome.golden.address, "--signature",
+                                       signed.stdout.trimmingCharacters(in: .newlines), "--hex", "c0ffee"], prefix: Self.hidden)
+        #expect(verify.status == 0, "\(verify.stderr)")
+        // A TPM command says what is missing, in one line.
+        let status = try keystore.run(["tpm-status"], prefix: Self.hidden)
+        #expect(status.status == 8 && status.stderrLines.count == 1, "\(status.stderr)")
+        #expect(status.stderr.contains("The TPM software is missing: tpm2-tss could not be loaded") && status.stderr.contains("Install tpm2-tss"),
+                "\(status.stderr)")
+    }
+}
