@@ -10,6 +10,7 @@ import StellarTransactions
 struct BenchKDF: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-kdf",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Measure one PIN guess (Argon2id) at each --kdf level on this machine, and the time to try every PIN.",
         discussion: "SECURITY.md explains the figures. Takes a few seconds per level (sensitive needs 1 GiB of memory).")
 

@@ -11,6 +11,7 @@ import StellarTransactions
 struct ImportStellarCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import-stellar-cli",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Import stellar-cli's plaintext identities, each encrypted under a PIN.",
         discussion: """
             Reads identity/NAME.toml under --config-dir (default: $STELLAR_CONFIG_HOME, else \

@@ -9,9 +9,14 @@ import StellarTransactions
 @main
 struct KeystoreCommand: ParsableCommand {
     static let version = "0.3.0"
+    /// Every subcommand names it as its `_superCommandName`: argument-parser then skips, for a subcommand parsed
+    /// on its own (`parse()`'s fast path), the search for a completion-script request, which builds two more
+    /// commands by reflection (14% of a session `sign`, by `perf record`). It affects nothing else unless the
+    /// subcommand is the root, which it is only there, and only when no completion script was asked for.
+    static let name = "keystore"
 
     static let configuration = CommandConfiguration(
-        commandName: "keystore",
+        commandName: name,
         abstract: "An encrypted local keystore for Stellar keys.",
         discussion: """
             Secrets (PINs, seeds) are never taken from the command line: they come from the terminal, \
@@ -20,12 +25,26 @@ struct KeystoreCommand: ParsableCommand {
 
             """ + ExitStatus.table,
         version: "\(version) (reads vault formats 1 to \(Vault.currentVersion))",
-        subcommands: [
-            Signup.self, Login.self, Logout.self, Status.self, ChangePIN.self, Export.self, List.self, Remove.self,
-            Address.self, Sign.self, SignMessage.self, SignTx.self, ShowTx.self, Verify.self, Recover.self, Derive.self, Upgrade.self, ImportStellarCLI.self, BenchKDF.self,
-            Bind.self, Unbind.self, TPMStatus.self, TPMProtect.self, TPMResetLockout.self, StrKeyCommand.self,
-        ]
+        subcommands: commands.map(\.command)
     )
+
+    /// Every subcommand, in the order help lists them, with each name (and alias) that selects it: the one
+    /// list. The root's subcommands and `parse()`'s table come from it, and a test checks it against each
+    /// command's own configuration.
+    static let commands: [(names: [String], command: ParsableCommand.Type)] = [
+        (["signup"], Signup.self), (["login"], Login.self), (["logout"], Logout.self), (["status"], Status.self),
+        (["change-pin"], ChangePIN.self), (["export"], Export.self), (["list"], List.self), (["remove"], Remove.self),
+        (["address", "whoami"], Address.self), (["sign"], Sign.self), (["sign-message"], SignMessage.self),
+        (["sign-tx"], SignTx.self), (["show-tx"], ShowTx.self), (["verify"], Verify.self), (["recover"], Recover.self),
+        (["derive"], Derive.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
+        (["bench-kdf"], BenchKDF.self), (["bind"], Bind.self), (["unbind"], Unbind.self), (["tpm-status"], TPMStatus.self),
+        (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["strkey"], StrKeyCommand.self),
+    ]
+
+    /// The subcommand a name selects.
+    static func command(named name: String) -> ParsableCommand.Type? {
+        commands.first { $0.names.contains(name) }?.command
+    }
 
     /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
     static func main() {
@@ -53,7 +72,7 @@ struct KeystoreCommand: ParsableCommand {
             // argument-parser quotes what it did not expect: never a seed or a phrase.
             if SecretArguments.containSecret(arguments) { fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
-            if let first = arguments.first, !first.hasPrefix("-"), commandsByName[first] == nil, first != "help" {
+            if let first = arguments.first, !first.hasPrefix("-"), command(named: first) == nil, first != "help" {
                 let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""
                 fail("Unknown command '\(first)'\(guess) (see --help)", .usage)
             }
@@ -61,17 +80,6 @@ struct KeystoreCommand: ParsableCommand {
             fail(words.joined(separator: " ") + " (see --help)", .usage)
         }
     }
-
-    /// The subcommands by the name (or alias) that selects them, for `parse()`. A test checks that this is
-    /// exactly the tree argument-parser builds from `configuration.subcommands`.
-    static let commandsByName: [String: ParsableCommand.Type] = [
-        "signup": Signup.self, "login": Login.self, "logout": Logout.self, "status": Status.self,
-        "change-pin": ChangePIN.self, "export": Export.self, "list": List.self, "remove": Remove.self,
-        "address": Address.self, "whoami": Address.self, "sign": Sign.self, "sign-message": SignMessage.self, "sign-tx": SignTx.self, "show-tx": ShowTx.self,
-        "verify": Verify.self, "recover": Recover.self, "derive": Derive.self, "upgrade": Upgrade.self, "import-stellar-cli": ImportStellarCLI.self, "bench-kdf": BenchKDF.self,
-        "bind": Bind.self, "unbind": Unbind.self, "tpm-status": TPMStatus.self, "tpm-protect": TPMProtect.self,
-        "tpm-reset-lockout": TPMResetLockout.self, "strkey": StrKeyCommand.self,
-    ]
 
     /// The command line, parsed. argument-parser builds the whole command tree by reflection on every run
     /// (half the cost of a session `sign`, by `perf record`), so a command named in `argv[1]` is parsed on its
@@ -82,7 +90,7 @@ struct KeystoreCommand: ParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let showsTree: Set<String> = ["-h", "--help", "-help", "help", "--version", "--generate-completion-script",
                                       "--experimental-dump-help"]
-        if let name = arguments.first, let command = commandsByName[name],
+        if let name = arguments.first, let command = command(named: name),
            !arguments.contains(where: { showsTree.contains($0) || $0.hasPrefix("--generate-completion-script=") }),
            let parsed = try? command.parseAsRoot(Array(arguments.dropFirst())) {
             return parsed
@@ -104,7 +112,7 @@ struct KeystoreCommand: ParsableCommand {
             }
             return row[word.count]
         }
-        let scored = commandsByName.keys.map { ($0, distance(Array($0))) }.filter { $0.1 <= 2 }
+        let scored = commands.flatMap(\.names).map { ($0, distance(Array($0))) }.filter { $0.1 <= 2 }
         guard let best = scored.map(\.1).min() else { return nil }
         let nearest = scored.filter { $0.1 == best }.map(\.0)
         return nearest.count == 1 ? nearest[0] : nil

@@ -9,6 +9,7 @@ import StellarTransactions
 struct SignMessage: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-message",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Sign a message the SEP-53 way: Ed25519 over SHA-256(\"Stellar Signed Message:\\n\" + message).",
         discussion: """
             The message is the argument (UTF-8), --file or --base64 byte for byte, or standard input without \
@@ -67,6 +68,7 @@ struct SignMessage: ParsableCommand {
 
 struct Sign: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Sign raw bytes with Ed25519 (e.g. a transaction hash or a SEP-10 challenge hash).",
         discussion: """
             The payload comes from --file, --hex, --base64, or standard input byte for byte (an empty file or \
@@ -106,6 +108,7 @@ struct Sign: ParsableCommand {
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Check a signature against an address; exit 0 when valid, 1 when not. Needs no vault.",
         discussion: """
             Checks a SEP-53 message signature, or with --raw a signature over the payload bytes themselves. \

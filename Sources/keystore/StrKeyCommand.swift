@@ -6,6 +6,7 @@ import StellarTransactions
 struct StrKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strkey",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Encode and decode Stellar StrKeys (SEP-23).",
         subcommands: [Decode.self, Encode.self]
     )

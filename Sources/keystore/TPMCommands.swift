@@ -29,6 +29,7 @@ enum TPMNotice {
 
 struct Bind: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Bind an identity's vault to this machine's TPM 2.0, under the same PIN.",
         discussion: """
             After the PIN, the seed is encrypted again under a key that needs both the PIN and a secret sealed in \
@@ -61,6 +62,7 @@ struct Bind: ParsableCommand {
 
 struct Unbind: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Convert a TPM-bound vault back to one that the PIN alone opens, to move it to another machine.",
         discussion: """
             After the PIN (which the TPM checks and counts), the seed is encrypted again under the PIN alone, \
@@ -93,6 +95,7 @@ private enum Report {
 struct TPMStatus: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tpm-status",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Show the TPM's dictionary-attack state: wrong PINs counted, allowed, and when they are forgiven.")
 
     @OptionGroup var keystore: HomeOptions
@@ -128,6 +131,7 @@ struct TPMStatus: ParsableCommand {
 struct TPMProtect: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tpm-protect",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Give the TPM a random lockout authorization, so that its wrong-PIN counter cannot be reset without it.",
         discussion: """
             On most Linux machines the TPM's lockout authorization is empty, so any program that can open the TPM \
@@ -175,6 +179,7 @@ struct TPMProtect: ParsableCommand {
 struct TPMResetLockout: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tpm-reset-lockout",
+        _superCommandName: KeystoreCommand.name,
         abstract: "End the TPM's dictionary-attack lockout and reset its wrong-PIN counter, with the lockout code.",
         discussion: """
             The code is the one 'keystore tpm-protect' printed. It is asked on the terminal (echo off), or read \

@@ -64,6 +64,7 @@ struct EnvelopeOptions: ParsableArguments {
 struct SignTx: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-tx",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Sign a Stellar transaction envelope (base64 XDR), after showing what it does.",
         discussion: """
             Prints the same envelope with one signature appended; nothing else in it changes. The network is \
@@ -146,6 +147,7 @@ struct SignTx: ParsableCommand {
 struct ShowTx: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show-tx",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Show what a transaction envelope does, and its hash, without any key.",
         discussion: "For checking what a script or a person is about to sign; the network is required, as for sign-tx.")
 

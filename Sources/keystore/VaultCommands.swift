@@ -32,6 +32,7 @@ struct BackupReport: Encodable {
 
 struct Signup: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Create an identity: a new key, or an imported one, encrypted under a 6-digit PIN.",
         discussion: """
             Prints the new G… address. The PIN is asked twice on the terminal, or read once with --pin-stdin, \
@@ -128,6 +129,7 @@ struct Signup: ParsableCommand {
 
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Open an identity with its PIN and print its address.",
         discussion: """
             With --session, also start a signed-in session and print a shell line that sets KEYSTORE_SESSION, \
@@ -180,6 +182,7 @@ struct Login: ParsableCommand {
 struct ChangePIN: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "change-pin",
+        _superCommandName: KeystoreCommand.name,
         abstract: "Re-encrypt an identity under a new PIN, with a new salt and nonce.",
         discussion: """
             The current PIN comes as for login; the new one is asked twice on the terminal, or read once from \
@@ -225,6 +228,7 @@ struct ChangePIN: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Print the secret seed (S…) of an identity, for a backup.",
         discussion: "Refuses to write the seed to a pipe or a file unless --force is given.")
 
@@ -255,6 +259,7 @@ struct Export: ParsableCommand {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
         discussion: """
             One line per identity, NAME<tab>ADDRESS, with a third column 'tpm' for a vault bound to this \
@@ -290,6 +295,7 @@ struct List: ParsableCommand {
 
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Delete an identity, after its PIN (or --force).")
 
     @OptionGroup var identity: IdentityOptions
@@ -324,6 +330,7 @@ struct Remove: ParsableCommand {
 
 struct Address: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Print the address (G…) of an identity (no PIN needed).",
         aliases: ["whoami"])
 
@@ -342,6 +349,7 @@ struct Address: ParsableCommand {
 
 struct Upgrade: ParsableCommand {
     static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
         abstract: "Re-encrypt an identity under the same PIN at the cost this machine affords (or --kdf).",
         discussion: """
             For a vault made on a slower machine or with a lighter --kdf: after its PIN, the seed is encrypted \

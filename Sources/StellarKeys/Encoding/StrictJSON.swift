@@ -29,19 +29,58 @@ package enum StrictJSON {
     /// No file of ours nests deeper than 3; a deep nest must not exhaust the stack.
     static let deepestNesting = 32
 
+    /// A value as read: what the files keystore writes hold. An integer keeps its digits, so that each field
+    /// converts them to its own type and range (`Value.integer(as:)`).
+    package indirect enum Value: Sendable, Equatable {
+        case object([String: Value]), array([Value]), string(String), integer(String), number, boolean(Bool), null
+
+        package var kind: Kind {
+            switch self {
+            case .object: .object
+            case .array: .array
+            case .string: .string
+            case .integer: .integer
+            case .number: .number
+            case .boolean: .boolean
+            case .null: .null
+            }
+        }
+
+        package var string: String? {
+            if case .string(let text) = self { return text }
+            return nil
+        }
+
+        package var object: [String: Value]? {
+            if case .object(let members) = self { return members }
+            return nil
+        }
+
+        /// The integer, if it is one and fits `type`.
+        package func integer<Integer: FixedWidthInteger>(as type: Integer.Type) -> Integer? {
+            if case .integer(let digits) = self { return Integer(digits) }
+            return nil
+        }
+    }
+
     /// Checks `bytes` and returns the kind of each member of the top-level object. With `integersOnly`, every
     /// number must be an integer.
     @discardableResult
     package static func check(_ bytes: [UInt8], integersOnly: Bool) throws -> [String: Kind] {
+        try parse(bytes, integersOnly: integersOnly).mapValues(\.kind)
+    }
+
+    /// Checks `bytes` and returns the top-level object's members: a reader of our own files needs no other
+    /// decoder (Foundation's costs a signing command more than the rest of its reading).
+    package static func parse(_ bytes: [UInt8], integersOnly: Bool) throws -> [String: Value] {
         var reader = Reader(bytes: bytes, integersOnly: integersOnly)
         reader.skipSpace()
         guard let first = reader.peek else { throw Violation("it is not valid JSON") }
         guard first == UInt8(ascii: "{") else { throw Violation("it is not a JSON object") }
-        var members: [String: Kind] = [:]
-        try reader.value(key: nil, depth: 0, members: &members)
+        let object = try reader.value(key: nil, depth: 0)
         reader.skipSpace()
         guard reader.index == bytes.count else { throw Violation("it has bytes after its JSON object") }
-        return members
+        return object.object ?? [:]
     }
 
     private struct Reader {
@@ -62,74 +101,73 @@ package enum StrictJSON {
             }
         }
 
-        /// Reads one value; `members` collects the kinds of the top-level object's members (depth 1).
-        @discardableResult
-        mutating func value(key: String?, depth: Int, members: inout [String: Kind]) throws -> Kind {
+        /// Reads one value.
+        mutating func value(key: String?, depth: Int) throws -> Value {
             guard depth <= deepestNesting else { throw Violation("it nests too deeply") }
             skipSpace()
             switch peek {
             case UInt8(ascii: "{"):
                 index += 1
-                var seen = Set<String>()
+                var members: [String: Value] = [:]
                 skipSpace()
                 if peek == UInt8(ascii: "}") {
                     index += 1
-                    return .object
+                    return .object(members)
                 }
                 while true {
                     skipSpace()
                     guard peek == UInt8(ascii: "\"") else { throw Violation("it is not valid JSON") }
                     let name = try string()
-                    guard seen.insert(name).inserted else {
+                    guard members[name] == nil else {
                         throw Violation("the key '\(TerminalText.escaped(name))' appears twice", repeatedKey: (name, depth == 0))
                     }
                     skipSpace()
                     try expect(":")
-                    let kind = try value(key: name, depth: depth + 1, members: &members)
-                    if depth == 0 { members[name] = kind }
+                    members[name] = try value(key: name, depth: depth + 1)
                     skipSpace()
                     if peek == UInt8(ascii: ",") {
                         index += 1
                         continue
                     }
                     try expect("}")
-                    return .object
+                    return .object(members)
                 }
             case UInt8(ascii: "["):
                 index += 1
+                var elements: [Value] = []
                 skipSpace()
                 if peek == UInt8(ascii: "]") {
                     index += 1
-                    return .array
+                    return .array(elements)
                 }
                 while true {
-                    try value(key: key, depth: depth + 1, members: &members)
+                    elements.append(try value(key: key, depth: depth + 1))
                     skipSpace()
                     if peek == UInt8(ascii: ",") {
                         index += 1
                         continue
                     }
                     try expect("]")
-                    return .array
+                    return .array(elements)
                 }
             case UInt8(ascii: "\""):
-                _ = try string()
-                return .string
+                return .string(try string())
             case UInt8(ascii: "t"):
                 try expect("true")
-                return .boolean
+                return .boolean(true)
             case UInt8(ascii: "f"):
                 try expect("false")
-                return .boolean
+                return .boolean(false)
             case UInt8(ascii: "n"):
                 try expect("null")
                 return .null
             default:
+                let start = index
                 let kind = try number()
                 if kind == .number && integersOnly {
                     throw Violation("'\(TerminalText.escaped(key ?? "a value"))' is not an integer written as digits")
                 }
-                return kind
+                return kind == .number ? .number : .integer(String(decoding: bytes[start..<index], as: UTF8.self))
             }
         }
 

@@ -66,7 +66,7 @@ public struct SessionStore: Sendable {
         public let expiresAt: Date
     }
 
-    private struct File: Codable {
+    fileprivate struct File: Codable {
         var format: String
         var version: Int
         var name: String
@@ -145,8 +145,7 @@ public struct SessionStore: Sendable {
     package static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
         -> (keyPair: KeyPair, identity: Identity, expiresAt: Int64)
     {
-        guard (try? StrictJSON.check(bytes, integersOnly: true)) != nil,
-              let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.format == Self.format,
+        guard let file = File(bytes), file.format == Self.format,
               file.version == 1,
               let nonce = Base64.decode(file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
               let ciphertext = Base64.decode(file.ciphertext), ciphertext.count == 72 + Sodium.secretBoxMACBytes
@@ -187,7 +186,7 @@ public struct SessionStore: Sendable {
         for name in AtomicFile.fileNames(in: directory) ?? [] {
             guard name.hasSuffix(".session"),
                   let bytes = try? AtomicFile.read("\(directory)/\(name)", limit: 4096),
-                  let file = try? JSONDecoder().decode(File.self, from: Data(bytes)),
+                  let file = File(bytes),
                   file.expiresAt > nowSeconds
             else { continue }
             found.append(Summary(id: String(name.dropLast(".session".count)), name: file.name, keystore: file.keystore,
@@ -211,8 +210,7 @@ public struct SessionStore: Sendable {
         for name in AtomicFile.fileNames(in: directory) ?? [] {
             let path = "\(directory)/\(name)"
             guard name.hasSuffix(".session"), let bytes = try? AtomicFile.read(path, limit: 4096) else { continue }
-            let file = try? JSONDecoder().decode(File.self, from: Data(bytes))
-            if let file, file.expiresAt > nowSeconds { continue }
+            if let file = File(bytes), file.expiresAt > nowSeconds { continue }
             unlink(path)
         }
     }
@@ -226,5 +224,19 @@ public struct SessionStore: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
             throw SessionError.unsafeDirectory(directory)
         }
+    }
+}
+
+extension SessionStore.File {
+    /// A session file, read strictly (`StrictJSON`: no repeated key, integers as digits); nil if it is not one.
+    init?(_ bytes: [UInt8]) {
+        guard let members = try? StrictJSON.parse(bytes, integersOnly: true),
+              let format = members["format"]?.string, let version = members["version"]?.integer(as: Int.self),
+              let name = members["name"]?.string, let keystore = members["keystore"]?.string,
+              let publicKey = members["publicKey"]?.string, let expiresAt = members["expiresAt"]?.integer(as: Int64.self),
+              let nonce = members["nonce"]?.string, let ciphertext = members["ciphertext"]?.string
+        else { return nil }
+        self.init(format: format, version: version, name: name, keystore: keystore, publicKey: publicKey,
+                  expiresAt: expiresAt, nonce: nonce, ciphertext: ciphertext)
     }
 }

@@ -146,8 +146,6 @@ public struct Vault: Sendable, Equatable {
         }
     }
 
-    private struct FormatProbe: Decodable { var format: String }
-    private struct VersionProbe: Decodable { var version: Int }
 
     /// The fields every version has, by JSON type, so that a field of the wrong type is named as such.
     private static let expectedKinds: [(String, StrictJSON.Kind)] = [
@@ -178,27 +176,24 @@ public struct Vault: Sendable, Equatable {
     public init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
         guard bytes.count <= Self.maximumFileSize else { throw corrupt("it is \(bytes.count) bytes, far too large for a vault") }
-        let kinds: [String: StrictJSON.Kind]
+        let members: [String: StrictJSON.Value]
         do {
-            kinds = try StrictJSON.check(bytes, integersOnly: true)
+            members = try StrictJSON.parse(bytes, integersOnly: true)
         } catch let violation as StrictJSON.Violation {
             throw corrupt(violation.reason)
         }
-        let data = Data(bytes)
-        guard kinds["format"] == .string, (try? JSONDecoder().decode(FormatProbe.self, from: data))?.format == Self.formatName
-        else { throw corrupt("it is not a \(Self.formatName) file") }
+        let kinds = members.mapValues(\.kind)
+        guard members["format"]?.string == Self.formatName else { throw corrupt("it is not a \(Self.formatName) file") }
         guard let versionKind = kinds["version"] else { throw corrupt("it has no format version") }
         guard versionKind == .integer else { throw corrupt("its format version is \(versionKind.rawValue), not an integer") }
-        guard let version = (try? JSONDecoder().decode(VersionProbe.self, from: data))?.version else {
-            throw corrupt("its format version is out of range")
-        }
+        guard let version = members["version"]?.integer(as: Int.self) else { throw corrupt("its format version is out of range") }
         guard version <= Self.currentVersion else { throw VaultError.unsupportedVersion(path: path, version: version) }
         guard version >= 1 else { throw corrupt("format version \(version) does not exist") }
         for (field, kind) in Self.expectedKinds {
             guard let found = kinds[field] else { throw corrupt("the field '\(field)' is missing") }
             guard found == kind else { throw corrupt("the field '\(field)' is \(found.rawValue), not \(kind.rawValue)") }
         }
-        guard let file = try? JSONDecoder().decode(File.self, from: data) else { throw corrupt("a field is missing or of the wrong type") }
+        guard let file = File(members) else { throw corrupt("a field is missing or of the wrong type") }
         let kdf = KDFParameters(opsLimit: file.kdf.opsLimit, memLimit: file.kdf.memLimit)
         guard kdf.isWithinAcceptedBounds else { throw VaultError.unsafeParameters(path: path) }
         guard file.check == file.expectedCheck else { throw VaultError.tampered(path: path, reason: "its check digest does not match its contents") }
@@ -245,5 +240,37 @@ public struct Vault: Sendable, Equatable {
         self.salt = salt
         self.nonce = nonce
         self.ciphertext = ciphertext
+    }
+}
+
+extension Vault.File {
+    /// The fields as `StrictJSON` read them, as `JSONDecoder` would decode them (members it does not know
+    /// are ignored; an optional one may be absent or null); nil for a missing field or one of the wrong type.
+    init?(_ members: [String: StrictJSON.Value]) {
+        func optional<Value>(_ key: String, _ read: (StrictJSON.Value) -> Value?) -> Value?? {
+            guard let value = members[key], value != .null else { return .some(nil) }
+            return read(value).map { .some($0) }
+        }
+        guard let format = members["format"]?.string, let version = members["version"]?.integer(as: Int.self),
+              let name = members["name"]?.string, let publicKey = members["publicKey"]?.string,
+              let kdf = members["kdf"]?.object, let kdfAlgorithm = kdf["algorithm"]?.string,
+              let opsLimit = kdf["opsLimit"]?.integer(as: UInt64.self), let memLimit = kdf["memLimit"]?.integer(as: UInt64.self),
+              let salt = kdf["salt"]?.string,
+              let cipher = members["cipher"]?.object, let cipherAlgorithm = cipher["algorithm"]?.string,
+              let nonce = cipher["nonce"]?.string, let ciphertext = cipher["ciphertext"]?.string,
+              let createdAt = members["createdAt"]?.string, let check = members["check"]?.string,
+              let account = optional("account", { $0.integer(as: UInt32.self) }),
+              let tpm = optional("tpm", { value -> TPMObject? in
+                  guard let object = value.object, let template = object["template"]?.string,
+                        let primary = object["primary"]?.string, let publicArea = object["public"]?.string,
+                        let privateArea = object["private"]?.string
+                  else { return nil }
+                  return TPMObject(template: template, primary: primary, public: publicArea, private: privateArea)
+              })
+        else { return nil }
+        self.init(format: format, version: version, name: name, publicKey: publicKey,
+                  kdf: KDF(algorithm: kdfAlgorithm, opsLimit: opsLimit, memLimit: memLimit, salt: salt),
+                  cipher: Cipher(algorithm: cipherAlgorithm, nonce: nonce, ciphertext: ciphertext),
+                  createdAt: createdAt, account: account, tpm: tpm, check: check)
     }
 }
