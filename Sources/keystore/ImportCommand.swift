@@ -46,7 +46,7 @@ struct ImportStellarCLI: ParsableCommand {
 
     func run() throws {
         let store = try keystore.keystore()
-        guard let directory = configDir ?? Keystore.stellarCLIDirectory(environment: ProcessInfo.processInfo.environment) else {
+        guard let directory = configDir ?? Keystore.stellarCLIDirectory(environment: Environment.values) else {
             throw StellarCLIImportError.noConfigDirectory("~/.config/stellar")
         }
         let results = try store.importStellarCLI(from: directory, names: names, pin: { importing in

@@ -38,7 +38,7 @@ struct HomeOptions: ParsableArguments {
     /// The keystore these options name, its warnings going to stderr. `allowingOpenTPMLockout` is the person's
     /// `--allow-open-lockout`: a new TPM binding may then be made on a TPM whose guess limit does not hold.
     func keystore(allowingOpenTPMLockout: Bool = false) throws -> Keystore {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Environment.values
         let warnings: @Sendable (String) -> Void = { Console.warn($0) }
         let tpm = tpmTcti.map { TPM(tcti: $0, allowingOpenLockout: allowingOpenTPMLockout) }
             ?? TPM(environment: environment, allowingOpenLockout: allowingOpenTPMLockout)

@@ -22,7 +22,7 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// The session token in the environment, if one is set.
     static var sessionToken: String? {
-        guard let text = ProcessInfo.processInfo.environment[sessionVariable], !text.isEmpty else { return nil }
+        guard let text = Environment[sessionVariable], !text.isEmpty else { return nil }
         return text
     }
 

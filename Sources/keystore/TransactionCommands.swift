@@ -27,7 +27,7 @@ struct NetworkOptions: ParsableArguments {
     func resolve() throws -> StellarNetwork {
         if let network { return try StellarNetwork(named: network) }
         if let networkPassphrase { return try StellarNetwork(passphrase: networkPassphrase) }
-        guard let network = try StellarNetwork(environment: ProcessInfo.processInfo.environment) else {
+        guard let network = try StellarNetwork(environment: Environment.values) else {
             throw TransactionError.noNetwork
         }
         return network
