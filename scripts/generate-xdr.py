@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Generates keystore's strict XDR decoder for Stellar transaction envelopes from an XDR definition file.
 
-Usage: python3 scripts/generate-xdr.py xdr/Stellar-current.x > Sources/StellarKeystore/Transaction/XDR.generated.swift
+Usage: python3 scripts/generate-xdr.py xdr/Stellar-current.x > Sources/StellarTransactions/XDR.generated.swift
 
 Only the types reachable from TransactionEnvelope are generated, each as a Swift type nested in `XDR` with an
-`init(xdr:)` that reads it through `XDRReader` (Sources/StellarKeystore/Transaction/XDRReader.swift), which
+`init(xdr:)` that reads it through `XDRReader` (Sources/StellarTransactions/XDRReader.swift), which
 enforces the rules of RFC 4506 strictly: every length within its declared maximum, zero padding, bools 0 or 1,
 known enum values and union arms only, and a nesting depth limit. A protocol upgrade is a new
 xdr/Stellar-current.x (scripts/extract-xdr.py) and a run of this script, not a rewrite.

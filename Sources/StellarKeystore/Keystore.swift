@@ -133,7 +133,7 @@ public struct Keystore: Sendable {
     }
 
     /// One identity as a listing shows it, without a PIN.
-    public struct Identity: Sendable {
+    public struct Entry: Sendable {
         public let name: IdentityName
         /// Nil when the vault cannot be read (`problem` says why) or only backups are left.
         public let address: String?
@@ -151,7 +151,7 @@ public struct Keystore: Sendable {
     }
 
     /// Every identity in the keystore, damaged vaults included with their problem, and their backups.
-    public func identities() throws -> [Identity] {
+    public func identities() throws -> [Entry] {
         warnAboutPermissions(nil)
         let backups = try vaults.backups()
         let names = Set(try vaults.names()).union(backups.map(\.name)).sorted()
@@ -170,12 +170,12 @@ public struct Keystore: Sendable {
             }
             let own = backups.filter { $0.name == name }.map { backup in
                 do {
-                    return Identity.Backup(fileName: backup.fileName, address: try vaults.vault(in: backup).publicKey.accountID, problem: nil)
+                    return Entry.Backup(fileName: backup.fileName, address: try vaults.vault(in: backup).publicKey.accountID, problem: nil)
                 } catch {
-                    return Identity.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
+                    return Entry.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
             }
-            return Identity(name: name, address: address, problem: problem, isTPMBound: isTPMBound, backups: own)
+            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, backups: own)
         }
     }
 
@@ -370,8 +370,8 @@ public struct Keystore: Sendable {
 
     // MARK: Internals
 
-    func identity(_ name: IdentityName) -> SessionStore.Identity {
-        SessionStore.Identity(keystore: vaults.directory, name: name)
+    func identity(_ name: IdentityName) -> SessionStore.Owner {
+        SessionStore.Owner(keystore: vaults.directory, name: name)
     }
 
     /// The vault's header, the wait still running after wrong PINs, and for a TPM-bound vault the TPM (there, and

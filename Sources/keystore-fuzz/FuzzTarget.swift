@@ -25,7 +25,7 @@ enum FuzzTarget: String, CaseIterable {
     case mnemonic
     /// `Throttle.parse`: the wrong-PIN counter beside a vault, which anyone who can write the directory can plant.
     case throttle
-    /// `StellarCLIIdentity.parse`: stellar-cli's identity files, which `import-stellar-cli` reads.
+    /// `StellarCLIKeyFile.parse`: stellar-cli's identity files, which `import-stellar-cli` reads.
     case stellarcli
     /// `TransactionEnvelope(xdr:)`: a transaction envelope's XDR, then its summary, hash and signing.
     case tx
@@ -163,8 +163,8 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     private static func stellarCLI(_ bytes: [UInt8]) {
-        let identity: StellarCLIIdentity
-        do { identity = try StellarCLIIdentity.parse(bytes) } catch { return expectKeystoreError(error) }
+        let identity: StellarCLIKeyFile
+        do { identity = try StellarCLIKeyFile.parse(bytes) } catch { return expectKeystoreError(error) }
         switch identity {
         case .secretKey(let secret):
             // What is read as a secret is a range of the file, never more.

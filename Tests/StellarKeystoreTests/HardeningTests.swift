@@ -151,7 +151,7 @@ import Glibc
         let clock = ManualClock()
         let sessions = SessionStore(directory: runtime.path, now: { [clock] in clock.now })
         let keyPair = KeyPair.random()
-        let identity = SessionStore.Identity(keystore: directory.path, name: try IdentityName("alice"))
+        let identity = SessionStore.Owner(keystore: directory.path, name: try IdentityName("alice"))
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
         let file = try #require(try AtomicFile.read(sessions.path(of: token), limit: 4096))
         clock.advance(3600)

@@ -10,7 +10,7 @@ import TestFixtures
     let clock = ManualClock()
     var sessions: SessionStore { SessionStore(directory: directory.path + "/run", now: { [clock] in clock.now }) }
     let keyPair = KeyPair.random()
-    var identity: SessionStore.Identity { .init(keystore: directory.path, name: .default) }
+    var identity: SessionStore.Owner { .init(keystore: directory.path, name: .default) }
 
     /// The vaults the sessions are opened from: a session is only good while its vault holds its key.
     init() throws {
@@ -31,7 +31,7 @@ import TestFixtures
     }
 
     @Test func changingThePINEndsTheSessionsOfTheIdentityOnly() throws {
-        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
         let ended = try sessions.open(keyPair, for: identity, ttl: 60)
         let kept = try sessions.open(keyPair, for: other, ttl: 60)
         let store = try VaultStore(directory: directory.path, sessions: sessions)
@@ -106,9 +106,9 @@ import TestFixtures
 
     @Test func aSessionServesOnlyItsOwnIdentity() throws {
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
-        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
         #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: other) }
-        let elsewhere = SessionStore.Identity(keystore: "/somewhere/else", name: .default)
+        let elsewhere = SessionStore.Owner(keystore: "/somewhere/else", name: .default)
         #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: elsewhere) }
     }
 
@@ -133,7 +133,7 @@ import TestFixtures
     }
 
     @Test func logoutAllEndsEverySessionOfTheIdentityOnly() throws {
-        let other = SessionStore.Identity(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
         let first = try sessions.open(keyPair, for: identity, ttl: 60)
         _ = try sessions.open(keyPair, for: identity, ttl: 60)
         let kept = try sessions.open(keyPair, for: other, ttl: 60)

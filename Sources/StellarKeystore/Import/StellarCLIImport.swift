@@ -57,19 +57,19 @@ extension Keystore {
         let wanted = names.isEmpty ? available : names
         var results: [StellarCLIImportResult] = []
         // What will be imported once the PIN is known, with the place of its line in `results`.
-        var planned: [(result: Int, source: String, name: IdentityName, identity: StellarCLIIdentity, path: String,
-                       file: AtomicFile.Identity)] = []
+        var planned: [(result: Int, source: String, name: IdentityName, identity: StellarCLIKeyFile, path: String,
+                       file: AtomicFile.FileIdentity)] = []
         for source in wanted {
             func record(_ outcome: StellarCLIImportResult.Outcome) { results.append(.init(source: source, outcome: outcome)) }
             guard available.contains(source) else { record(.failed("no stellar-cli identity of that name in \(folder)")); continue }
             let path = "\(folder)/\(source).toml"
-            let identity: StellarCLIIdentity
-            let file: AtomicFile.Identity
+            let identity: StellarCLIKeyFile
+            let file: AtomicFile.FileIdentity
             do {
                 guard var read = try AtomicFile.readWithStatus(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
                 defer { read.bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
-                identity = try StellarCLIIdentity.parse(read.bytes)
-                file = AtomicFile.Identity(read.status)
+                identity = try StellarCLIKeyFile.parse(read.bytes)
+                file = AtomicFile.FileIdentity(read.status)
             } catch {
                 record(.failed("\(path): \(Self.message(of: error))"))
                 continue
@@ -131,7 +131,7 @@ extension Keystore {
     /// Only the file that was read is touched: the one opened for writing must have its device and inode, or
     /// nothing is done (a file swapped in since, or a symbolic link, is never zeroed). A file with other hard
     /// links is only unlinked here: zeroing it would zero them too, and they may be anyone's files.
-    static func shred(_ path: String, in directory: String, reading expected: AtomicFile.Identity) throws -> StellarCLIImportResult.Plaintext {
+    static func shred(_ path: String, in directory: String, reading expected: AtomicFile.FileIdentity) throws -> StellarCLIImportResult.Plaintext {
         let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw AtomicFile.ioError("overwrite", path) }
         var info = stat()
@@ -139,7 +139,7 @@ extension Keystore {
             close(fd)
             throw AtomicFile.ioError("overwrite", path)
         }
-        guard info.st_mode & S_IFMT == S_IFREG, AtomicFile.Identity(info) == expected else {
+        guard info.st_mode & S_IFMT == S_IFREG, AtomicFile.FileIdentity(info) == expected else {
             close(fd)
             throw StellarCLIImportError.changedSinceRead(path)
         }

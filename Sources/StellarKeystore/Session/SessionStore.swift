@@ -41,8 +41,9 @@ public struct SessionStore: Sendable {
         return "\(base)/keystore-\(geteuid())"
     }
 
-    /// Which identity a session belongs to.
-    public struct Identity: Sendable, Equatable {
+    /// The identity a session belongs to, by its keystore directory and name ("identity" alone always means a
+    /// named key in a keystore: `IdentityName`).
+    public struct Owner: Sendable, Equatable {
         public let keystore: String
         public let name: IdentityName
 
@@ -80,7 +81,7 @@ public struct SessionStore: Sendable {
     // MARK: Opening and closing
 
     /// Starts a session for `keyPair` lasting `ttl` seconds (1 s to 24 h) and returns its token.
-    public func open(_ keyPair: KeyPair, for identity: Identity, ttl: Int) throws -> SessionToken {
+    public func open(_ keyPair: KeyPair, for identity: Owner, ttl: Int) throws -> SessionToken {
         guard (1...Self.longestTTL).contains(ttl) else { throw SessionError.invalidTTL }
         try preparePrivateDirectory()
         removeExpired()
@@ -108,12 +109,12 @@ public struct SessionStore: Sendable {
     ///
     /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
     /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
-    public func keyPair(for token: SessionToken, identity: Identity?) throws -> KeyPair {
+    public func keyPair(for token: SessionToken, identity: Owner?) throws -> KeyPair {
         try session(for: token, identity: identity).keyPair
     }
 
     /// `keyPair(for:identity:)`, with the identity the session belongs to.
-    public func session(for token: SessionToken, identity: Identity?) throws -> (keyPair: KeyPair, identity: Identity) {
+    public func session(for token: SessionToken, identity: Owner?) throws -> (keyPair: KeyPair, identity: Owner) {
         let path = path(of: token)
         guard let bytes = try Self.read(path) else { throw SessionError.ended }
         let session = try Self.unseal(bytes, with: token)
@@ -143,7 +144,7 @@ public struct SessionStore: Sendable {
     /// Parses a session file and opens it with `token`'s key. The clear name and directory are only trusted once
     /// they hash to the binding inside the box.
     package static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
-        -> (keyPair: KeyPair, identity: Identity, expiresAt: Int64)
+        -> (keyPair: KeyPair, identity: Owner, expiresAt: Int64)
     {
         guard let file = File(bytes), file.format == Self.format,
               file.version == 1,
@@ -156,7 +157,7 @@ public struct SessionStore: Sendable {
         let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
         let keyPair = try KeyPair(seed: plaintext.slice(40..<72))
         let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
-        let claimed = (try? IdentityName(file.name)).map { Identity(keystore: file.keystore, name: $0) }
+        let claimed = (try? IdentityName(file.name)).map { Owner(keystore: file.keystore, name: $0) }
         guard let claimed, binding == Self.binding(claimed, keyPair.publicKey) else { throw SessionError.forged }
         return (keyPair, claimed, expiresAt)
     }
@@ -171,7 +172,7 @@ public struct SessionStore: Sendable {
 
     /// Ends every session of `identity`; returns how many there were.
     @discardableResult
-    public func closeAll(for identity: Identity) throws -> Int {
+    public func closeAll(for identity: Owner) throws -> Int {
         let sessions = summaries().filter { $0.name == identity.name.rawValue && $0.keystore == identity.keystore }
         for session in sessions where unlink("\(directory)/\(session.id).session") != 0 && errno != ENOENT {
             throw AtomicFile.ioError("remove", "\(directory)/\(session.id).session")
@@ -199,7 +200,7 @@ public struct SessionStore: Sendable {
 
     package func path(of token: SessionToken) -> String { "\(directory)/\(token.fileName)" }
 
-    static func binding(_ identity: Identity, _ publicKey: PublicKey) -> [UInt8] {
+    static func binding(_ identity: Owner, _ publicKey: PublicKey) -> [UInt8] {
         let text = Array("\(identity.keystore)\n\(identity.name.rawValue)\n\(publicKey.accountID)".utf8)
         return text.withUnsafeBytes { Sodium.sha256($0) }
     }

@@ -61,7 +61,7 @@ package enum AtomicFile {
 
     /// The file object a path named when it was read: device and inode, so that a later step (overwriting a
     /// plaintext key) can make sure it acts on that same file and not on whatever the path names by then.
-    package struct Identity: Equatable, Sendable {
+    package struct FileIdentity: Equatable, Sendable {
         let device: UInt64
         let inode: UInt64
 

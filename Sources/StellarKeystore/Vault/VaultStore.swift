@@ -317,7 +317,7 @@ public struct VaultStore: Sendable {
     }
 
     private func endSessions(of name: IdentityName) {
-        _ = try? sessions?.closeAll(for: SessionStore.Identity(keystore: directory, name: name))
+        _ = try? sessions?.closeAll(for: SessionStore.Owner(keystore: directory, name: name))
     }
 
     private static func sameFile(_ a: String, _ b: String) -> Bool {

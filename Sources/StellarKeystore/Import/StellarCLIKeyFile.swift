@@ -1,6 +1,7 @@
 import StellarKeys
 import StellarTransactions
-/// One identity file of stellar-cli (`identity/NAME.toml` in its config directory), read strictly.
+/// One key file of stellar-cli (what stellar-cli calls an identity: `identity/NAME.toml` in its config
+/// directory), read strictly.
 ///
 /// stellar-cli writes each identity as a few `key = value` lines (serde's `toml`): `secret_key = "S…"`;
 /// `seed_phrase = "…"` with an optional `hd_path = N`; a Ledger (`hardware = "ledger"`, `public_key`, `hd_path`);
@@ -8,7 +9,7 @@ import StellarTransactions
 /// `muxed_account`). That is all this reader accepts: one key per line, a basic or literal string or an integer,
 /// comments and blank lines; no tables, no key twice, no key it does not know. A full TOML library would hand the
 /// secret over as a `String` that cannot be zeroed; here it goes from the file's bytes straight into guarded memory.
-public enum StellarCLIIdentity: Sendable {
+public enum StellarCLIKeyFile: Sendable {
     case secretKey(SecureBytes)
     case seedPhrase(SecureBytes, account: UInt32)
     /// A hardware wallet or an OS secure-store entry: the secret is not in the file, so there is nothing to import.
@@ -16,7 +17,7 @@ public enum StellarCLIIdentity: Sendable {
     /// A public key only: nothing secret to protect.
     case publicOnly
 
-    public static func parse(_ bytes: [UInt8]) throws -> StellarCLIIdentity {
+    public static func parse(_ bytes: [UInt8]) throws -> StellarCLIKeyFile {
         var values: [String: Value] = [:]
         var lineNumber = 0
         for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
