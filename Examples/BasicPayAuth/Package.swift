@@ -7,6 +7,8 @@ let package = Package(
     name: "BasicPayAuth",
     dependencies: [.package(name: "keystore", path: "../..")],
     targets: [
-        .executableTarget(name: "BasicPayAuth", dependencies: [.product(name: "StellarKeystore", package: "keystore")]),
+        // Warnings are errors here: an `await` that picked a synchronous overload (a warning) fails the build.
+        .executableTarget(name: "BasicPayAuth", dependencies: [.product(name: "StellarKeystore", package: "keystore")],
+                          swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
     ]
 )

@@ -53,10 +53,10 @@ struct Recover: ParsableCommand {
         if tpm { try TPMNotice.checkAndWarn(keystore) }
         let mnemonic = try Self.readPhrase()
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
-        let newPIN = try pin.readNew()
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
-                                           pin: newPIN, kdf: keystore.level(for: kdf).level, replacing: replace,
-                                           boundToTPM: tpm)
+                                           kdf: keystore.level(for: kdf).level, replacing: replace, boundToTPM: tpm) {
+            try pin.readNew()
+        }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
         try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
@@ -119,7 +119,7 @@ struct Derive: ParsableCommand {
     func run() throws {
         let name = try identity.identity()
         let created = try identity.keystore.keystore().derive(
-            name: name, account: account, addingAs: add.map(IdentityName.init), pin: { try pin.read() })
+            name: name, account: account, addingAs: add.map { try IdentityName($0) }, pin: { try pin.read() })
         if add != nil {
             Console.note("added identity \(created.name.rawValue) (\(created.address)): account \(account) of \(name.rawValue)'s recovery phrase, under the same PIN")
         }

@@ -58,7 +58,7 @@ struct IdentityOptions: ParsableArguments {
 
     var json: Bool { keystore.json }
 
-    func identity() throws -> IdentityName { try name.map(IdentityName.init) ?? .default }
+    func identity() throws -> IdentityName { try name.map { try IdentityName($0) } ?? .default }
 
     /// The identity a session must belong to, or nil when neither --name nor --home was given and the
     /// session itself says which identity it is.

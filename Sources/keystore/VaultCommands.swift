@@ -82,17 +82,10 @@ struct Signup: ParsableCommand {
         try keystore.refuseExisting(name, replacing: replace)
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
         if tpm { try TPMNotice.checkAndWarn(keystore) }
-        let created: Keystore.Created
-        if mnemonic {
-            let newPIN = try pin.readNew()
-            created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, phraseWords: words,
-                                          account: account, replacing: replace, boundToTPM: tpm)
-        } else {
-            let imported = importSeed ? try readSeed() : nil  // the seed first: with --pin-stdin it is the first line
-            let newPIN = try pin.readNew()
-            created = try keystore.signUp(name: name, pin: newPIN, kdf: keystore.level(for: kdf).level, importing: imported,
-                                          replacing: replace, boundToTPM: tpm)
-        }
+        // The seed first: with --pin-stdin it is the first line.
+        let key: Keystore.NewKey = mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
+        let created = try keystore.signUp(name: name, kdf: keystore.level(for: kdf).level, key: key, replacing: replace,
+                                          boundToTPM: tpm) { try pin.readNew() }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
@@ -210,13 +203,13 @@ struct ChangePIN: ParsableCommand {
         let name = try identity.identity()
         let scripted = newPinFile != nil || newPinFd != nil
         let vault = try keystore.changePIN(
-            name: name, from: { try pin.read(prompt: "Current PIN: ") },
+            name: name, kdf: kdf.map { try keystore.level(for: $0).level }, checkingCurrentFirst: !scripted && pin.isInteractive,
+            from: { try pin.read(prompt: "Current PIN: ") },
             to: {
                 if let newPinFile { return try PIN(SecretInput.line(fromFile: newPinFile)) }
                 if let newPinFd { return try PIN(SecretInput.line(from: newPinFd, describing: "descriptor \(newPinFd)")) }
                 return try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
-            },
-            kdf: kdf.map { try keystore.level(for: $0).level }, checkingCurrentFirst: !scripted && pin.isInteractive)
+            })
         if let kdf { KDFOptions.sayWhatAutoChose(kdf, keystore) }
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, path: keystore.vaults.path(of: name)))

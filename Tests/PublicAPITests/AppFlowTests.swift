@@ -13,14 +13,14 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         try FileManager.default.createDirectory(atPath: directory + "-run", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
-        let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
-        let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
+        let created = try keystore.signUp(name: "alice", kdf: .interactive) { try PIN("493817") }
+        let signer = try keystore.signIn(name: "alice") { try PIN("493817") }
         #expect(signer.address == created.address && signer.address.hasPrefix("G"))
         let signature = signer.signMessage(Array("hi".utf8))
         #expect(try PublicKey(accountID: signer.address).isValidMessageSignature(signature, for: Array("hi".utf8)))
-        try keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
-        #expect(throws: VaultError.self) { try keystore.signIn(name: "alice", pin: PIN("493817")) }
-        let token = try keystore.startSession(try keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
+        try keystore.changePIN(name: "alice", checkingCurrentFirst: false, from: { try PIN("493817") }, to: { try PIN("860271") })
+        #expect(throws: VaultError.self) { try keystore.signIn(name: "alice") { try PIN("493817") } }
+        let token = try keystore.startSession(try keystore.signIn(name: "alice") { try PIN("860271") }, ttl: .seconds(900))
         let resumed = try keystore.signer(session: token)
         #expect(resumed.address == signer.address)
         try keystore.endSession(token)
@@ -31,9 +31,11 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
     @Test func aPhraseIdentityByNameAsText() throws {
         defer { cleanUp() }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
-        let created = try keystore.signUp(name: "bob", pin: PIN("493817"), kdf: .interactive, phraseWords: 24)
+        let created = try keystore.signUp(name: "bob", kdf: .interactive, key: .phrase(words: 24)) { try PIN("493817") }
         #expect(created.phrase?.wordCount == 24)
-        #expect(throws: VaultError.invalidName("Bob")) { try keystore.signIn(name: "Bob", pin: PIN("493817")) }
+        // A name a person typed is checked (a literal in the code is the programmer's, and traps if invalid).
+        let typed = "Bob"
+        #expect(throws: VaultError.invalidName("Bob")) { try keystore.signIn(name: IdentityName(typed)) { try PIN("493817") } }
     }
 
     @Test func asyncSignUpAndSignInRunOffTheCallersActor() async throws {
@@ -60,9 +62,8 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
-        _ = try keystore.signUp(name: IdentityName("imported"), pin: PIN("493817"), kdf: .interactive,
-                                importing: KeyPair(secretSeed: fixture.seed))
-        let signer = try keystore.signIn(name: "imported", pin: PIN("493817"))
+        _ = try keystore.signUp(name: IdentityName("imported"), kdf: .interactive, key: .imported(KeyPair(secretSeed: fixture.seed))) { try PIN("493817") }
+        let signer = try keystore.signIn(name: "imported") { try PIN("493817") }
         #expect(signer.address == fixture.address)
         #expect(fixture.cases.count == 9)
         for item in fixture.cases {
@@ -88,9 +89,8 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
-        _ = try keystore.signUp(name: IdentityName("alice"), pin: PIN("493817"), kdf: .interactive,
-                                importing: KeyPair(secretSeed: file.signer.secretSeed))
-        let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
+        _ = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .imported(KeyPair(secretSeed: file.signer.secretSeed))) { try PIN("493817") }
+        let signer = try keystore.signIn(name: "alice") { try PIN("493817") }
         let envelope = try TransactionEnvelope(base64: fixture.envelope)
         let summary = TransactionSummary(envelope, on: .testnet)
         #expect(!summary.lines.isEmpty && summary.network == "testnet")

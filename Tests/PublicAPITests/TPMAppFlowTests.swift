@@ -16,26 +16,26 @@ struct TPMAppFlowTests {
                                     tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti]))
         #expect(throws: TPMError.lockoutOpen) { try refusing.checkTPMReadyToBind() }
         #expect(throws: TPMError.lockoutOpen) {
-            try refusing.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
+            try refusing.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { try PIN("493817") }
         }
         #expect(try refusing.identities().isEmpty)
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
                                     tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti], allowingOpenLockout: true))
         #expect(keystore.vaults.tpm?.name == swtpm.tcti)
         #expect(Keystore.tpmBindingNotice.contains("this machine"))
-        let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive, boundToTPM: true)
+        let created = try keystore.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { try PIN("493817") }
         #expect(try keystore.identities().map(\.isTPMBound) == [true])
-        #expect(try keystore.signIn(name: "alice", pin: PIN("493817")).address == created.address)
+        #expect(try keystore.signIn(name: "alice") { try PIN("493817") }.address == created.address)
         let before = try keystore.tpmStatus()
         #expect {
-            try keystore.signIn(name: "alice", pin: PIN("493818"))
+            try keystore.signIn(name: "alice") { try PIN("493818") }
         } throws: { error in
             guard case TPMError.wrongPIN(let state?) = error else { return false }
             return state.triesLeft == before.triesLeft - 1
         }
         // Without the TPM product, a bound vault is named as such, and nothing else is tried.
         let withoutTPM = try Keystore(directory: directory, sessionDirectory: directory + "/run")
-        #expect(throws: TPMError.notSupported) { try withoutTPM.signIn(name: "alice", pin: PIN("493817")) }
+        #expect(throws: TPMError.notSupported) { try withoutTPM.signIn(name: "alice") { try PIN("493817") } }
         #expect(try withoutTPM.address(of: IdentityName("alice")) == created.address)
         let unbound = try keystore.unbindFromTPM(name: IdentityName("alice")) { try PIN("493817") }
         #expect(!unbound.isTPMBound && unbound.publicKey.accountID == created.address)

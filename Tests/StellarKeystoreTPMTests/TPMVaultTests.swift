@@ -156,7 +156,7 @@ struct TPMVaultTests {
         let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
         try keystore.vaults.create(vault)
         for _ in 0..<200 {
-            #expect(try keystore.signIn(name: vault.name, pin: pin).address == keyPair.publicKey.accountID)
+            #expect(try keystore.signIn(name: vault.name) { pin }.address == keyPair.publicKey.accountID)
         }
         // And the failure path flushes too.
         defer { try? SoftwareTPM.current!.clearLockout() }
@@ -198,14 +198,14 @@ struct TPMVaultTests {
     @Test func bindingAndUnbindingKeepTheKeyAndThePIN() throws {
         let directory = TemporaryDirectory()
         let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
-        let created = try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive)
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { pin }
         #expect(throws: KeystoreUseError.notBound("alice")) { try keystore.unbindFromTPM(name: IdentityName("alice")) { pin } }
         let bound = try keystore.bindToTPM(name: IdentityName("alice")) { pin }
         #expect(bound.isTPMBound && bound.publicKey.accountID == created.address)
         #expect(throws: KeystoreUseError.alreadyBound("alice")) { try keystore.bindToTPM(name: IdentityName("alice")) { pin } }
-        #expect(try keystore.signIn(name: IdentityName("alice"), pin: pin).address == created.address)
+        #expect(try keystore.signIn(name: IdentityName("alice")) { pin }.address == created.address)
         #expect(try keystore.identities().first?.isTPMBound == true)
-        let changed = try keystore.changePIN(name: IdentityName("alice"), from: pin, to: PIN("918273"))
+        let changed = try keystore.changePIN(name: IdentityName("alice"), checkingCurrentFirst: false, from: { pin }, to: { try PIN("918273") })
         #expect(changed.isTPMBound && changed.tpmObject != bound.tpmObject, "a fresh TPM secret under the new PIN")
         let unbound = try keystore.unbindFromTPM(name: IdentityName("alice")) { try PIN("918273") }
         #expect(!unbound.isTPMBound)
@@ -235,8 +235,8 @@ struct TPMVaultTests {
         // With the TPM as the wall, --kdf interactive is what we recommend: login must not then advise upgrading.
         let directory = TemporaryDirectory()
         let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
-        _ = try keystore.signUp(name: IdentityName("bound"), pin: pin, kdf: .interactive, boundToTPM: true)
-        _ = try keystore.signUp(name: IdentityName("plain"), pin: pin, kdf: .interactive)
+        _ = try keystore.signUp(name: IdentityName("bound"), kdf: .interactive, boundToTPM: true) { pin }
+        _ = try keystore.signUp(name: IdentityName("plain"), kdf: .interactive) { pin }
         try Data(#"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.36}}"#.utf8)
             .write(to: URL(fileURLWithPath: directory.path + "/" + KDFCalibration.fileName))
         #expect(try keystore.isWeakerThanThisMachineAffords(IdentityName("plain")) == true)

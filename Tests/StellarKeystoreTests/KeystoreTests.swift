@@ -25,14 +25,14 @@ import TestFixtures
     }
 
     func signUp(_ keystore: Keystore, _ name: String = "alice") throws -> Keystore.Created {
-        try keystore.signUp(name: IdentityName(name), pin: pin, kdf: .interactive)
+        try keystore.signUp(name: IdentityName(name), kdf: .interactive) { pin }
     }
 
     @Test func noPINIsAskedWhileAWaitIsRunning() throws {
         let keystore = try keystore()
         let name = try IdentityName("alice")
         _ = try signUp(keystore)
-        for _ in 0..<5 { _ = try? keystore.signIn(name: name, pin: PIN("503816")) }
+        for _ in 0..<5 { _ = try? keystore.signIn(name: name) { try PIN("503816") } }
         var asked = false
         #expect(throws: VaultError.self) { try keystore.signIn(name: name) { asked = true; return pin } }
         #expect(!asked, "a PIN was asked although it could not be used")
@@ -42,7 +42,7 @@ import TestFixtures
         let warnings = Warnings()
         let keystore = try keystore(warnings)
         let created = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
         try keystore.endSession(token)
         #expect(throws: SessionError.ended) {
             try keystore.signer(sessionToken: token.stringValue, name: created.name, pinAvailable: false) { pin }
@@ -54,20 +54,20 @@ import TestFixtures
 
     @Test func aPhraseComesBackOnlyWithAWrittenVault() throws {
         let keystore = try keystore()
-        let created = try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
         let phrase = try #require(created.phrase)
         #expect(phrase.wordCount == 12)
-        let restored = try keystore.recover(name: IdentityName("restored"), phrase: phrase, pin: pin, kdf: .interactive)
+        let restored = try keystore.recover(name: IdentityName("restored"), phrase: phrase, kdf: .interactive) { pin }
         #expect(restored.address == created.address)
         // An existing identity is refused before any phrase is made.
         #expect(throws: VaultError.alreadyExists(name: "alice")) {
-            try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+            try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
         }
     }
 
     @Test func deriveNeverOffersToReplace() throws {
         let keystore = try keystore()
-        let created = try keystore.signUp(name: IdentityName("alice"), pin: pin, kdf: .interactive, phraseWords: 12)
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
         _ = try signUp(keystore, "bob")
         #expect(throws: VaultError.alreadyExists(name: "bob", canReplace: false)) {
             try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("bob")) { pin }
@@ -79,8 +79,8 @@ import TestFixtures
     @Test func replacingKeepsABackupAndEndsSessions() throws {
         let keystore = try keystore()
         let first = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: first.name, pin: pin), ttl: .seconds(60))
-        let second = try keystore.signUp(name: first.name, pin: PIN("918273"), kdf: .interactive, replacing: true)
+        let token = try keystore.startSession(keystore.signIn(name: first.name) { pin }, ttl: .seconds(60))
+        let second = try keystore.signUp(name: first.name, kdf: .interactive, replacing: true) { try PIN("918273") }
         #expect(second.backup != nil && second.address != first.address)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
         let listed = try #require(try keystore.identities().first)
@@ -91,8 +91,8 @@ import TestFixtures
         let keystore = try keystore()
         let created = try signUp(keystore)
         var asked: [String] = []
-        try keystore.changePIN(name: created.name, from: { asked.append("current"); return pin },
-                               to: { asked.append("new"); return try PIN("918273") }, checkingCurrentFirst: false)
+        try keystore.changePIN(name: created.name, checkingCurrentFirst: false, from: { asked.append("current"); return pin },
+                               to: { asked.append("new"); return try PIN("918273") })
         #expect(asked == ["current", "new"])
         #expect(throws: VaultError.self) {
             try keystore.changePIN(name: created.name, from: { pin }, to: { asked.append("again"); return try PIN("503816") })
@@ -124,10 +124,10 @@ import TestFixtures
         let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == true)
-        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
         let (vault, level, changed) = try keystore.upgrade(name: created.name) { pin }
         #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters && changed)
-        #expect(try keystore.signIn(name: created.name, pin: pin).address == created.address)
+        #expect(try keystore.signIn(name: created.name) { pin }.address == created.address)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
     }
@@ -138,7 +138,7 @@ import TestFixtures
         let calibration = #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         let before = try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name)))
-        let token = try keystore.startSession(keystore.signIn(name: created.name, pin: pin), ttl: .seconds(60))
+        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
         for choice in [KDFChoice.auto, .interactive] {
             let result = try keystore.upgrade(name: created.name, to: choice) {
                 Issue.record("the PIN was asked for nothing")
@@ -148,5 +148,15 @@ import TestFixtures
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name))) == before)
         #expect(try keystore.signer(session: token).address == created.address)
+    }
+
+    /// A name in the code is a literal; a name from outside goes through the throwing initializer, also when
+    /// `IdentityName.init` is passed as a function (the literal's initializer traps, and must never be picked).
+    @Test func namesFromOutsideAreCheckedNeverTrapped() throws {
+        let literal: IdentityName = "alice"
+        #expect(literal == (try IdentityName("alice")))
+        let typed = ["bob", "Not A Name"]
+        #expect(throws: VaultError.invalidName("Not A Name")) { try typed.map(IdentityName.init) }
+        #expect(throws: VaultError.invalidName("x.vault")) { try Optional("x.vault").map(IdentityName.init) }
     }
 }

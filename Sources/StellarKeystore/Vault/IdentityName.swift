@@ -32,3 +32,21 @@ public struct IdentityName: Hashable, Sendable, Comparable {
 extension IdentityName: CustomStringConvertible {
     public var description: String { rawValue }
 }
+
+/// A name written in the code (`keystore.signIn(name: "alice", …)`, or `IdentityName("alice")`, which Swift
+/// also reads as a literal), so that an app needs no `String` twin of every method. A literal that is not a
+/// valid name is a programming error, caught the first time it runs; a name from a person or a file, a `String`
+/// value, goes through `init(_:)`, which throws `VaultError.invalidName`.
+///
+/// Disfavoured, so that `IdentityName.init` passed as a function (`names.map(IdentityName.init)`) is always the
+/// throwing initializer: text from outside must never reach the trap.
+extension IdentityName: ExpressibleByStringLiteral {
+    @_disfavoredOverload
+    public init(stringLiteral text: String) {
+        do {
+            try self.init(text)
+        } catch {
+            preconditionFailure("\"\(text)\" is not a valid identity name: use 1 to 64 of a-z 0-9 . _ -")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeys
+import StellarTransactions
+
+extension Keystore {
+    // MARK: Signing in and changing the PIN
+
+    /// Opens an identity with its PIN. `pin` is asked only once the vault is known to be readable and no wait
+    /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used.
+    public func signIn(name: IdentityName, pin: () throws -> PIN) throws -> Signer {
+        _ = try vaultReadyForPIN(name)
+        let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
+        return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)
+    }
+
+    /// `signIn` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main
+    /// thread must not wait for.
+    @concurrent
+    public func signIn(name: IdentityName, pin: PIN) async throws -> Signer {
+        try signIn(name: name) { pin }
+    }
+
+    /// Re-encrypts an identity under a new PIN (checked for strength) and ends its sessions. `current` is asked
+    /// when the identity is ready. With `checkingCurrentFirst` (a person choosing the new PIN), `new` is asked
+    /// only after `current` proved right, so that whoever mistyped the current PIN hears so before choosing a new
+    /// one; a script saves that second key derivation. A PIN change that loses a race with another is not counted
+    /// as a wrong PIN (`VaultError.changedWhileWaiting`).
+    @discardableResult
+    public func changePIN(name: IdentityName, kdf: KDFParameters.Level? = nil, checkingCurrentFirst: Bool = true,
+                          from current: () throws -> PIN, to new: () throws -> PIN) throws -> Vault {
+        let seen = try vaultReadyForPIN(name)
+        let currentPIN = try current()
+        if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
+        let newPIN = try new()
+        try newPIN.checkStrength()
+        return try vaults.changePIN(name, from: currentPIN, to: newPIN, kdf: kdf?.parameters, expecting: seen)
+    }
+
+    /// `changePIN` off the caller's actor, with both PINs known (one key derivation for the current one).
+    @discardableResult
+    @concurrent
+    public func changePIN(name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters.Level? = nil) async throws -> Vault {
+        try changePIN(name: name, kdf: kdf, checkingCurrentFirst: false, from: { current }, to: { new })
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeys
+import StellarTransactions
+
+extension Keystore {
+    // MARK: Making identities
+
+    /// An identity as `signUp`, `recover` and `derive` leave it.
+    public struct Created: Sendable {
+        public let name: IdentityName
+        public let address: String
+        public let path: String
+        /// The vault it replaced, kept as a backup (`replacing`).
+        public let backup: String?
+        /// A new recovery phrase (`NewKey.phrase`): returned only once the vault is safely written, so that a
+        /// failure can never leave a person with a phrase for no key.
+        public let phrase: Mnemonic?
+    }
+
+    /// The key a new identity holds.
+    public enum NewKey: Sendable {
+        /// A new random key.
+        case random
+        /// An existing key, e.g. from an `S…` seed.
+        case imported(KeyPair)
+        /// A new SEP-5 recovery phrase of `words` words (12 to 24), and its account `account`: the vault keeps
+        /// what further accounts need, and `Created.phrase` holds the phrase, once.
+        case phrase(words: Int = 24, account: UInt32 = 0)
+    }
+
+    /// Creates an identity holding `key`, under a new PIN (checked for strength). An existing identity is
+    /// refused unless `replacing`, which keeps its vault as a backup and ends its sessions. `boundToTPM`: the
+    /// vault opens only with this machine's TPM as well (`Keystore.tpmBindingNotice`). `pin` is asked only once
+    /// the name is free and, for a binding, the TPM ready, so that nobody chooses a PIN for nothing.
+    public func signUp(name: IdentityName, kdf: KDFParameters.Level = .moderate, key: NewKey = .random, replacing: Bool = false,
+                       boundToTPM: Bool = false, pin: () throws -> PIN) throws -> Created {
+        try refuseExisting(name, replacing: replacing)
+        if boundToTPM { try checkTPMReadyToBind() }
+        let pin = try pin()
+        try pin.checkStrength()
+        switch key {
+        case .random:
+            return try create(.random(), root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+        case .imported(let keyPair):
+            return try create(keyPair, root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+        case .phrase(let words, let account):
+            let phrase = try Mnemonic.generate(wordCount: words)
+            let root = AccountRoot(bip39Seed: try phrase.seed())
+            let created = try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
+                                     kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+            return Created(name: created.name, address: created.address, path: created.path, backup: created.backup, phrase: phrase)
+        }
+    }
+
+    /// `signUp` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main
+    /// thread must not wait for. It takes the PIN itself, so that `await` picks it, in top-level code too.
+    @concurrent
+    public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, key: NewKey = .random,
+                       replacing: Bool = false, boundToTPM: Bool = false) async throws -> Created {
+        try signUp(name: name, kdf: kdf, key: key, replacing: replacing, boundToTPM: boundToTPM) { pin }
+    }
+
+    /// Restores an identity from a recovery phrase (and BIP39 passphrase), at account `account`, under a new PIN,
+    /// asked once the name is free (and the TPM ready, for a binding).
+    public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
+                        kdf: KDFParameters.Level = .moderate, replacing: Bool = false, boundToTPM: Bool = false,
+                        pin: () throws -> PIN) throws -> Created {
+        try refuseExisting(name, replacing: replacing)
+        if boundToTPM { try checkTPMReadyToBind() }
+        let pin = try pin()
+        try pin.checkStrength()
+        let root = AccountRoot(bip39Seed: try phrase.seed(passphrase: passphrase))
+        return try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
+                          kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+    }
+
+    /// `recover` off the caller's actor.
+    @concurrent
+    public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
+                        pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false,
+                        boundToTPM: Bool = false) async throws -> Created {
+        try recover(name: name, phrase: phrase, passphrase: passphrase, account: account, kdf: kdf, replacing: replacing,
+                    boundToTPM: boundToTPM) { pin }
+    }
+
+    /// Refuses an existing identity before anyone is asked for a PIN, a seed or a phrase it could not be used for.
+    public func refuseExisting(_ name: IdentityName, replacing: Bool) throws {
+        if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
+    }
+
+    /// `renewing`: the binding a new vault inherits (`derive`), whose primary key must still be the TPM's and
+    /// whose consent to an open lockout, if it had one, stands.
+    func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
+                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false, renewing: TPMSealedObject? = nil) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? tpm() : nil,
+                                   renewing: renewing)
+        let backup = try vaults.create(vault, replacing: replacing)
+        warnAboutPermissions(name)
+        return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
+    }
+
+    /// Account `account` of an identity made from a recovery phrase, after its PIN; with `addingAs`, also kept as
+    /// a new identity under the same PIN and cost.
+    public func derive(name: IdentityName, account: UInt32, addingAs newName: IdentityName? = nil,
+                       pin: () throws -> PIN) throws -> Created {
+        if let newName, vaults.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue, canReplace: false) }
+        let vault = try vaultReadyForPIN(name)
+        guard vault.account != nil else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        let pin = try pin()
+        guard let root = try vaults.unlockWithRoot(name, pin: pin).root else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        let keyPair = try root.keyPair(account: account)
+        guard let newName else {
+            return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: nil, phrase: nil)
+        }
+        do {
+            // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
+            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false,
+                              boundToTPM: vault.isTPMBound, renewing: vault.tpmObject)
+        } catch VaultError.alreadyExists(let existing, _) {
+            throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile
+        }
+    }
+}
