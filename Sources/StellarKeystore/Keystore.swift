@@ -69,7 +69,7 @@ public struct Keystore: Sendable {
     /// Every identity in the keystore, damaged vaults included with their problem, and their backups.
     public func identities() throws -> [Entry] {
         warnAboutPermissions(nil)
-        let backups = try vaults.backups()
+        let backups = try vaults.backups.list()
         let names = Set(try vaults.names()).union(backups.map(\.name)).sorted()
         return names.map { name in
             var address: String?
@@ -86,7 +86,7 @@ public struct Keystore: Sendable {
             }
             let own = backups.filter { $0.name == name }.map { backup in
                 do {
-                    return Entry.Backup(fileName: backup.fileName, address: try vaults.vault(in: backup).publicKey.accountID, problem: nil)
+                    return Entry.Backup(fileName: backup.fileName, address: try vaults.backups.vault(in: backup).publicKey.accountID, problem: nil)
                 } catch {
                     return Entry.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
@@ -119,7 +119,7 @@ public struct Keystore: Sendable {
     @discardableResult
     func vaultReadyForPIN(_ name: IdentityName) throws -> Vault {
         let vault = try vaults.vault(named: name)
-        if let wait = vaults.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        if let wait = vaults.attempts.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
         if vault.isTPMBound {
             let tpm = try tpm()
             let state = try tpm.dictionaryAttackState()

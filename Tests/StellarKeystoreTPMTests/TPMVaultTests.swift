@@ -191,7 +191,7 @@ struct TPMVaultTests {
         } throws: { error in
             (error as? TPMError)?.isWrongPIN == true && (error as? TPMError)?.message.contains("the TPM counted it") == true
         }
-        #expect(try Throttle.load(store.throttlePath(of: vault.name), now: Date()).failures == 1)
+        #expect(try Throttle.load(store.attempts.path(of: vault.name), now: Date()).failures == 1)
         #expect(try store.unlock(vault.name, pin: pin) == store.vault(named: vault.name).open(pin: pin, tpm: tpm))
     }
 

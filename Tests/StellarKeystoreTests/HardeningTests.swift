@@ -209,11 +209,11 @@ import Glibc
     @Test func anAttemptIsRecordedBeforeThePINIsTried() throws {
         let alice = try IdentityName("alice")
         try store.create(seal("alice"))
-        try store.willTryPIN(alice)
+        try store.attempts.record(alice)
         // Had the process died during the key derivation, the attempt would still count.
-        #expect(try Throttle.load(store.throttlePath(of: alice), now: Date()).failures == 1)
+        #expect(try Throttle.load(store.attempts.path(of: alice), now: Date()).failures == 1)
         _ = try store.unlock(alice, pin: pin)
-        #expect(try Throttle.load(store.throttlePath(of: alice), now: Date()).failures == 0)
+        #expect(try Throttle.load(store.attempts.path(of: alice), now: Date()).failures == 0)
     }
 }
 

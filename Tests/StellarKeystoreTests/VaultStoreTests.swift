@@ -97,7 +97,7 @@ import TestFixtures
         #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 30)) { try store.unlock(alice, pin: wrong) }
         // While waiting even the right PIN is refused, with the time left.
         clock.advance(13)
-        #expect(store.secondsUntilNextAttempt(alice) == 17)
+        #expect(store.attempts.secondsUntilNextAttempt(alice) == 17)
         #expect(throws: VaultError.throttled(secondsLeft: 17)) { try store.unlock(alice, pin: pin) }
         #expect(VaultError.throttled(secondsLeft: 17).message.contains("try again in 17 s"))
 
@@ -107,7 +107,7 @@ import TestFixtures
         }
         clock.advance(3600)
         #expect(try store.unlock(alice, pin: pin) == keyPair)
-        #expect(store.secondsUntilNextAttempt(alice) == nil)
+        #expect(store.attempts.secondsUntilNextAttempt(alice) == nil)
         // A correct PIN starts the count again from five free tries.
         #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 4, waitSeconds: 0)) { try store.unlock(alice, pin: wrong) }
         // Counting never touched the vault.
@@ -116,7 +116,7 @@ import TestFixtures
 
     @Test func aDamagedThrottleRecordFailsClosed() throws {
         try store.create(seal())
-        try Data("garbage".utf8).write(to: URL(fileURLWithPath: store.throttlePath(of: alice)))
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: store.attempts.path(of: alice)))
         #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 30)) { try store.unlock(alice, pin: wrong) }
     }
 
@@ -125,8 +125,8 @@ import TestFixtures
         try store.create(seal())
         try store.create(seal(name: bob))
         for _ in 0..<5 { _ = try? store.unlock(alice, pin: wrong) }
-        #expect(store.secondsUntilNextAttempt(alice) == 30)
-        #expect(store.secondsUntilNextAttempt(bob) == nil)
+        #expect(store.attempts.secondsUntilNextAttempt(alice) == 30)
+        #expect(store.attempts.secondsUntilNextAttempt(bob) == nil)
         _ = try store.unlock(bob, pin: pin)
     }
 

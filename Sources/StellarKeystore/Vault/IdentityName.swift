@@ -24,7 +24,7 @@ public struct IdentityName: Hashable, Sendable, Comparable {
 
     /// The parts of a file name that give the file its role in the directory. A name holding one could be taken
     /// for another kind of file: `wallet.tmp-1.vault` was once swept away as an abandoned temporary file.
-    static let fileRoles = [".vault", VaultStore.backupMarker, AtomicFile.temporaryMarker]
+    static let fileRoles = [".vault", Backups.marker, AtomicFile.temporaryMarker]
 
     public static func < (lhs: IdentityName, rhs: IdentityName) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -22,7 +22,6 @@ import StellarTransactions
 ///
 /// Every file is opened without following symbolic links and refused unless it is a regular file.
 public struct VaultStore: Sendable {
-    public static let backupMarker = ".backup-"
 
     public let directory: String
     /// The signed-in sessions to end when an identity's key or PIN changes, or when it is removed, so that no
@@ -58,7 +57,11 @@ public struct VaultStore: Sendable {
     }
 
     public func path(of name: IdentityName) -> String { "\(directory)/\(name.rawValue).vault" }
-    func throttlePath(of name: IdentityName) -> String { "\(directory)/.\(name.rawValue).throttle" }
+
+    /// The wrong-PIN counts of the identities in this directory.
+    public var attempts: PINAttempts { PINAttempts(directory: directory, now: now) }
+    /// The vaults kept by `create(_:replacing:)`.
+    public var backups: Backups { Backups(directory: directory) }
 
     // MARK: Reading (no lock: writes are atomic renames, so a reader sees a whole old or a whole new file)
 
@@ -81,32 +84,6 @@ public struct VaultStore: Sendable {
         try fileNames().compactMap { file in
             file.hasSuffix(".vault") ? try? IdentityName(String(file.dropLast(".vault".count))) : nil
         }.sorted()
-    }
-
-    /// A vault kept by `signup --replace` or `recover --replace`: the old key under its old PIN.
-    public struct Backup: Sendable, Equatable {
-        public let name: IdentityName
-        public let fileName: String
-    }
-
-    /// The backups of `name`, or of every identity, oldest first.
-    public func backups(of name: IdentityName? = nil) throws -> [Backup] {
-        let marker = ".vault" + Self.backupMarker
-        return try fileNames().compactMap { file -> Backup? in
-            guard !AtomicFile.isTemporaryName(file), let range = file.firstRange(of: marker),
-                  let owner = try? IdentityName(String(file[..<range.lowerBound])), name == nil || owner == name
-            else { return nil }
-            return Backup(name: owner, fileName: file)
-        }.sorted { $0.fileName < $1.fileName }
-    }
-
-    /// The vault inside a backup.
-    public func vault(in backup: Backup) throws -> Vault {
-        let path = "\(directory)/\(backup.fileName)"
-        guard let vault = try Self.readVault(at: path, as: backup.name) else {
-            throw VaultError.notFound(name: backup.fileName, directory: directory)
-        }
-        return vault
     }
 
     static func readVault(at path: String, as name: IdentityName) throws -> Vault? {
@@ -144,11 +121,6 @@ public struct VaultStore: Sendable {
         return warnings
     }
 
-    /// Seconds before the next PIN attempt is accepted, so that a person is told before typing one.
-    public func secondsUntilNextAttempt(_ name: IdentityName) -> Int? {
-        (try? Throttle.load(throttlePath(of: name), now: now()))?.secondsLeft(now: now())
-    }
-
     // MARK: Changing
 
     /// Writes a new vault. An existing identity is refused unless `replacing`, in which case the old file is
@@ -162,18 +134,7 @@ public struct VaultStore: Sendable {
             var backup: String?
             if exists(vault.name) {
                 guard replacing else { throw VaultError.alreadyExists(name: vault.name.rawValue) }
-                let stamp = String(now().formatted(.iso8601)).filter { (c: Character) in c != ":" && c != "-" }
-                // The random tail keeps replacements within one second apart; at 4 hex digits two can still draw
-                // the same one (a test making 100 in a row did), so a taken name means another draw.
-                var backupPath = ""
-                for _ in 0..<64 {
-                    backupPath = "\(path)\(Self.backupMarker)\(stamp)-\(Hex.string(Sodium.randomBytes(count: 2)))"
-                    if link(path, backupPath) == 0 { break }
-                    guard errno == EEXIST else { throw AtomicFile.ioError("back up", path) }
-                    backupPath = ""
-                }
-                guard !backupPath.isEmpty else { throw AtomicFile.ioError("back up", path, code: EEXIST) }
-                backup = backupPath
+                backup = try backups.keep(path, at: now())
                 CrashPoint.reached("backup linked")
             }
             do {
@@ -184,7 +145,7 @@ public struct VaultStore: Sendable {
                 if let backup, Self.sameFile(path, backup) { unlink(backup) }
                 throw error
             }
-            try clearThrottle(vault.name)
+            try attempts.clear(vault.name)
             CrashPoint.reached("wrong-PIN count cleared")
             if backup != nil { endSessions(of: vault.name) }
             return backup
@@ -241,7 +202,7 @@ public struct VaultStore: Sendable {
     @discardableResult
     public func remove(_ name: IdentityName, pin: PIN?, includingBackups: Bool = false) throws -> Removal {
         try withLock(writing: true) {
-            let backups = try backups(of: name)
+            let backups = try self.backups.list(of: name)
             var vault: Vault?
             if pin == nil && includingBackups && !backups.isEmpty && !exists(name) {
                 vault = nil
@@ -249,7 +210,7 @@ public struct VaultStore: Sendable {
                 vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? self.vault(named: name)
                 guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
                 CrashPoint.reached("vault unlinked")
-                try clearThrottle(name)
+                try attempts.clear(name)
                 CrashPoint.reached("wrong-PIN count cleared")
             }
             if includingBackups {
@@ -267,32 +228,6 @@ public struct VaultStore: Sendable {
 
     // MARK: Internals
 
-    /// Counts the attempt about to be made as a failure, before the PIN is tried; `unlock` clears the count
-    /// once the PIN proves right. Writing it first means an attempt that cannot be recorded is never made (a
-    /// full disk or a read-only directory must not give unlimited guesses), and killing the process during the
-    /// key derivation saves no guess either.
-    func willTryPIN(_ name: IdentityName) throws {
-        _ = try recordAttempt(name)
-    }
-
-    private func recordAttempt(_ name: IdentityName) throws -> (before: Throttle, after: Throttle) {
-        let throttlePath = throttlePath(of: name)
-        let before = try Throttle.load(throttlePath, now: now())
-        if let wait = before.secondsLeft(now: now()) {
-            // A counter planted with a wait beyond the longest is stored back capped, so that it ends.
-            if before.wasClamped { try? before.save(throttlePath, directory: directory) }
-            throw VaultError.throttled(secondsLeft: wait)
-        }
-        var after = before
-        after.recordFailure(now: now())
-        do {
-            try after.save(throttlePath, directory: directory)
-        } catch let VaultError.io(_, _, reason) {
-            throw VaultError.cannotRecordAttempts(directory: directory, reason: reason)
-        }
-        return (before, after)
-    }
-
     /// Opens the vault under the lock already held; with `seen`, refuses (before any attempt is counted) a vault
     /// that is no longer the one the caller read.
     private func unlockHoldingLock(_ name: IdentityName, pin: PIN, expecting seen: Vault? = nil) throws
@@ -300,10 +235,10 @@ public struct VaultStore: Sendable {
     {
         let vault = try vault(named: name)
         if let seen, vault != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
-        let (before, after) = try recordAttempt(name)
+        let (before, after) = try attempts.record(name)
         do {
             let (keyPair, root) = try vault.openWithRoot(pin: pin, path: path(of: name), tpm: tpm)
-            try? clearThrottle(name)
+            try? attempts.clear(name)
             return (vault, keyPair, root)
         } catch VaultError.incorrectPIN {
             throw VaultError.incorrectPIN(triesBeforeWait: after.triesBeforeWait, waitSeconds: after.secondsLeft(now: now()) ?? 0)
@@ -311,7 +246,7 @@ public struct VaultStore: Sendable {
             throw error  // counted here too, and the TPM's own count is the one the message gives
         } catch {
             // Not a wrong PIN (no memory for the key derivation, a damaged key): the attempt does not count.
-            if before == Throttle() { try? clearThrottle(name) } else { try? before.save(throttlePath(of: name), directory: directory) }
+            try? attempts.restore(name, to: before)
             throw error
         }
     }
@@ -323,12 +258,6 @@ public struct VaultStore: Sendable {
     private static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat(), second = stat()
         return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
-    }
-
-    private func clearThrottle(_ name: IdentityName) throws {
-        if unlink(throttlePath(of: name)) != 0 && errno != ENOENT {
-            throw AtomicFile.ioError("reset", throttlePath(of: name))
-        }
     }
 
     /// Creates the directory (and missing parents) with mode 0700.
