@@ -29,7 +29,7 @@ public enum TransactionError: KeystoreError, Equatable {
         case .full:
             "The envelope already has 20 signatures, the most XDR allows; nothing was signed."
         case .unknownNetwork(let name):
-            "Unknown network '\(TerminalText.escaped(name))'; the known ones are public, testnet and futurenet."
+            "Unknown network '\(TerminalText.escaped(name))'."
         case .noNetwork:
             "No network was given, and none is ever guessed."
         case .conflictingNetworks:

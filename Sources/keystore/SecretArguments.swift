@@ -9,11 +9,12 @@ enum SecretArguments {
     /// A run of this many BIP39 words in a row is taken for (part of) a recovery phrase.
     static let phraseRun = 3
 
-    /// Whether any argument is a valid `S…` seed, or the arguments hold a run of BIP39 words, whether given as one
-    /// quoted argument or as several.
+    /// Whether any argument is a valid `S…` seed or a TPM lockout code, or the arguments hold a run of BIP39
+    /// words, whether given as one quoted argument or as several.
     static func containSecret(_ arguments: [String]) -> Bool {
         var run = 0
         for argument in arguments {
+            if isLockoutCode(argument) { return true }
             for token in argument.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "," }) {
                 if isSeed(token) { return true }
                 run = Mnemonic.isWord(token) ? run + 1 : 0
@@ -24,10 +25,16 @@ enum SecretArguments {
         return false
     }
 
+    private static func isLockoutCode(_ argument: String) -> Bool {
+        guard argument.utf8.count >= 55, argument.utf8.count <= 80 else { return false }
+        var bytes = Array(argument.utf8)
+        return (try? LockoutCode(typed: SecureBytes(consuming: &bytes))) != nil
+    }
+
     private static func isSeed(_ token: Substring) -> Bool {
         token.first == "S" && token.count == 56 && (try? StrKey(String(token)))?.kind == .secretSeed
     }
 
     static let refusal = CLIError.secretOnCommandLine(
-        "a secret seed or recovery phrase from the command line; pass it on standard input or at the prompt instead")
+        "a secret (a seed, a recovery phrase or a lockout code) from the command line; pass it on standard input or at the prompt instead")
 }

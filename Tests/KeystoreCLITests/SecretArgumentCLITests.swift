@@ -10,7 +10,7 @@ import Testing
 
     func expectRefusedWithoutTheSecret(_ result: KeystoreProcess.Result, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result.status == 10, "\(arguments): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
-        #expect(result.stderrLines.count == 1 && result.stderr.contains("secret seed or recovery phrase from the command line"),
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("a secret (a seed, a recovery phrase or a lockout code) from the command line"),
                 "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
         expectNoSecret(result, sourceLocation: sourceLocation)
     }
