@@ -9,8 +9,13 @@ extension Keystore {
     }
 
     /// The signer of a live session; with `name`, the session must be that identity's.
+    ///
+    /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
+    /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
     public func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
         let session = try sessions.session(for: token, identity: name.map(identity))
+        let vault = try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
+        guard vault.publicKey == session.keyPair.publicKey else { throw SessionError.vaultChanged(name: vault.name.rawValue) }
         return Signer(name: session.identity.name, keyPair: session.keyPair, isFromPhrase: nil)
     }
 

@@ -24,10 +24,12 @@ import TestFixtures
     func sessionFile(_ token: SessionToken) -> String { sessions.path(of: token) }
 
     @Test func aSessionEndsWhenItsVaultHoldsAnotherKey() throws {
-        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let token = try SessionStore(directory: directory.path + "/run").open(keyPair, for: identity, ttl: 60)  // the real clock
+        let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/run")
+        #expect(try keystore.signer(session: token).address == keyPair.publicKey.accountID)
         let store = try VaultStore(directory: directory.path)
         try store.create(Vault.seal(.random(), name: .default, pin: PIN("270419"), kdf: cheapKDF), replacing: true)
-        #expect(throws: SessionError.vaultChanged(name: "default")) { try sessions.keyPair(for: token, identity: identity) }
+        #expect(throws: SessionError.vaultChanged(name: "default")) { try keystore.signer(session: token) }
     }
 
     @Test func changingThePINEndsTheSessionsOfTheIdentityOnly() throws {

@@ -105,10 +105,8 @@ public struct SessionStore: Sendable {
     }
 
     /// The key pair of a live session of `identity`, or of whichever identity the session is for when `identity`
-    /// is nil. Expired sessions are deleted on the way.
-    ///
-    /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
-    /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
+    /// is nil. Expired sessions are deleted on the way. Whether the vault still holds that key is the caller's
+    /// to check (`Keystore.signer(session:name:)`): this store knows nothing of vaults.
     public func keyPair(for token: SessionToken, identity: Owner?) throws -> KeyPair {
         try session(for: token, identity: identity).keyPair
     }
@@ -127,8 +125,6 @@ public struct SessionStore: Sendable {
         guard identity == nil || identity == session.identity else {
             throw SessionError.otherIdentity(name: session.identity.name.rawValue)
         }
-        let vault = try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
-        guard vault.publicKey == session.keyPair.publicKey else { throw SessionError.vaultChanged(name: vault.name.rawValue) }
         return (session.keyPair, session.identity)
     }
 
