@@ -71,6 +71,25 @@ import Testing
         #expect(Self.literals(#"let a = "run 'keystore login'" // "--not-this""#) == ["run 'keystore login'"])
     }
 
+    /// The generated XDR reader compiles without warnings: every offset it keeps for an error is used.
+    @Test func theGeneratedReaderKeepsNoUnusedOffset() throws {
+        let generated = try Self.text("Sources/StellarTransactions/XDR.generated.swift")
+        let kept = generated.components(separatedBy: "let at = r.offset").count - 1
+        let used = generated.components(separatedBy: "at: at)").count - 1
+        #expect(kept > 0 && kept == used, "\(kept) offsets kept, \(used) used")
+    }
+
+    /// The exit codes are in `--help` (and so in the main man page): an installed binary has no README.
+    @Test func helpListsEveryExitCode() throws {
+        let help = try KeystoreProcess().run(["--help"]).stdout
+        for line in ["  0   success", "  3   incorrect-pin", "  10  refused", "  11  output-failed", "  64  usage"] {
+            #expect(help.contains(line), "\(line)")
+        }
+        #expect(!help.contains("README"))
+        let page = try Self.text("docs/man/keystore.1")
+        #expect(page.contains("output-failed") && page.contains("incorrect-pin"))
+    }
+
     /// One boundary file per C library: libsodium behind Sodium.swift, tpm2-tss behind TPM.swift.
     @Test func eachCLibraryIsCalledFromOneFile() throws {
         let sodium = try Regex(#"\b(crypto_[a-z0-9_]+|sodium_[a-z_]+|randombytes_[a-z_]+)\("#)

@@ -16,6 +16,9 @@ private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ
         let derived = try home.run(["derive", "--account", "3", "--add", "third", "--pin-stdin", "--json"], stdin: "270419\n")
         let object = try JSONSerialization.jsonObject(with: Data(derived.stdoutBytes)) as? [String: Any]
         #expect(object?["address"] as? String == account3 && object?["account"] as? Int == 3 && object?["name"] as? String == "third")
+        // What was added is said, not only printed as an address.
+        #expect(derived.stderr.contains("added identity third (\(account3)): account 3 of default's recovery phrase, under the same PIN"),
+                "\(derived.stderr)")
         #expect(try home.run(["login", "--name", "third", "--pin-stdin"], stdin: "270419\n").stdout == account3 + "\n")
         // The phrase is nowhere on disk or in any output.
         for (_, bytes) in home.snapshot() { #expect(!String(decoding: bytes, as: UTF8.self).contains("illness spike")) }

@@ -245,4 +245,23 @@ final class PseudoTerminal {
         #expect(scripted.status == 0 && !scripted.stderr.contains("eval"), "\(scripted.stderr)")
         _ = try keystore.run(["logout", "--all", "--name", KeystoreHome.golden.name])
     }
+
+    /// import-stellar-cli says what it found before a person chooses the PIN that will protect it.
+    @Test func importSaysWhatItFoundBeforeThePIN() throws {
+        let config = home.path + "/stellar"
+        try FileManager.default.createDirectory(atPath: config + "/identity", withIntermediateDirectories: true)
+        try "secret_key = \"\(KeystoreHome.golden.seed)\"\n".write(toFile: config + "/identity/alice.toml", atomically: false, encoding: .utf8)
+        let importing = try start(["import-stellar-cli", "--config-dir", config, "--kdf", "interactive"])
+        terminal.waitFor("New PIN (6 digits): ")
+        terminal.type("270419")
+        terminal.waitFor("Repeat the PIN: ")
+        terminal.type("270419")
+        let result = try importing.wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        let found = try #require(result.stderr.range(of: "importing 1 stellar-cli identity from \(config): alice"), "\(result.stderr)")
+        _ = found
+        // Said before the prompt: the note is on standard error, the prompt on the terminal, so the order shows
+        // on the terminal only when standard error is it; here the note must simply precede the import's line.
+        #expect(result.stdout.hasPrefix("alice\timported"), "\(result.stdout)")
+    }
 }
