@@ -144,20 +144,7 @@ extension SummaryText {
             add("at least", amount(op.minAmountA) + " A and " + amount(op.minAmountB) + " B")
         case .invokeHostFunctionOp(let op):
             type = "INVOKE_HOST_FUNCTION"
-            switch op.hostFunction {
-            case .invokeContract(let call):
-                add("contract", address(call.contractAddress))
-                add("function", .text(call.functionName.value))
-                add("arguments", .count(call.args.count))
-            case .createContract(let create):
-                add("creates", contract(create.contractIDPreimage, create.executable))
-            case .createContractV2(let create):
-                add("creates", contract(create.contractIDPreimage, create.executable))
-                add("constructor args", .count(create.constructorArgs.count))
-            case .wasm(let wasm):
-                add("uploads", "contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))")
-            }
-            add("authorizations", .count(op.auth.count))
+            fields += ContractCallText.fields(op)
         case .extendFootprintTTLOp(let op):
             type = "EXTEND_FOOTPRINT_TTL"
             add("extend to", "\(op.extendTo) ledgers")
@@ -166,19 +153,6 @@ extension SummaryText {
         }
         // The XDR name in lower case, as Horizon and stellar-sdk's JSON name operations, in text and JSON alike.
         return .init(type: type.lowercased(), source: operation.sourceAccount.map(muxed), fields: fields)
-    }
-
-    static func contract(_ preimage: XDR.ContractIDPreimage, _ executable: XDR.ContractExecutable) -> String {
-        let code: String
-        switch executable {
-        case .wasmHash(let hash): code = "Wasm \(Hex.string(hash.value))"
-        case .stellarAsset: code = "the Stellar asset contract"
-        case .externalRef: code = "an external executable"
-        }
-        switch preimage {
-        case .fromAddress(let from): return "a contract of \(code), deployed by \(address(from.address))"
-        case .fromAsset(let asset): return "\(code) for \(Self.asset(asset))"
-        }
     }
 
     static func ledgerKey(_ key: XDR.LedgerKey) -> String {

@@ -47,6 +47,13 @@ extension SummaryText {
                 if let signer = op.signer, signer.weight > 0 {
                     warnings.append("\(number) adds \(signerKey(signer.key)) as a signer of \(account), with weight \(signer.weight): it can then sign for it")
                 }
+            case .invokeHostFunctionOp(let op):
+                for (entry, authorization) in op.auth.enumerated() {
+                    if case .sourceAccount = authorization.credentials { continue }
+                    if !ContractCallText.isStrict(authorization, for: op.hostFunction) {
+                        warnings.append("\(number)'s authorization \(entry + 1) is not strict: its root is not this call, so its signature could serve another transaction that contains it")
+                    }
+                }
             case .destination(let destination):
                 warnings.append("\(number) merges \(account) away: the account is deleted and all its XLM goes to \(muxed(destination))")
             default:

@@ -1,0 +1,156 @@
+import StellarKeys
+
+/// What an `INVOKE_HOST_FUNCTION` operation does, for a person: the call with every argument (`SCValText`), a
+/// sentence for the SEP-41 token functions whose arguments have exactly the expected types, what a contract
+/// creation makes, and every authorisation entry with its credentials and its whole invocation tree, marked
+/// strict when its root is exactly this operation's call.
+enum ContractCallText {
+    typealias Field = TransactionSummary.Field
+
+    static func fields(_ op: XDR.InvokeHostFunctionOp) -> [Field] {
+        var fields: [Field] = []
+        func add(_ name: String, _ value: TransactionSummary.Value) { fields.append(.init(name: name, value: value)) }
+        switch op.hostFunction {
+        case .invokeContract(let call):
+            add("contract", .plain(SummaryText.address(call.contractAddress)))
+            add("function", .text(call.functionName.value))
+            add("arguments", .count(call.args.count))
+            for (index, argument) in call.args.enumerated() { add("argument \(index + 1)", .plain(SCValText.shown(argument))) }
+            if let sentence = sep41(call) { add("reads as", .plain(sentence)) }
+        case .createContract(let create):
+            add("creates", .plain(created(create.contractIDPreimage, create.executable)))
+        case .createContractV2(let create):
+            add("creates", .plain(created(create.contractIDPreimage, create.executable)))
+            add("constructor args", .count(create.constructorArgs.count))
+            for (index, argument) in create.constructorArgs.enumerated() {
+                add("constructor arg \(index + 1)", .plain(SCValText.shown(argument)))
+            }
+        case .wasm(let wasm):
+            add("uploads", .plain("contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))"))
+        }
+        add("authorizations", .count(op.auth.count))
+        for (index, entry) in op.auth.enumerated() {
+            // Strictness is a question for an address's own signature; the source account's is the transaction's.
+            var strictness = ""
+            if case .sourceAccount = entry.credentials {} else {
+                strictness = isStrict(entry, for: op.hostFunction) ? ", strict" : ", NOT STRICT: its root is not this call"
+            }
+            add("authorization \(index + 1)", .plain(credentials(entry.credentials) + strictness))
+            for (depth, line) in invocationLines(entry.rootInvocation, depth: 0) {
+                add(String(repeating: "  ", count: depth) + "invokes", .plain(line))
+            }
+        }
+        return fields
+    }
+
+    /// Whether an entry authorises exactly this operation's host function at its root: a signature for anything
+    /// else could be replayed in another transaction whose tree contains it.
+    static func isStrict(_ entry: XDR.SorobanAuthorizationEntry, for function: XDR.HostFunction) -> Bool {
+        switch (entry.rootInvocation.function, function) {
+        case (.contractFn(let authorized), .invokeContract(let called)):
+            return exact(authorized) == exact(called)
+        case (.createContractHostFn(let authorized), .createContract(let called)):
+            return created(authorized.contractIDPreimage, authorized.executable) == created(called.contractIDPreimage, called.executable)
+        case (.createContractV2HostFn(let authorized), .createContractV2(let called)):
+            return created(authorized.contractIDPreimage, authorized.executable) == created(called.contractIDPreimage, called.executable)
+                && authorized.constructorArgs.map(SCValText.exact) == called.constructorArgs.map(SCValText.exact)
+        default:
+            return false
+        }
+    }
+
+    static func credentials(_ credentials: XDR.SorobanCredentials) -> String {
+        func address(_ address: XDR.SorobanAddressCredentials) -> String {
+            "\(SummaryText.address(address.address)), nonce \(address.nonce), signature expires after ledger \(address.signatureExpirationLedger)"
+        }
+        switch credentials {
+        case .sourceAccount: return "by the transaction's source account"
+        case .address(let credentials): return "by " + address(credentials)
+        case .addressV2(let credentials): return "by " + address(credentials) + " (bound to the address, CAP-71)"
+        case .addressWithDelegates(let credentials):
+            return "by " + address(credentials.addressCredentials) + ", with \(credentials.delegates.count) delegate signature(s)"
+        }
+    }
+
+    /// The invocation tree, one line per call, each with its depth.
+    static func invocationLines(_ invocation: XDR.SorobanAuthorizedInvocation, depth: Int) -> [(Int, String)] {
+        let line: String
+        switch invocation.function {
+        case .contractFn(let invoked): line = call(invoked)
+        case .createContractHostFn(let create): line = "create " + created(create.contractIDPreimage, create.executable)
+        case .createContractV2HostFn(let create):
+            line = "create " + created(create.contractIDPreimage, create.executable) + " with ("
+                + create.constructorArgs.map(SCValText.shown).joined(separator: ", ") + ")"
+        }
+        return [(depth, line)] + invocation.subInvocations.flatMap { invocationLines($0, depth: depth + 1) }
+    }
+
+    static func call(_ call: XDR.InvokeContractArgs) -> String {
+        "\(SummaryText.address(call.contractAddress)) \(SummaryText.quoted(call.functionName.value))("
+            + call.args.map(SCValText.shown).joined(separator: ", ") + ")"
+    }
+
+    private static func exact(_ call: XDR.InvokeContractArgs) -> [String] {
+        [SummaryText.address(call.contractAddress), Hex.string(call.functionName.value)] + call.args.map(SCValText.exact)
+    }
+
+    static func created(_ preimage: XDR.ContractIDPreimage, _ executable: XDR.ContractExecutable) -> String {
+        let code: String
+        switch executable {
+        case .wasmHash(let hash): code = "Wasm \(Hex.string(hash.value))"
+        case .stellarAsset: code = "the Stellar asset contract"
+        case .externalRef: code = "an external executable"
+        }
+        switch preimage {
+        case .fromAddress(let from):
+            return "a contract of \(code), deployed by \(SummaryText.address(from.address)) with salt \(Hex.string(from.salt.value))"
+        case .fromAsset(let asset): return "\(code) for \(SummaryText.asset(asset))"
+        }
+    }
+
+    // MARK: SEP-41
+
+    /// The SEP-41 token functions, by their argument types; a call with other types gets no sentence, since a
+    /// name alone proves nothing about what a contract does.
+    private enum Kind { case address, amount, ledger }
+    private static let tokenFunctions: [String: [Kind]] = [
+        "transfer": [.address, .address, .amount], "transfer_from": [.address, .address, .address, .amount],
+        "approve": [.address, .address, .amount, .ledger], "burn": [.address, .amount], "burn_from": [.address, .address, .amount],
+        "mint": [.address, .amount], "clawback": [.address, .amount],
+    ]
+
+    static func sep41(_ call: XDR.InvokeContractArgs) -> String? {
+        let name = String(decoding: call.functionName.value, as: UTF8.self)
+        guard let kinds = tokenFunctions[name], kinds.count == call.args.count else { return nil }
+        var addresses: [String] = []
+        var amount = ""
+        var ledger = ""
+        for (kind, argument) in zip(kinds, call.args) {
+            switch (kind, argument) {
+            case (.address, .address(let address)): addresses.append(SummaryText.address(address))
+            case (.amount, .i128(let parts)): amount = WideInteger(signedWords: [UInt64(bitPattern: parts.hi), parts.lo]).decimal
+            case (.ledger, .u32(let number)): ledger = String(number)
+            default: return nil
+            }
+        }
+        let quantity = "\(amount) (\(sevenDecimals(amount)) at 7 decimals, as every Stellar Asset Contract has)"
+        let contract = SummaryText.address(call.contractAddress)
+        switch name {
+        case "transfer": return "transfer \(quantity) from \(addresses[0]) to \(addresses[1]) on \(contract)"
+        case "transfer_from": return "\(addresses[0]) transfers \(quantity) from \(addresses[1]) to \(addresses[2]) on \(contract)"
+        case "approve": return "\(addresses[0]) lets \(addresses[1]) spend \(quantity) until ledger \(ledger) on \(contract)"
+        case "burn": return "burn \(quantity) of \(addresses[0]) on \(contract)"
+        case "burn_from": return "\(addresses[0]) burns \(quantity) of \(addresses[1]) on \(contract)"
+        case "mint": return "mint \(quantity) to \(addresses[0]) on \(contract)"
+        default: return "claw back \(quantity) from \(addresses[0]) on \(contract)"
+        }
+    }
+
+    /// An exact decimal integer with the point moved 7 places left.
+    static func sevenDecimals(_ integer: String) -> String {
+        let negative = integer.hasPrefix("-")
+        let digits = negative ? String(integer.dropFirst()) : integer
+        let padded = String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        return (negative ? "-" : "") + padded.dropLast(7) + "." + padded.suffix(7)
+    }
+}
