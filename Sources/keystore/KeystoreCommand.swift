@@ -13,7 +13,18 @@ struct KeystoreCommand: ParsableCommand {
     /// on its own (`parse()`'s fast path), the search for a completion-script request, which builds two more
     /// commands by reflection (14% of a session `sign`, by `perf record`). It affects nothing else unless the
     /// subcommand is the root, which it is only there, and only when no completion script was asked for.
-    static let name = "keystore"
+    ///
+    /// Run as `stellar-keystore` (a symlink: stellar-cli runs `stellar-X` from PATH for `stellar X …`, with the
+    /// remaining arguments), it is `stellar keystore`, so that usage lines and help show what the user typed.
+    static let name = invokedName == pluginName ? "stellar keystore" : "keystore"
+
+    /// The name stellar-cli looks for on PATH for `stellar keystore …`.
+    static let pluginName = "stellar-keystore"
+
+    /// The last component of argv[0]: the name this binary was run under.
+    static var invokedName: Substring {
+        (CommandLine.arguments.first ?? "").split(separator: "/").last ?? ""
+    }
 
     static let configuration = CommandConfiguration(
         commandName: name,

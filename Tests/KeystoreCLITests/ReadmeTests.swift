@@ -35,6 +35,8 @@ import StellarKeystore
         #expect(installed.status == 0 && installed.stdout.hasPrefix(KeystoreCommand.version), "\(installed.stderr)")
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.1"))
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.tpm-protect.1"))
+        let plugin = try KeystoreProcess(program: home + "/.local/bin/stellar-keystore").run(["--help"])
+        #expect(plugin.status == 0 && plugin.stdout.contains("USAGE: stellar keystore <subcommand>"), "\(plugin.stderr)")
         let completion = try String(contentsOfFile: home + "/.local/share/bash-completion/completions/keystore", encoding: .utf8)
         #expect(completion.contains("tpm-reset-lockout"))
     }
