@@ -95,6 +95,19 @@ enum Console {
         return fd
     }
 
+    /// A non-secret input given as an argument, else in `file`, else on standard input (with `prompt` when that is
+    /// a terminal), up to `limit` bytes.
+    static func readInput(_ argument: String?, file: String?, prompt: String, limit: Int) throws -> [UInt8] {
+        if let argument { return Array(argument.utf8) }
+        if let file {
+            let fd = try openInput(file)
+            defer { close(fd) }
+            return try readAll(fd, source: file, limit: limit)
+        }
+        if isatty(STDIN_FILENO) != 0 { SecretInput.tell(prompt + " (end with Ctrl-D):") }
+        return try readAll(STDIN_FILENO, source: "standard input", limit: limit)
+    }
+
     /// Everything `fd` gives until its end, byte for byte; refused once it passes `limit` bytes, without reading
     /// further, so that a huge input costs no more memory than the limit. Not for secrets.
     static func readAll(_ fd: Int32, source: String, limit: Int) throws -> [UInt8] {

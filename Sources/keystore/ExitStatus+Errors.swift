@@ -19,6 +19,7 @@ extension KeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInpu
 extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 
 extension TransactionError: CommandLineError {
     var exitStatus: ExitStatus {

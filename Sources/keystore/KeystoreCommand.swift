@@ -46,7 +46,7 @@ struct KeystoreCommand: ParsableCommand {
         (["signup"], Signup.self), (["login"], Login.self), (["logout"], Logout.self), (["status"], Status.self),
         (["change-pin"], ChangePIN.self), (["export"], Export.self), (["list"], List.self), (["remove"], Remove.self),
         (["address", "whoami"], Address.self), (["sign"], Sign.self), (["sign-message"], SignMessage.self),
-        (["sign-tx"], SignTx.self), (["show-tx"], ShowTx.self), (["verify"], Verify.self), (["recover"], Recover.self),
+        (["sign-tx"], SignTx.self), (["sign-auth"], SignAuth.self), (["show-tx"], ShowTx.self), (["verify"], Verify.self), (["recover"], Recover.self),
         (["derive"], Derive.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
         (["bench-kdf"], BenchKDF.self), (["bind"], Bind.self), (["unbind"], Unbind.self), (["tpm-status"], TPMStatus.self),
         (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["strkey"], StrKeyCommand.self),

@@ -42,6 +42,22 @@ struct SigningKeyOptions: ParsableArguments {
     }
 }
 
+extension SigningKeyOptions {
+    /// What is about to be signed, on standard error; also on the terminal when a PIN is about to be typed there
+    /// and standard error goes elsewhere, so that the person typing it sees what it signs.
+    func showBeforeSigning(_ lines: [String]) {
+        let text = Array(lines.map { $0 + "\n" }.joined().utf8)
+        Console.write(text, to: STDERR_FILENO)
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil {
+            let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            if tty >= 0 {
+                Console.write(text, to: tty)
+                close(tty)
+            }
+        }
+    }
+}
+
 /// How signatures are printed.
 enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     case base64, hex

@@ -49,15 +49,8 @@ struct EnvelopeOptions: ParsableArguments {
     var fromStandardInput: Bool { envelope == nil && file == nil }
 
     func read() throws -> TransactionEnvelope {
-        if let envelope { return try TransactionEnvelope(base64: envelope) }
-        let limit = TransactionEnvelope.maximumTextSize
-        if let file {
-            let fd = try Console.openInput(file)
-            defer { close(fd) }
-            return try TransactionEnvelope(base64: Console.readAll(fd, source: file, limit: limit))
-        }
-        if isatty(STDIN_FILENO) != 0 { SecretInput.tell("Transaction envelope, base64 (end with Ctrl-D):") }
-        return try TransactionEnvelope(base64: Console.readAll(STDIN_FILENO, source: "standard input", limit: limit))
+        try TransactionEnvelope(base64: Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64",
+                                                          limit: TransactionEnvelope.maximumTextSize))
     }
 }
 
@@ -129,19 +122,7 @@ struct SignTx: ParsableCommand {
         }
     }
 
-    /// The summary on standard error; also on the terminal when a PIN is about to be typed there and standard
-    /// error goes elsewhere, so that the person typing it sees what it signs.
-    private func show(_ summary: TransactionSummary) {
-        let text = Array(summary.lines.map { $0 + "\n" }.joined().utf8)
-        Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && key.pin.isInteractive && SigningKeyOptions.sessionToken == nil {
-            let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
-            if tty >= 0 {
-                Console.write(text, to: tty)
-                close(tty)
-            }
-        }
-    }
+    private func show(_ summary: TransactionSummary) { key.showBeforeSigning(summary.lines) }
 }
 
 struct ShowTx: ParsableCommand {

@@ -1,0 +1,102 @@
+import StellarKeys
+
+/// What an address signs to authorize a Soroban contract invocation: a `HashIDPreimage` of type
+/// `ENVELOPE_TYPE_SOROBAN_AUTHORIZATION` (or `…_WITH_ADDRESS`, CAP-71, which also binds the address), exactly as
+/// given. It is what Freighter's and SEP-43's `signAuthEntry` receive. The signature is Ed25519 over the SHA-256 of
+/// these bytes, which are never re-encoded.
+public struct AuthorizationPreimage: Sendable {
+    public let bytes: [UInt8]
+    /// SHA-256 of the passphrase of the network the authorization is for.
+    public let networkID: [UInt8]
+    public let nonce: Int64
+    /// The last ledger at which the signature is valid.
+    public let signatureExpirationLedger: UInt32
+    /// The address the preimage binds (`…_WITH_ADDRESS` only), as `G…`/`C…`/`M…`.
+    public let boundAddress: String?
+    let invocation: XDR.SorobanAuthorizedInvocation
+
+    /// The largest preimage accepted, in base64 as given (an envelope's limit).
+    public static let maximumTextSize = TransactionEnvelope.maximumTextSize
+
+    /// Reads a preimage in base64; white space (a final newline included) is ignored.
+    public init(base64 text: [UInt8]) throws {
+        guard text.count <= Self.maximumTextSize else { throw AuthorizationError.tooLarge(text.count) }
+        let compact = text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        guard !compact.isEmpty else { throw AuthorizationError.empty }
+        guard let bytes = Base64.decode(compact) else { throw AuthorizationError.notBase64 }
+        try self.init(xdr: bytes)
+    }
+
+    public init(base64 text: String) throws {
+        try self.init(base64: Array(text.utf8))
+    }
+
+    /// Reads a preimage's XDR bytes; any other `HashIDPreimage` arm (an operation or contract ID) is refused.
+    public init(xdr bytes: [UInt8]) throws {
+        var reader = XDRReader(bytes)
+        do {
+            let type = try XDR.EnvelopeType(xdr: &reader)
+            guard type == .sorobanAuthorization || type == .sorobanAuthorizationWithAddress else {
+                throw AuthorizationError.notAnAuthorization(type.xdrName)
+            }
+            networkID = try reader.fixedOpaque(32)
+            nonce = try reader.int64()
+            signatureExpirationLedger = try reader.uint32()
+            boundAddress = type == .sorobanAuthorizationWithAddress ? SummaryText.address(try XDR.SCAddress(xdr: &reader)) : nil
+            invocation = try XDR.SorobanAuthorizedInvocation(xdr: &reader)
+            try reader.finish()
+        } catch let error as XDRError {
+            throw AuthorizationError.invalidXDR(error)
+        }
+        self.bytes = bytes
+    }
+
+    /// What the key signs: SHA-256 of the preimage.
+    public var hash: [UInt8] { bytes.withUnsafeBytes { Sodium.sha256($0) } }
+
+    /// The preimage's network must be `network`: a signature for one network is worthless on another, and a
+    /// preimage that names another is not what the caller thinks it is.
+    public func check(on network: StellarNetwork) throws {
+        guard networkID == network.id else { throw AuthorizationError.otherNetwork(expected: network.shown) }
+    }
+
+    /// For a person, before the key signs: the network, who signs (`signingAs`, by name and key), what the
+    /// signature binds, and the invocation tree with every argument (as a transaction summary shows an
+    /// authorization entry).
+    public func lines(on network: StellarNetwork, signingAs identity: (name: String, key: PublicKey)? = nil) -> [String] {
+        var lines = ["Authorization on \(network.shown)"]
+        func add(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: 12 - name.count) + value) }
+        if let identity { add("signer", "\(TerminalText.escaped(identity.name)) (\(identity.key.accountID))") }
+        add("hash", Hex.string(hash))
+        add("binds", boundAddress.map { "the address \($0) (CAP-71)" } ?? "any address whose credentials carry this nonce")
+        add("nonce", String(nonce))
+        add("expires", "after ledger \(signatureExpirationLedger)")
+        for (depth, line) in ContractCallText.invocationLines(invocation, depth: 0) {
+            lines.append("  " + String(repeating: "  ", count: depth) + "invokes     " + line)
+        }
+        return lines
+    }
+}
+
+/// What can be wrong with an authorization preimage to sign. All are bad input.
+public enum AuthorizationError: KeystoreError, Equatable {
+    case empty
+    case tooLarge(Int)
+    case notBase64
+    case invalidXDR(XDRError)
+    /// A `HashIDPreimage` of another kind (its XDR name).
+    case notAnAuthorization(String)
+    /// The preimage is for another network than the one named (shown).
+    case otherNetwork(expected: String)
+
+    public var message: String {
+        switch self {
+        case .empty: "The authorization preimage is empty."
+        case .tooLarge(let count): "The authorization preimage is \(count) bytes, more than the 1 MiB that is read."
+        case .notBase64: "The authorization preimage is not base64."
+        case .invalidXDR(let error): "The authorization preimage is not valid XDR: at byte \(error.offset), expected \(error.expected)."
+        case .notAnAuthorization(let type): "The preimage is a \(type), not a Soroban authorization; nothing was signed."
+        case .otherNetwork(let expected): "The authorization preimage is for another network than \(expected); nothing was signed."
+        }
+    }
+}
