@@ -29,6 +29,9 @@ enum FuzzTarget: String, CaseIterable {
     case stellarcli
     /// `TransactionEnvelope(xdr:)`: a transaction envelope's XDR, then its summary, hash and signing.
     case tx
+    /// `AuthorizationPreimage(xdr:)`: a Soroban authorization preimage (its invocation tree), then its summary
+    /// and signing.
+    case auth
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -45,6 +48,7 @@ enum FuzzTarget: String, CaseIterable {
         case .throttle: Self.throttle(Array(data))
         case .stellarcli: Self.stellarCLI(Array(data))
         case .tx: Self.transaction(Array(data))
+        case .auth: Self.authorization(Array(data))
         }
     }
 
@@ -130,6 +134,24 @@ enum FuzzTarget: String, CaseIterable {
             check(again.isSigned(by: signer.publicKey, hash: signed.hash), "the signature does not verify")
         } catch {
             check(envelope.signatures.count == TransactionEnvelope.maximumSignatures, "signing failed: \(error)")
+        }
+    }
+
+    private static func authorization(_ bytes: [UInt8]) {
+        let preimage: AuthorizationPreimage
+        do { preimage = try AuthorizationPreimage(xdr: bytes) } catch { return expectKeystoreError(error) }
+        check(preimage.bytes == bytes, "the preimage is not kept as given")
+        for network in StellarNetwork.wellKnown {
+            let lines = preimage.lines(on: network, signingAs: ("fuzz", signer.publicKey))
+            check(lines.allSatisfy(TerminalText.isPlain), "a summary line would reach the terminal with a control character")
+            let signing = Signer(name: .default, keyPair: signer, isFromPhrase: nil)
+            do {
+                let signature = try signing.signAuthorization(preimage: preimage, on: network)
+                check(preimage.networkID == network.id, "a preimage for another network was signed")
+                check(signer.publicKey.isValidSignature(signature, for: preimage.hash), "the signature does not verify")
+            } catch {
+                check(error as? AuthorizationError == .otherNetwork(expected: network.shown), "signing failed: \(error)")
+            }
         }
     }
 

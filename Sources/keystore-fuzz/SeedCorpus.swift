@@ -89,6 +89,14 @@ enum SeedCorpus {
             try save(.tx, "stellar-sdk-\(index)", Base64.decode(entry.envelope) ?? [])
         }
 
+        // Every authorization preimage stellar-sdk made, as raw XDR.
+        struct Preimages: Decodable {
+            struct Case: Decodable { var preimage: String }
+            var cases: [Case]
+        }
+        let preimages = try JSONDecoder().decode(Preimages.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/auth-preimages.json")))
+        for (index, entry) in preimages.cases.enumerated() { try save(.auth, "stellar-sdk-\(index)", Base64.decode(entry.preimage) ?? []) }
+
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw AtomicFile.ioError("create a directory in", "/tmp") }
