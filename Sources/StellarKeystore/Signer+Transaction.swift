@@ -17,3 +17,13 @@ extension Signer {
         return sign(preimage.hash)
     }
 }
+
+extension Signer {
+    /// Signs each authorization entry of `envelope` that asks for this identity's signature, valid through
+    /// `expirationLedger` (`TransactionEnvelope.signingAuthorizations(by:on:expirationLedger:allowingNonStrict:)`).
+    public func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+                                   allowingNonStrict: Bool = false) throws -> SignedAuthorizations {
+        try envelope.signingAuthorizations(by: keyPair, on: network, expirationLedger: expirationLedger,
+                                           allowingNonStrict: allowingNonStrict)
+    }
+}

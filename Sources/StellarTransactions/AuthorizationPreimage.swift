@@ -88,6 +88,14 @@ public enum AuthorizationError: KeystoreError, Equatable {
     case notAnAuthorization(String)
     /// The preimage is for another network than the one named (shown).
     case otherNetwork(expected: String)
+    /// Only a v1 envelope carries Soroban operations (the kind given).
+    case notV1(String)
+    /// The envelope carries this many envelope signatures, which new entry signatures would void.
+    case envelopeAlreadySigned(Int)
+    /// No entry asks for this account's signature; the addresses that entries do ask for.
+    case noEntry(for: String, asked: [String])
+    /// This entry (1-based) is not strict, and that was not allowed.
+    case notStrict(entry: Int)
 
     public var message: String {
         switch self {
@@ -97,6 +105,13 @@ public enum AuthorizationError: KeystoreError, Equatable {
         case .invalidXDR(let error): "The authorization preimage is not valid XDR: at byte \(error.offset), expected \(error.expected)."
         case .notAnAuthorization(let type): "The preimage is a \(type), not a Soroban authorization; nothing was signed."
         case .otherNetwork(let expected): "The authorization preimage is for another network than \(expected); nothing was signed."
+        case .notV1(let kind): "A \(kind) envelope carries no authorization entries to sign; sign the entries of the inner v1 transaction before it is wrapped."
+        case .envelopeAlreadySigned(let count):
+            "The envelope already carries \(count) signature(s); signing its authorization entries changes the transaction hash and would void them. Sign the entries first; nothing was signed."
+        case .noEntry(let address, let asked):
+            "No authorization entry asks for \(address)'s signature" + (asked.isEmpty ? "; the envelope asks for none." : "; it asks for \(asked.joined(separator: ", ")).")
+        case .notStrict(let entry):
+            "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction; nothing was signed."
         }
     }
 }

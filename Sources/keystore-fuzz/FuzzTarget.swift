@@ -122,6 +122,7 @@ enum FuzzTarget: String, CaseIterable {
         do { envelope = try TransactionEnvelope(xdr: bytes) } catch { return expectKeystoreError(error) }
         let summary = TransactionSummary(envelope, on: .testnet)
         check(summary.lines.allSatisfy(TerminalText.isPlain), "a summary line would reach the terminal with a control character")
+        authorizations(envelope)
         let signing = Signer(name: .default, keyPair: signer, isFromPhrase: nil)
         do {
             let signed = try signing.signTransaction(envelope, on: .testnet)
@@ -134,6 +135,30 @@ enum FuzzTarget: String, CaseIterable {
             check(again.isSigned(by: signer.publicKey, hash: signed.hash), "the signature does not verify")
         } catch {
             check(envelope.signatures.count == TransactionEnvelope.maximumSignatures, "signing failed: \(error)")
+        }
+    }
+
+    /// Signing an envelope's authorization entries splices bytes at offsets found by walking it: the result must
+    /// be an envelope again, with the same entries in the same places, the signed ones valid.
+    private static func authorizations(_ envelope: TransactionEnvelope) {
+        let signed: SignedAuthorizations
+        do {
+            signed = try envelope.signingAuthorizations(by: signer, on: .testnet, expirationLedger: 7, allowingNonStrict: true)
+        } catch {
+            return expectKeystoreError(error)
+        }
+        let again: TransactionEnvelope
+        do { again = try TransactionEnvelope(xdr: signed.envelope) } catch { return check(false, "signed entries do not parse: \(error)") }
+        check(again.hash(on: .testnet) != envelope.hash(on: .testnet), "signing entries left the transaction as it was")
+        let before = (try? envelope.authorizationSlots()) ?? [], after = (try? again.authorizationSlots()) ?? []
+        check(before.map(\.address) == after.map(\.address) && before.map(\.nonce) == after.map(\.nonce), "signing moved an entry")
+        for slot in after where signed.plan.toSign.contains(slot.number) {
+            check(Array(signed.envelope[slot.expirationOffset..<slot.expirationOffset + 4]) == [0, 0, 0, 7], "the expiration was not set")
+        }
+        // Entries left alone keep every byte.
+        for (old, new) in zip(before, after) where !signed.plan.toSign.contains(old.number) {
+            check(Array(envelope.bytes[old.invocationRange]) == Array(signed.envelope[new.invocationRange])
+                  && Array(envelope.bytes[old.signatureRange]) == Array(signed.envelope[new.signatureRange]), "an entry not signed changed")
         }
     }
 

@@ -89,13 +89,17 @@ enum SeedCorpus {
             try save(.tx, "stellar-sdk-\(index)", Base64.decode(entry.envelope) ?? [])
         }
 
-        // Every authorization preimage stellar-sdk made, as raw XDR.
+        // Every authorization preimage stellar-sdk made, and its envelopes with authorization entries (for the
+        // splicing of signed entries), as raw XDR.
         struct Preimages: Decodable {
             struct Case: Decodable { var preimage: String }
+            struct Envelope: Decodable { var envelope: String }
             var cases: [Case]
+            var envelopes: [Envelope]
         }
         let preimages = try JSONDecoder().decode(Preimages.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/auth-preimages.json")))
         for (index, entry) in preimages.cases.enumerated() { try save(.auth, "stellar-sdk-\(index)", Base64.decode(entry.preimage) ?? []) }
+        for (index, entry) in preimages.envelopes.enumerated() { try save(.tx, "auth-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
 
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)

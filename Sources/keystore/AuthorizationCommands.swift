@@ -10,45 +10,101 @@ struct SignAuth: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign-auth",
         _superCommandName: KeystoreCommand.name,
-        abstract: "Sign a Soroban authorization preimage (base64 HashIDPreimage), after showing what it authorizes.",
+        abstract: "Sign the Soroban authorization entries that ask for this identity, after showing what they authorize.",
         discussion: """
-            With --preimage: the input is a HashIDPreimage of type ENVELOPE_TYPE_SOROBAN_AUTHORIZATION (or \
-            ..._WITH_ADDRESS, CAP-71), as Freighter's and SEP-43's signAuthEntry receive it. Prints the Ed25519 \
-            signature of its SHA-256 in base64 (--json: {"signedAuthEntry", "signerAddress"}, as SEP-43 names them). \
-            The network is required, as for sign-tx, and a preimage for another network is refused. Before the key \
-            is used, the invocation tree goes to standard error; --quiet drops it. With --pin-stdin and the preimage \
-            on standard input, the PIN is the first line. Signing the entries inside a simulated transaction \
-            envelope is not built yet, so --preimage is required.
+            Takes a simulated transaction envelope (base64 XDR) and signs each authorization entry whose \
+            credentials are this identity's account (SOROBAN_CREDENTIALS_ADDRESS, or ADDRESS_V2 of CAP-71), valid \
+            through --expiration-ledger (required: keystore has no network to ask for the current ledger, and never \
+            guesses). Prints the same envelope with those entries' expiration and signature set; every other byte \
+            is as given. Refused before any PIN is asked: an envelope that already carries signatures (new entry \
+            signatures would void them), one with no entry for this identity (exit 2, naming the addresses it asks \
+            for), and a non-strict entry (its root is not this transaction's call) unless --allow-non-strict. \
+            Entries for other addresses, the source account's and entries with delegates are left as they are. \
+            With --preimage, the input is a bare HashIDPreimage, as Freighter's and SEP-43's signAuthEntry receive \
+            it: prints the Ed25519 signature of its SHA-256 in base64 (--json: {"signedAuthEntry", \
+            "signerAddress"}); one for another network is refused. The network is required, as for sign-tx. The \
+            summary goes to standard error; --quiet drops it. With --pin-stdin and the input on standard input, \
+            the PIN is the first line.
             """)
 
     @OptionGroup var key: SigningKeyOptions
 
-    @Flag(help: "The input is a bare HashIDPreimage.")
-    var preimage = false
-
-    @Argument(help: ArgumentHelp("The preimage, base64 XDR (default: standard input).", valueName: "xdr"))
+    @Argument(help: ArgumentHelp("The envelope (or with --preimage the preimage), base64 XDR (default: standard input).",
+                                 valueName: "xdr"))
     var xdr: String?
 
-    @Option(help: ArgumentHelp("Read the preimage from a file.", valueName: "path"))
+    @Option(help: ArgumentHelp("Read it from a file.", valueName: "path"))
     var file: String?
 
     @OptionGroup var networkOptions: NetworkOptions
+
+    @Option(help: ArgumentHelp("The last ledger at which the signatures are valid (required for an envelope).", valueName: "n"))
+    var expirationLedger: UInt32?
+
+    @Flag(help: "Also sign entries whose root is not this transaction's call.")
+    var allowNonStrict = false
+
+    @Flag(help: "The input is a bare HashIDPreimage, not an envelope.")
+    var preimage = false
 
     @Flag(help: "Do not print the summary.")
     var quiet = false
 
     func validate() throws {
-        if !preimage {
-            throw ValidationError("Signing the authorization entries of a transaction envelope is not built yet; give --preimage and a HashIDPreimage.")
+        if xdr != nil && file != nil { throw ValidationError("Give the input as an argument or --file, not both.") }
+        if preimage {
+            if expirationLedger != nil { throw ValidationError("A preimage carries its own expiration ledger; drop --expiration-ledger.") }
+            if allowNonStrict { throw ValidationError("--allow-non-strict is for an envelope's entries; a preimage has no transaction to compare with.") }
+        } else if expirationLedger == nil {
+            throw ValidationError("--expiration-ledger is required: keystore has no network to learn the current ledger, and never guesses.")
         }
-        if xdr != nil && file != nil { throw ValidationError("Give the preimage as an argument or --file, not both.") }
     }
 
     func run() throws {
         let network = try networkOptions.resolve()
         let pinFirst = key.pin.pinStdin && xdr == nil && file == nil ? try key.pin.read() : nil
-        let preimage = try AuthorizationPreimage(base64: Console.readInput(
-            xdr, file: file, prompt: "Authorization preimage, base64", limit: AuthorizationPreimage.maximumTextSize))
+        let input = try Console.readInput(xdr, file: file, prompt: preimage ? "Authorization preimage, base64" : "Transaction envelope, base64",
+                                          limit: TransactionEnvelope.maximumTextSize)
+        if preimage {
+            try signPreimage(try AuthorizationPreimage(base64: input), on: network, pinFirst: pinFirst)
+        } else if let expirationLedger {
+            try signEntries(in: try TransactionEnvelope(base64: input), on: network, expirationLedger: expirationLedger, pinFirst: pinFirst)
+        }
+    }
+
+    /// Every check the library makes runs in `beforePIN` (or, with a session, before the key signs), on the
+    /// identity's public key, and the summary is shown there too.
+    private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+                             pinFirst: PIN?) throws {
+        var checked = false
+        func check(_ name: IdentityName, _ publicKey: PublicKey) throws {
+            let plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: allowNonStrict)
+            checked = true
+            if !quiet {
+                key.showBeforeSigning(TransactionSummary(envelope, on: network).lines
+                                      + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey)))
+            }
+        }
+        let signer = try key.signer(alreadyRead: pinFirst) { name in
+            try check(name, try PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
+        }
+        if !checked { try check(signer.name, signer.publicKey) }
+        let signed = try signer.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger,
+                                                   allowingNonStrict: allowNonStrict)
+        if key.identity.json {
+            struct Output: Encodable {
+                let envelope, network, signer: String
+                let signed: [Int]
+                let leftAlone: [AuthorizationPlan.LeftAlone]
+            }
+            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: signer.address,
+                                         signed: signed.plan.toSign, leftAlone: signed.plan.leftAlone))
+        } else {
+            Console.print(signed.base64)
+        }
+    }
+
+    private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
         // Checked before any PIN is asked or key opened: a preimage for another network is never summarised as
         // if it were for this one.
         try preimage.check(on: network)

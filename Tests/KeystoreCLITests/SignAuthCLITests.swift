@@ -1,11 +1,13 @@
 import Foundation
 import Testing
 
-/// `keystore sign-auth --preimage` end to end: the signature is stellar-sdk's (fixtures/auth-preimages.json),
-/// every check runs before a PIN is asked, and failures print one line and nothing on standard output.
+/// `keystore sign-auth` end to end, on envelopes and on bare preimages: the output is stellar-sdk's
+/// (fixtures/auth-preimages.json), every check runs before a PIN is asked, and failures print one line and
+/// nothing on standard output.
 @Suite struct SignAuthCLITests {
     struct Case: Decodable { let name, network, preimage, hash, signature: String }
-    struct File: Decodable { let signer: String; let cases: [Case] }
+    struct Envelope: Decodable { let name, network, envelope: String; let expiration: UInt32; let refusal, signed, signedNonStrict: String? }
+    struct File: Decodable { let signer: String; let cases: [Case]; let envelopes: [Envelope] }
     static let file = try! JSONDecoder().decode(File.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("auth-preimages.json")))
     static let golden = KeystoreHome.golden
 
@@ -64,7 +66,7 @@ import Testing
             (["--preimage", "--network", "testnet", "AAAACA=="], 2, "not a Soroban authorization"),
             (["--preimage", "--network", "testnet", "%%%"], 2, "not base64"),
             (["--preimage", testnet.preimage], 64, "No network was given"),
-            (["--network", "testnet", testnet.preimage], 64, "not built yet; give --preimage"),
+            (["--preimage", "--network", "testnet", "--expiration-ledger", "9", testnet.preimage], 64, "carries its own expiration"),
         ]
         for (arguments, status, words) in refusals {
             let run = try home.run(["sign-auth", "--name", Self.golden.name] + arguments)
@@ -72,5 +74,54 @@ import Testing
             #expect(run.stdout.isEmpty && run.stderrLines.count == 1 && run.stderr.contains(words), "\(arguments): \(run.stderr)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
+    }
+
+    func envelope(_ name: String) throws -> Envelope { try #require(Self.file.envelopes.first { $0.name == name }) }
+
+    /// Each envelope stellar-sdk signed comes out byte for byte as its `authorize_entry` made it; the summary
+    /// (the transaction, then what is signed and what is left) comes first.
+    @Test func envelopesAreSignedAsStellarSDKSignsThem() throws {
+        let home = try home()
+        for fixture in Self.file.envelopes where fixture.signed != nil {
+            let run = try home.run(["sign-auth", "--name", Self.golden.name, "--network", fixture.network, "--expiration-ledger",
+                                    String(fixture.expiration), "--pin-stdin"], stdin: Self.golden.pin + "\n" + fixture.envelope + "\n")
+            #expect(run.status == 0, "\(fixture.name): \(run.stderr)")
+            #expect(run.stdout == fixture.signed! + "\n", "\(fixture.name)")
+            #expect(run.stderr.hasPrefix("Transaction on testnet"), "\(run.stderr)")
+            #expect(run.stderr.contains("  signer      \(Self.golden.name) (\(Self.golden.address)), for its authorization entries"))
+            #expect(run.stderr.contains("  signs       authorization 1, valid through ledger \(fixture.expiration)")
+                    || run.stderr.contains("  signs       authorization 2, valid through ledger \(fixture.expiration)"))
+            #expect(!run.stderr.contains("neither the source"), "an authorization is not an envelope signature")
+        }
+        let mixed = try envelope("mixed v1")
+        let json = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger",
+                                 String(mixed.expiration), "--pin-stdin", "--json", "--quiet", mixed.envelope], stdin: Self.golden.pin + "\n")
+        #expect(json.status == 0 && json.stderr.isEmpty, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [String: Any])
+        #expect(object["envelope"] as? String == mixed.signed && object["signed"] as? [Int] == [1])
+        #expect((object["leftAlone"] as? [[String: Any]])?.compactMap { $0["number"] as? Int } == [2, 3])
+    }
+
+    /// A non-strict entry is refused unless allowed; an envelope with envelope signatures or with no entry for the
+    /// key is refused; a missing expiration is a usage error. All before a PIN is asked, the vault untouched.
+    @Test func envelopeRefusalsComeBeforeThePIN() throws {
+        let home = try home()
+        let before = try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name)))
+        let loose = try envelope("non-strict"), none = try envelope("none for the key"), presigned = try envelope("already signed")
+        let refusals: [([String], Int32, String)] = [
+            (["--expiration-ledger", "2000000", loose.envelope], 2, "Authorization 1 is not strict"),
+            (["--expiration-ledger", "2000000", none.envelope], 2, "it asks for G"),
+            (["--expiration-ledger", "2000000", presigned.envelope], 2, "already carries 1 signature"),
+            ([none.envelope], 64, "--expiration-ledger is required"),
+        ]
+        for (arguments, status, words) in refusals {
+            let run = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet"] + arguments)
+            #expect(run.status == status, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty && run.stderrLines.count == 1 && run.stderr.contains(words), "\(arguments): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
+        let allowed = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
+                                    "--allow-non-strict", "--pin-stdin", "--quiet", loose.envelope], stdin: Self.golden.pin + "\n")
+        #expect(allowed.status == 0 && allowed.stdout == loose.signedNonStrict! + "\n", "\(allowed.stderr)")
     }
 }
