@@ -183,8 +183,8 @@ extension TransactionEnvelope {
     }
 
     /// `SCV_VEC [SCV_MAP {SCV_SYMBOL "public_key": SCV_BYTES key, SCV_SYMBOL "signature": SCV_BYTES signature}]`,
-    /// the map's keys in the sorted order the host requires.
-    static func accountSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
+    /// the map's keys in the sorted order the host requires: an account's signature of an authorization entry.
+    public static func accountSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
         func symbol(_ text: String) -> [UInt8] {
             let utf8 = Array(text.utf8)
             return [0, 0, 0, 15] + bigEndian(UInt32(utf8.count)) + utf8 + [UInt8](repeating: 0, count: (4 - utf8.count % 4) % 4)

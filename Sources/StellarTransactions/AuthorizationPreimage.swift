@@ -51,6 +51,14 @@ public struct AuthorizationPreimage: Sendable {
         self.bytes = bytes
     }
 
+    /// The `ENVELOPE_TYPE_SOROBAN_AUTHORIZATION` preimage of an entry given by its parts (as stellar-cli's
+    /// signer plugins receive them), `invocation` being a `SorobanAuthorizedInvocation`'s XDR, read strictly.
+    public init(network: StellarNetwork, nonce: Int64, signatureExpirationLedger: UInt32, invocation: [UInt8]) throws {
+        func bigEndian(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).reversed().map { UInt8(value >> (8 * UInt64($0)) & 0xFF) } }
+        try self.init(xdr: [0, 0, 0, 9] + network.id + bigEndian(UInt64(bitPattern: nonce), 8)
+                      + bigEndian(UInt64(signatureExpirationLedger), 4) + invocation)
+    }
+
     /// What the key signs: SHA-256 of the preimage.
     public var hash: [UInt8] { bytes.withUnsafeBytes { Sodium.sha256($0) } }
 

@@ -128,9 +128,12 @@ public struct TransactionEnvelope: Sendable {
         let count = UInt32(signatures.count + 1)
         out += [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
         out += bytes[(signaturesOffset + 4)...]
-        out += key.rawRepresentation.suffix(4)
-        out += [0, 0, 0, 64]
-        out += signature
+        out += Self.decoratedSignature(key: key, signature: signature)
         return out
+    }
+
+    /// A `DecoratedSignature`'s XDR: the key's last 4 bytes as its hint, then the 64-byte signature.
+    public static func decoratedSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
+        Array(key.rawRepresentation.suffix(4)) + [0, 0, 0, 64] + signature
     }
 }

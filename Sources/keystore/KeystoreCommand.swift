@@ -64,6 +64,11 @@ struct KeystoreCommand: ParsableCommand {
         // A full disk or a file-size limit must come back as an error we can report, not a signal.
         signal(SIGXFSZ, SIG_IGN)
         do {
+            if invokedName == SignerPlugin.name {
+                try SignerPlugin.run(arguments: arguments)
+                if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
+                return
+            }
             var command = try parse()
             try command.run()
             if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }

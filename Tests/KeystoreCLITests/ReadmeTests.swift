@@ -37,6 +37,8 @@ import StellarKeystore
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.tpm-protect.1"))
         let plugin = try KeystoreProcess(program: home + "/.local/bin/stellar-keystore").run(["--help"])
         #expect(plugin.status == 0 && plugin.stdout.contains("USAGE: stellar keystore <subcommand>"), "\(plugin.stderr)")
+        let signer = try KeystoreProcess(program: home + "/.local/bin/stellar-signer-keystore").run(["x"])
+        #expect(signer.status == 2 && signer.stderr.contains("takes no arguments"), "\(signer.stderr)")
         let completion = try String(contentsOfFile: home + "/.local/share/bash-completion/completions/keystore", encoding: .utf8)
         #expect(completion.contains("tpm-reset-lockout"))
     }

@@ -1,0 +1,142 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+import StellarKeys
+import StellarTransactions
+
+/// stellar-cli's proposed signer-plugin protocol, as keystore speaks it when run as `stellar-signer-keystore` (a
+/// symlink): `stellar … --sign-with-plugin keystore=G…` spawns it, writes one JSON request on its standard input,
+/// closes it, and reads one answer from its standard output; standard error is the user's. A change to the
+/// protocol is a change here only. Read from stellar-cli's `add-signer-plugins` branch at commit
+/// 9aecec476d4b0c5979a4bdaf8c62171e758343ce (`cmd/soroban-cli/src/signer/mod.rs`, `PluginSigner`); quoted in
+/// docs/STELLAR-CLI.md.
+///
+/// - `{"mode": "sign_tx", "tx_env_xdr", "tx_hash", "network_passphrase", "args"}` → a JSON array of base64
+///   `DecoratedSignature`s (here, one).
+/// - `{"mode": "sign_auth", "payload", "network_passphrase", "address", "nonce", "signature_expiration_ledger",
+///   "root_invocation", "args"}` → the base64 XDR of the signature `SCVal`.
+///
+/// The key comes from `$KEYSTORE_SESSION` or the PIN typed on the terminal, never from the request; `args.name`
+/// picks the identity. What is signed is recomputed from the request and shown before the PIN.
+struct SignerPlugin {
+    /// The name stellar-cli looks for on PATH for `--sign-with-plugin keystore=…`.
+    static let name = "stellar-signer-keystore"
+    /// The largest request read: an envelope's limit, and room for the rest.
+    static let maximumRequestSize = TransactionEnvelope.maximumTextSize + 64 * 1024
+
+    struct Request: Decodable {
+        let mode: String
+        let network_passphrase: String
+        let args: [String: String]?
+        let tx_env_xdr, tx_hash: String?
+        let payload, address, root_invocation: String?
+        let nonce: Int64?
+        let signature_expiration_ledger: UInt32?
+    }
+
+    static func run(arguments: [String]) throws {
+        guard arguments.isEmpty else { throw SignerPluginError.arguments }
+        let bytes = try Console.readAll(STDIN_FILENO, source: "standard input", limit: maximumRequestSize)
+        let request: Request
+        do { request = try JSONDecoder().decode(Request.self, from: Data(bytes)) } catch { throw SignerPluginError.malformed }
+        let known: Set<String> = ["name"]
+        if let unknown = request.args?.keys.first(where: { !known.contains($0) }) {
+            throw SignerPluginError.unknownArgument(TerminalText.escaped(unknown))
+        }
+        // A seed or phrase pasted as an argument must not come back in an error about the name.
+        if SecretArguments.containSecret(Array((request.args ?? [:]).values)) { throw SignerPluginError.secretArgument }
+        let key = try SigningKeyOptions.parse(request.args?["name"].map { ["--name", $0] } ?? [])
+        let network = try StellarNetwork(passphrase: request.network_passphrase)
+        switch request.mode {
+        case "sign_tx": try signTransaction(request, network: network, key: key)
+        case "sign_auth": try signAuthorization(request, network: network, key: key)
+        default: throw SignerPluginError.unknownMode(TerminalText.escaped(request.mode))
+        }
+    }
+
+    private static func field<Value>(_ value: Value?, _ name: String) throws -> Value {
+        guard let value else { throw SignerPluginError.missing(name) }
+        return value
+    }
+
+    private static func signTransaction(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
+        let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
+        let hash = envelope.hash(on: network)
+        guard try field(request.tx_hash, "tx_hash").lowercased() == Hex.string(hash) else { throw SignerPluginError.hashMismatch }
+        let signer = try signer(key) { name, publicKey in
+            TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey)).lines
+        }
+        let signature = TransactionEnvelope.decoratedSignature(key: signer.publicKey, signature: signer.sign(hash))
+        Console.print("[\"\(Base64.string(signature))\"]")
+    }
+
+    private static func signAuthorization(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
+        guard let invocation = Base64.decode(Array(try field(request.root_invocation, "root_invocation").utf8)) else {
+            throw SignerPluginError.notBase64("root_invocation")
+        }
+        let preimage = try AuthorizationPreimage(
+            network: network, nonce: try field(request.nonce, "nonce"),
+            signatureExpirationLedger: try field(request.signature_expiration_ledger, "signature_expiration_ledger"),
+            invocation: invocation)
+        guard try field(request.payload, "payload").lowercased() == Hex.string(preimage.hash) else { throw SignerPluginError.hashMismatch }
+        guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
+        let signer = try signer(key) { name, publicKey in
+            preimage.lines(on: network, signingAs: (name.rawValue, publicKey))
+        } check: { publicKey in
+            // An `SCAddress` of type account (0) holding an Ed25519 key (0): this identity's, or nothing is signed.
+            guard address == [0, 0, 0, 0, 0, 0, 0, 0] + publicKey.rawRepresentation else { throw SignerPluginError.notThisAddress }
+        }
+        let signature = try signer.signAuthorization(preimage: preimage, on: network)
+        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer.publicKey, signature: signature)))
+    }
+
+    /// The signer, after `check` on the identity's public key and the summary on standard error (and the
+    /// terminal), both before a PIN is asked; with a session, before the key signs.
+    private static func signer(_ key: SigningKeyOptions, summary: (IdentityName, PublicKey) -> [String],
+                               check: (PublicKey) throws -> Void = { _ in }) throws -> Signer {
+        var done = false
+        func prepare(_ name: IdentityName, _ publicKey: PublicKey) throws {
+            try check(publicKey)
+            done = true
+            key.showBeforeSigning(summary(name, publicKey))
+        }
+        let signer = try key.signer { name in
+            try prepare(name, try PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
+        }
+        if !done { try prepare(signer.name, signer.publicKey) }
+        return signer
+    }
+}
+
+/// What is wrong with a signer-plugin request. All are bad input.
+enum SignerPluginError: CommandLineError {
+    case arguments, malformed, secretArgument
+    case unknownArgument(String)
+    case unknownMode(String)
+    case missing(String)
+    case notBase64(String)
+    case hashMismatch
+    case notThisAddress
+
+    var message: String {
+        switch self {
+        case .arguments: "As \(SignerPlugin.name), keystore takes no arguments: it reads one JSON request on standard input (see docs/STELLAR-CLI.md)."
+        case .malformed: "The signer-plugin request is not a JSON object with a mode and a network_passphrase."
+        case .secretArgument: "A plugin argument looks like a secret (a seed, a recovery phrase or a lockout code); it was not used. The key comes from the keystore, never from the request."
+        case .unknownArgument(let name): "Unknown plugin argument '\(name)'; the only one is name (the identity)."
+        case .unknownMode(let mode): "Unknown mode '\(mode)'; expected sign_tx or sign_auth."
+        case .missing(let field): "The request has no \(field)."
+        case .notBase64(let field): "The request's \(field) is not base64."
+        case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
+        case .notThisAddress: "The request asks for another address's signature than this identity's; nothing was signed."
+        }
+    }
+
+    var exitStatus: ExitStatus { .invalidInput }
+}
