@@ -15,7 +15,7 @@ enum ContractCallText {
             add("contract", .plain(SummaryText.address(call.contractAddress)))
             add("function", .text(call.functionName.value))
             add("arguments", .count(call.args.count))
-            for (index, argument) in call.args.enumerated() { add("argument \(index + 1)", .plain(SCValText.shown(argument))) }
+            for (index, argument) in call.args.enumerated() { add("argument \(index + 1)", .typed(SCValText.shown(argument), SCValJSON.tree(argument))) }
             if let sentence = sep41(call) { add("reads as", .plain(sentence)) }
         case .createContract(let create):
             add("creates", .plain(created(create.contractIDPreimage, create.executable)))
@@ -23,7 +23,7 @@ enum ContractCallText {
             add("creates", .plain(created(create.contractIDPreimage, create.executable)))
             add("constructor args", .count(create.constructorArgs.count))
             for (index, argument) in create.constructorArgs.enumerated() {
-                add("constructor arg \(index + 1)", .plain(SCValText.shown(argument)))
+                add("constructor arg \(index + 1)", .typed(SCValText.shown(argument), SCValJSON.tree(argument)))
             }
         case .wasm(let wasm):
             add("uploads", .plain("contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))"))
@@ -32,10 +32,11 @@ enum ContractCallText {
         for (index, entry) in op.auth.enumerated() {
             // Strictness is a question for an address's own signature; the source account's is the transaction's.
             var strictness = ""
+            let strict = isStrict(entry, for: op.hostFunction)
             if case .sourceAccount = entry.credentials {} else {
-                strictness = isStrict(entry, for: op.hostFunction) ? ", strict" : ", NOT STRICT: its root is not this call"
+                strictness = strict ? ", strict" : ", NOT STRICT: its root is not this call"
             }
-            add("authorization \(index + 1)", .plain(credentials(entry.credentials) + strictness))
+            add("authorization \(index + 1)", .typed(credentials(entry.credentials) + strictness, SCValJSON.entry(entry, strict: strict)))
             for (depth, line) in invocationLines(entry.rootInvocation, depth: 0) {
                 add(String(repeating: "  ", count: depth) + "invokes", .plain(line))
             }

@@ -38,6 +38,8 @@ public struct TransactionSummary: Sendable, Encodable {
         case text([UInt8])
         /// A number of things.
         case count(Int)
+        /// A value with parts (a Soroban value, an authorization entry): as text on a terminal, as typed JSON.
+        case typed(String, JSONTree)
 
         /// As a terminal shows it.
         public var description: String {
@@ -45,6 +47,7 @@ public struct TransactionSummary: Sendable, Encodable {
             case .plain(let text): text
             case .text(let bytes): SummaryText.quoted(bytes)
             case .count(let count): String(count)
+            case .typed(let text, _): text
             }
         }
 
@@ -59,6 +62,7 @@ public struct TransactionSummary: Sendable, Encodable {
                     try container.encode("(not UTF-8) " + Hex.string(bytes))
                 }
             case .count(let count): try container.encode(count)
+            case .typed(_, let tree): try container.encode(tree)
             }
         }
     }
