@@ -18,7 +18,8 @@ struct SignAuth: ParsableCommand {
             guesses). Prints the same envelope with those entries' expiration and signature set; every other byte \
             is as given. Refused before any PIN is asked: an envelope that already carries signatures (new entry \
             signatures would void them), one with no entry for this identity (exit 2, naming the addresses it asks \
-            for), and a non-strict entry (its root is not this transaction's call) unless --allow-non-strict. \
+            for), and a non-strict entry (its root is not this transaction's call) unless --allow-non-strict, or the \
+            person about to type the PIN on the terminal answers yes when asked. \
             Entries for other addresses, the source account's and entries with delegates are left as they are. \
             With --preimage, the input is a bare HashIDPreimage, as Freighter's and SEP-43's signAuthEntry receive \
             it: prints the Ed25519 signature of its SHA-256 in base64 (--json: {"signedAuthEntry", \
@@ -77,13 +78,24 @@ struct SignAuth: ParsableCommand {
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                              pinFirst: PIN?) throws {
         var checked = false
+        var allowNonStrict = allowNonStrict
         func check(_ name: IdentityName, _ publicKey: PublicKey) throws {
-            let plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: allowNonStrict)
-            checked = true
-            if !quiet {
-                key.showBeforeSigning(TransactionSummary(envelope, on: network).lines
-                                      + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey)))
+            let summary = TransactionSummary(envelope, on: network).lines
+            let plan: AuthorizationPlan
+            do {
+                plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: allowNonStrict)
+            } catch AuthorizationError.notStrict(let entry) where personIsAsked(pinFirst) {
+                // A person about to type the PIN may decide, having read the whole summary first.
+                key.showBeforeSigning(summary)
+                try confirmNonStrict(entry)
+                allowNonStrict = true
+                plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: true)
+                if !quiet { key.showBeforeSigning(plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
+                checked = true
+                return
             }
+            checked = true
+            if !quiet { key.showBeforeSigning(summary + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
         }
         let signer = try key.signer(alreadyRead: pinFirst) { name in
             try check(name, try PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
@@ -102,6 +114,19 @@ struct SignAuth: ParsableCommand {
         } else {
             Console.print(signed.base64)
         }
+    }
+
+    /// Whether a person will type the PIN on the terminal, and so can be asked about a non-strict entry; a
+    /// script (a session, a PIN from a file or standard input) gets the refusal and `--allow-non-strict`.
+    private func personIsAsked(_ pinFirst: PIN?) -> Bool {
+        pinFirst == nil && key.pin.isInteractive && SigningKeyOptions.sessionToken == nil && SecretInput.hasTerminal
+    }
+
+    private func confirmNonStrict(_ entry: Int) throws {
+        let answer = try SecretInput.prompt(
+            "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction. Type yes to sign it anyway: ",
+            asking: "a confirmation", instead: "--allow-non-strict")
+        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw AuthorizationError.notStrict(entry: entry) }
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {

@@ -124,4 +124,31 @@ import Testing
                                     "--allow-non-strict", "--pin-stdin", "--quiet", loose.envelope], stdin: Self.golden.pin + "\n")
         #expect(allowed.status == 0 && allowed.stdout == loose.signedNonStrict! + "\n", "\(allowed.stderr)")
     }
+
+    /// The person about to type the PIN is asked about a non-strict entry, after the summary: "yes" signs it
+    /// (byte for byte as stellar-sdk allowed), anything else refuses before the PIN is asked.
+    @Test func aPersonAtTheTerminalIsAskedAboutANonStrictEntry() throws {
+        let home = try home()
+        let loose = try envelope("non-strict")
+        let arguments = ["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000", loose.envelope]
+
+        let yes = try PseudoTerminal()
+        let signing = try home.keystore.start(arguments, terminal: yes.path)
+        yes.waitFor("Type yes to sign it anyway: ")
+        #expect(yes.screen.contains("NOT STRICT"), "the summary came after the question: \(yes.screen)")
+        yes.type("yes")
+        yes.waitFor("PIN")
+        yes.type(Self.golden.pin)
+        let signed = try signing.wait(timeout: 60)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(signed.stdout == loose.signedNonStrict! + "\n")
+
+        let no = try PseudoTerminal()
+        let refusing = try home.keystore.start(arguments, terminal: no.path)
+        no.waitFor("Type yes to sign it anyway: ")
+        no.type("y")
+        let refused = try refusing.wait(timeout: 60)
+        #expect(refused.status == 2 && refused.stdout.isEmpty, "\(refused.stderr)")
+        #expect(!no.screen.contains("PIN"), "a PIN was asked after the refusal: \(no.screen)")
+    }
 }
