@@ -80,19 +80,17 @@ struct SignAuth: ParsableCommand {
         var checked = false
         var allowNonStrict = allowNonStrict
         func check(_ name: IdentityName, _ publicKey: PublicKey) throws {
-            let summary = TransactionSummary(envelope, on: network).lines
+            var summary = TransactionSummary(envelope, on: network).lines
             let plan: AuthorizationPlan
             do {
                 plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: allowNonStrict)
             } catch AuthorizationError.notStrict(let entry) where personIsAsked(pinFirst) {
                 // A person about to type the PIN may decide, having read the whole summary first.
                 key.showBeforeSigning(summary)
+                summary = []
                 try confirmNonStrict(entry)
                 allowNonStrict = true
                 plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: true)
-                if !quiet { key.showBeforeSigning(plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
-                checked = true
-                return
             }
             checked = true
             if !quiet { key.showBeforeSigning(summary + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
