@@ -5,7 +5,7 @@ import StellarKeys
 /// checks the splice against it.)
 package struct AuthorizationSlot: Sendable {
     package enum Credentials: Sendable { case sourceAccount, address, addressV2, addressWithDelegates }
-    /// 1-based, counted across the envelope's operations, as the summary numbers them.
+    /// 1-based across the envelope; a Soroban transaction has one operation, so this is the summary's number.
     package let number: Int
     package let credentials: Credentials
     /// The credentials' address, as `G…`/`C…`/`M…` (nil for the source account's).
