@@ -30,7 +30,7 @@ import TestFixtures
 
     @Test func signaturesAreStellarSDKs() throws {
         let signer = try signer()
-        #expect(Self.file.cases.count == 6)
+        #expect(Self.file.cases.count == 8)
         for fixture in Self.file.cases {
             let preimage = try AuthorizationPreimage(base64: fixture.preimage)
             let network = try StellarNetwork(named: fixture.network)
@@ -72,6 +72,21 @@ import TestFixtures
         let created = try AuthorizationPreimage(base64: v1.preimage).lines(on: .testnet)
         #expect(created.contains("  binds       any address whose credentials carry this nonce"))
         #expect(created.contains { $0.hasPrefix("  invokes     create ") && $0.contains("0001020304") && $0.contains("\"hello\"") }, "\(created)")
+    }
+
+    /// A tree whose calls carry one SCVal of every arm (make-tx-envelopes.py's `every_scval`) reads, and shows each
+    /// value by its kind at both levels.
+    @Test func everyArmReadsInAnAuthTree() throws {
+        let fixture = try #require(Self.file.cases.first { $0.name == "v1 every arm" })
+        let calls = try AuthorizationPreimage(base64: fixture.preimage).lines(on: .testnet).filter { $0.contains("invokes") }
+        #expect(calls.count == 2)
+        for call in calls {
+            for shown in ["bool true", "void", "error contract code 7", "u32 4294967295", "i64 -9223372036854775808",
+                          "u256 115792089237316195423570985008687907853269984665640564039457584007913129639935",
+                          "string \"caf\u{e9} \u{2603}\"", "symbol \"transfer\"", "contract instance", "nonce 42"] {
+                #expect(call.contains(shown), "\(shown) in \(call)")
+            }
+        }
     }
 
     /// Strict decoding: other preimage kinds, trailing or missing bytes, and text that is not base64.
