@@ -73,13 +73,12 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    /// Every check the library makes runs in `beforePIN` (or, with a session, before the key signs), on the
+    /// Every check the library makes runs before the PIN (or, with a session, before the key signs), on the
     /// identity's public key, and the summary is shown there too.
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                              pinFirst: PIN?) throws {
-        var checked = false
         var allowNonStrict = allowNonStrict
-        func check(_ name: IdentityName, _ publicKey: PublicKey) throws {
+        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
             var summary = TransactionSummary(envelope, on: network).lines
             let plan: AuthorizationPlan
             do {
@@ -92,13 +91,8 @@ struct SignAuth: ParsableCommand {
                 allowNonStrict = true
                 plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: true)
             }
-            checked = true
             if !quiet { key.showBeforeSigning(summary + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
         }
-        let signer = try key.signer(alreadyRead: pinFirst) { name in
-            try check(name, try PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
-        }
-        if !checked { try check(signer.name, signer.publicKey) }
         let signed = try signer.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger,
                                                    allowingNonStrict: allowNonStrict)
         if key.identity.json {
@@ -131,15 +125,9 @@ struct SignAuth: ParsableCommand {
         // Checked before any PIN is asked or key opened: a preimage for another network is never summarised as
         // if it were for this one.
         try preimage.check(on: network)
-        var shown = false
-        func show(_ name: IdentityName, _ key: PublicKey?) {
-            shown = true
-            if !quiet { self.key.showBeforeSigning(preimage.lines(on: network, signingAs: key.map { (name.rawValue, $0) })) }
+        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
+            if !quiet { key.showBeforeSigning(preimage.lines(on: network, signingAs: (name.rawValue, publicKey))) }
         }
-        let signer = try key.signer(alreadyRead: pinFirst) { name in
-            show(name, try? PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
-        }
-        if !shown { show(signer.name, signer.publicKey) }
         let signature = Base64.string(try signer.signAuthorization(preimage: preimage, on: network))
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }

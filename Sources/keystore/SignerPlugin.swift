@@ -69,8 +69,8 @@ struct SignerPlugin {
         let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
         let hash = envelope.hash(on: network)
         guard try field(request.tx_hash, "tx_hash").lowercased() == Hex.string(hash) else { throw SignerPluginError.hashMismatch }
-        let signer = try signer(key) { name, publicKey in
-            TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey)).lines
+        let signer = try key.signer { name, publicKey in
+            key.showBeforeSigning(TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey)).lines)
         }
         let signature = TransactionEnvelope.decoratedSignature(key: signer.publicKey, signature: signer.sign(hash))
         Console.print("[\"\(Base64.string(signature))\"]")
@@ -86,31 +86,13 @@ struct SignerPlugin {
             invocation: invocation)
         guard try field(request.payload, "payload").lowercased() == Hex.string(preimage.hash) else { throw SignerPluginError.hashMismatch }
         guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
-        let signer = try signer(key) { name, publicKey in
-            preimage.lines(on: network, signingAs: (name.rawValue, publicKey))
-        } check: { publicKey in
+        let signer = try key.signer { name, publicKey in
             // An `SCAddress` of type account (0) holding an Ed25519 key (0): this identity's, or nothing is signed.
             guard address == [0, 0, 0, 0, 0, 0, 0, 0] + publicKey.rawRepresentation else { throw SignerPluginError.notThisAddress }
+            key.showBeforeSigning(preimage.lines(on: network, signingAs: (name.rawValue, publicKey)))
         }
         let signature = try signer.signAuthorization(preimage: preimage, on: network)
         Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer.publicKey, signature: signature)))
-    }
-
-    /// The signer, after `check` on the identity's public key and the summary on standard error (and the
-    /// terminal), both before a PIN is asked; with a session, before the key signs.
-    private static func signer(_ key: SigningKeyOptions, summary: (IdentityName, PublicKey) -> [String],
-                               check: (PublicKey) throws -> Void = { _ in }) throws -> Signer {
-        var done = false
-        func prepare(_ name: IdentityName, _ publicKey: PublicKey) throws {
-            try check(publicKey)
-            done = true
-            key.showBeforeSigning(summary(name, publicKey))
-        }
-        let signer = try key.signer { name in
-            try prepare(name, try PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
-        }
-        if !done { try prepare(signer.name, signer.publicKey) }
-        return signer
     }
 }
 

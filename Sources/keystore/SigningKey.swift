@@ -43,6 +43,19 @@ struct SigningKeyOptions: ParsableArguments {
 }
 
 extension SigningKeyOptions {
+    /// The signer, with `beforeSigning` run exactly once on the identity and its public key before the key
+    /// signs anything: before the PIN is asked (the key read from the vault's header), or with a session once it
+    /// opened. Checks that need only the public key, and the summary a person reads, go there.
+    func signer(alreadyRead: PIN? = nil, beforeSigning: (IdentityName, PublicKey) throws -> Void) throws -> Signer {
+        var done = false
+        let signer = try signer(alreadyRead: alreadyRead) { name in
+            try beforeSigning(name, try PublicKey(accountID: identity.keystore.keystore().address(of: name)))
+            done = true
+        }
+        if !done { try beforeSigning(signer.name, signer.publicKey) }
+        return signer
+    }
+
     /// What is about to be signed, on standard error; also on the terminal when a PIN is about to be typed there
     /// and standard error goes elsewhere, so that the person typing it sees what it signs.
     func showBeforeSigning(_ lines: [String]) {
