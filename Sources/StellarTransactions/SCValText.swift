@@ -49,7 +49,9 @@ enum SCValText {
             guard let entries = map?.value else { return "map none" }
             return "{" + list(entries.map { ($0.val, $0.key) }, depth: depth, bounded: bounded) + "}"
         case .address(let address): return SummaryText.address(address)
-        case .instance: return "contract instance"
+        // Never an argument the host accepts, so a person sees only its kind; the exact form keeps every field,
+        // so that two instances never compare alike.
+        case .instance(let instance): return bounded ? "contract instance" : "contract instance \(instance)"
         case .ledgerKeyContractInstance: return "the contract instance's ledger key"
         case .nonceKey(let key): return "nonce \(key.nonce)"
         case .executableTag(let tag): return "executable tag " + SummaryText.quoted(tag.value)

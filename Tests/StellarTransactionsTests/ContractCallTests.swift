@@ -130,3 +130,18 @@ enum SCValBytes {
         #expect(calls >= 8, "the fixtures hold 8 contract calls")
     }
 }
+
+/// The exact rendering, which strictness compares, tells apart what the bounded one shows alike.
+@Suite struct SCValExactTests {
+    @Test func instancesWithDifferentStorageAreNotAlike() throws {
+        // SCV_CONTRACT_INSTANCE (19) with the Stellar Asset executable (1), and a storage map of one entry
+        // symbol "k" → u32 n.
+        func instance(_ n: UInt32) throws -> XDR.SCVal {
+            var reader = XDRReader(SCValBytes.int32(19) + SCValBytes.int32(1) + SCValBytes.uint32(1) + SCValBytes.uint32(1)
+                                   + SCValBytes.symbol("k") + SCValBytes.u32(n))
+            return try XDR.SCVal(xdr: &reader)
+        }
+        #expect(SCValText.shown(try instance(1)) == SCValText.shown(try instance(2)))
+        #expect(SCValText.exact(try instance(1)) != SCValText.exact(try instance(2)))
+    }
+}
