@@ -96,14 +96,11 @@ struct SignTx: ParsableCommand {
         // The summary names who signs: before a PIN, the identity whose vault is about to open; with a session,
         // the session's, once it opened. Either way it is shown before the key signs anything.
         var summary: TransactionSummary?
-        func summarize(_ name: IdentityName, _ key: PublicKey?) {
-            summary = TransactionSummary(envelope, on: network, signingAs: key.map { (name.rawValue, $0) })
-            if !quiet, let summary { show(summary) }
+        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
+            let shown = TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey))
+            summary = shown
+            if !quiet { show(shown) }
         }
-        let signer = try key.signer(alreadyRead: pinFirst) { name in
-            summarize(name, try? PublicKey(accountID: key.identity.keystore.keystore().address(of: name)))
-        }
-        if summary == nil { summarize(signer.name, signer.publicKey) }
         let signed = try signer.signTransaction(envelope, on: network)
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer.address); printed unchanged (a second one would make the network reject it)")
