@@ -5,8 +5,10 @@ import PackageDescription
 // library that reaches for the command line does not compile. ARCHITECTURE.md says what lives where.
 //
 //   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys
-//                  └──────────────────────────────────┘                                    CSodium, CPlatform
+//                  ├──> StellarWebAuth ────────────┘                                       CSodium, CPlatform
+//                  └──────────────────────────────────┘
 //   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
+//   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
 let package = Package(
     name: "keystore",
     products: [
@@ -14,6 +16,9 @@ let package = Package(
         .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
         // TPM-bound vaults on Linux: plugs a TPM into StellarKeystore's vaults.
         .library(name: "StellarKeystoreTPM", targets: ["StellarKeystoreTPM"]),
+        // SEP-10 sign-in over HTTPS (libcurl, loaded when used). An app with its own HTTP client needs only
+        // StellarKeystore: the checks are `WebAuthChallenge`, in StellarTransactions.
+        .library(name: "StellarWebAuth", targets: ["StellarWebAuth"]),
         .executable(name: "keystore", targets: ["keystore"]),
     ],
     dependencies: [
@@ -29,6 +34,9 @@ let package = Package(
         // tpm2-tss's headers (Debian: libtss2-dev) for its types and constants; its libraries are opened only
         // when a TPM is used.
         .target(name: "CTSS2", linkerSettings: [.linkedLibrary("dl")]),
+        // libcurl's headers (Debian: libcurl4-openssl-dev) for its types and constants; libcurl.so.4 is opened only
+        // by a web sign-in.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Keys and what is done with them alone: libsodium, secret memory, StrKeys, SEP-53, SEP-5 phrases.
         .target(name: "StellarKeys", dependencies: ["CSodium", "CPlatform"]),
         // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
@@ -36,15 +44,17 @@ let package = Package(
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
         .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions"]),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"]),
+        // SEP-10 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
+        .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "CCurl"]),
         .executableTarget(
             name: "keystore",
             dependencies: [
-                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM",
+                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
-        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore"]),
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"]),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM"),
         .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures"),
@@ -54,9 +64,10 @@ let package = Package(
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"]),
         .testTarget(name: "StellarKeystoreTPMTests",
                     dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"]),
+        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"]),
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
     ]
 )

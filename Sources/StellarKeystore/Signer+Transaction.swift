@@ -27,3 +27,45 @@ extension Signer {
                                            allowingNonStrict: allowingNonStrict)
     }
 }
+
+extension WebAuthChallenge {
+    /// This verified SEP-10 challenge signed by the account signing in, and, when a client domain was asked
+    /// for, by that domain's key: the envelope to POST back. Each signer must be the key the challenge expects
+    /// (checked before either signs), so that a sign-in never carries a signature nobody asked for.
+    public func signed(by signer: Signer, clientDomainSigner: Signer? = nil) throws -> [UInt8] {
+        let client = try StrKey(expectation.clientAccount).ed25519PublicKey
+        guard signer.publicKey == client else {
+            throw WebAuthSigningError.notTheAccount(signer: signer.address, account: expectation.clientAccount)
+        }
+        var signers = [signer]
+        switch (expectation.clientDomain, clientDomainSigner) {
+        case (nil, nil): break
+        case (let domain?, let domainSigner?):
+            guard domainSigner.publicKey == domain.key else {
+                throw WebAuthSigningError.notTheClientDomainKey(signer: domainSigner.address, key: domain.key.accountID)
+            }
+            signers.append(domainSigner)
+        case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
+        }
+        return try signed(adding: signers.map { (key: $0.publicKey, signature: $0.sign(hash)) })
+    }
+}
+
+/// A sign-in challenge offered to the wrong key.
+public enum WebAuthSigningError: KeystoreError, Equatable {
+    case notTheAccount(signer: String, account: String)
+    case notTheClientDomainKey(signer: String, key: String)
+    /// A client-domain signer without a client domain to sign for, or the other way round.
+    case clientDomainSignerMismatch
+
+    public var message: String {
+        switch self {
+        case .notTheAccount(let signer, let account):
+            "The challenge is for \(account), and this identity is \(signer); nothing was signed."
+        case .notTheClientDomainKey(let signer, let key):
+            "The client domain's signing key is \(key), and the identity given for it is \(signer); nothing was signed."
+        case .clientDomainSignerMismatch:
+            "A client-domain signature needs both a client domain and an identity for it; nothing was signed."
+        }
+    }
+}

@@ -6,6 +6,7 @@ import Foundation
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarWebAuth
 
 /// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
 ///
@@ -32,6 +33,8 @@ enum FuzzTarget: String, CaseIterable {
     /// `AuthorizationPreimage(xdr:)`: a Soroban authorization preimage (its invocation tree), then its summary
     /// and signing.
     case auth
+    /// `StellarTOML(_:)`: a service's stellar.toml, which `web-auth` fetches from the network.
+    case toml
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -49,6 +52,7 @@ enum FuzzTarget: String, CaseIterable {
         case .stellarcli: Self.stellarCLI(Array(data))
         case .tx: Self.transaction(Array(data))
         case .auth: Self.authorization(Array(data))
+        case .toml: Self.stellarTOML(Array(data))
         }
     }
 
@@ -207,6 +211,20 @@ enum FuzzTarget: String, CaseIterable {
         for _ in 0..<2 { throttle.recordFailure(now: now) }
         check((1...Throttle.mostFailures).contains(throttle.failures), "recording failures gave \(throttle.failures)")
         check((1...Throttle.longestWait).contains(throttle.secondsLeft(now: now) ?? Throttle.longestWait), "recording a failure gave no bounded wait")
+    }
+
+    private static func stellarTOML(_ bytes: [UInt8]) {
+        let toml: StellarTOML
+        do { toml = try StellarTOML(bytes) } catch { return expectKeystoreError(error) }
+        // Each string read, written back as a TOML basic string with every character escaped, reads the same.
+        for (key, value) in toml.strings {
+            let escaped = value.unicodeScalars.map { scalar in
+                let hex = String(scalar.value, radix: 16)
+                return "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
+            }.joined()
+            let again = try? StellarTOML(Array("K = \"\(escaped)\"\n".utf8))
+            check(again?.strings["K"] == value, "the value of \(key) does not survive being written back")
+        }
     }
 
     private static func stellarCLI(_ bytes: [UInt8]) {

@@ -78,6 +78,32 @@ enum SeedCorpus {
         ]
         for (index, identity) in identities.enumerated() { try save(.stellarcli, "identity-\(index)", Array(identity.utf8)) }
 
+        let tomls = [
+            """
+            VERSION = "2.0.0"
+            NETWORK_PASSPHRASE = "Test SDF Network ; September 2015"
+            WEB_AUTH_ENDPOINT = "https://a.example/auth"
+            SIGNING_KEY = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR"
+            [DOCUMENTATION]
+            ORG_NAME = "x"
+
+            """,
+            #"""
+            ACCOUNTS = [
+              "G1", # c
+              'G2',
+            ]
+            M = """
+            line \
+              two"""
+            L = '''raw\'''
+            I = { a = 1, b = [2, 3] }
+            E = "\u00e9\U0001F600\t"
+
+            """#,
+        ]
+        for (index, toml) in tomls.enumerated() { try save(.toml, "stellar-toml-\(index)", Array(toml.utf8)) }
+
         // Every fifth envelope stellar-sdk made (all kinds and operation types are among them), as raw XDR.
         struct Envelopes: Decodable {
             struct Entry: Decodable { var envelope: String }

@@ -1,5 +1,7 @@
 import StellarKeystore
 import StellarKeystoreTPM
+import StellarTransactions
+import StellarWebAuth
 
 /// An error the command line reports with one of its documented exit codes. The libraries' errors say what
 /// happened; which code a script sees for each is the tool's contract, kept here.
@@ -20,6 +22,18 @@ extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInpu
 extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
+extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+
+extension WebAuthClientError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .badAddress, .badDomain, .plainHTTP: .invalidInput
+        case .httpUnavailable: .system
+        default: .server
+        }
+    }
+}
 
 extension TransactionError: CommandLineError {
     var exitStatus: ExitStatus {

@@ -24,6 +24,10 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Standard output could not be written (a full disk, a file-size limit, a closed pipe): what the command was
     /// to print there is not there, whatever else it did.
     case outputFailed = 11
+    /// `web-auth`: the sign-in challenge broke a SEP-10 rule; nothing was signed or sent.
+    case challengeRefused = 12
+    /// `web-auth`: the server could not be reached, or answered with an error or with something else.
+    case server = 13
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
@@ -42,6 +46,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .session: "session"
         case .refused: "refused"
         case .outputFailed: "output-failed"
+        case .challengeRefused: "challenge-refused"
+        case .server: "server"
         case .usage: "usage"
         }
     }
@@ -65,6 +71,8 @@ extension ExitStatus {
         case .session: "no usable session"
         case .refused: "refused without a flag: a secret on argv or to a pipe"
         case .outputFailed: "standard output could not be written"
+        case .challengeRefused: "a sign-in challenge broke a rule; nothing signed"
+        case .server: "a server: unreachable, TLS, an HTTP error, no token"
         case .usage: "a command line that does not parse; no network given"
         }
     }

@@ -5,7 +5,7 @@ import Testing
 /// file may call which C library.
 @Suite struct ArchitectureTests {
     static let root = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let libraries = ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM"]
+    static let libraries = ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth"]
 
     /// The Swift files of `target`, by path relative to the package.
     static func sources(_ target: String) -> [String] {
@@ -90,20 +90,24 @@ import Testing
         #expect(page.contains("output-failed") && page.contains("incorrect-pin"))
     }
 
-    /// One boundary file per C library: libsodium behind Sodium.swift, tpm2-tss behind TPM.swift.
+    /// One boundary file per C library: libsodium behind Sodium.swift, tpm2-tss behind TPM.swift, libcurl
+    /// behind HTTP.swift.
     @Test func eachCLibraryIsCalledFromOneFile() throws {
         let sodium = try Regex(#"\b(crypto_[a-z0-9_]+|sodium_[a-z_]+|randombytes_[a-z_]+)\("#)
         let tss = try Regex(#"\b(Esys_|Tss2_|keystore_tss2_)"#)
+        let curl = try Regex(#"\b(curl_|keystore_curl_|CURLOPT_)"#)
         var callers: [String: Set<String>] = [:]
         for target in Self.libraries + ["keystore", "keystore-fuzz"] {
             for path in Self.sources(target) {
                 let text = try Self.text(path)
                 if text.contains(sodium) { callers["libsodium", default: []].insert(path) }
                 if text.contains(tss) { callers["tpm2-tss", default: []].insert(path) }
+                if text.contains(curl) { callers["libcurl", default: []].insert(path) }
             }
         }
         #expect(callers["libsodium"] == ["Sources/StellarKeys/Sodium/Sodium.swift"])
         #expect(callers["tpm2-tss"] == ["Sources/StellarKeystoreTPM/TPM.swift"])
+        #expect(callers["libcurl"] == ["Sources/StellarWebAuth/HTTP.swift"])
     }
 
     /// The product an app depends on reaches no tpm2-tss, as SwiftPM itself resolves the graph.
@@ -132,6 +136,8 @@ import Testing
         let reached = (app["targets"] as? [String] ?? []).reduce(into: Set<String>()) { $0.formUnion(closure($1).union([$1])) }
         #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "CSodium", "CPlatform"], "\(reached)")
         #expect(closure("StellarKeystoreTPM").contains("CTSS2"))
+        // No HTTP in an app's graph either: the SEP-10 checks are in StellarTransactions, the transport apart.
+        #expect(closure("StellarWebAuth").contains("CCurl") && !reached.contains("CCurl"))
         // The layers point one way.
         #expect(!closure("StellarKeys").contains("StellarTransactions") && !closure("StellarTransactions").contains("StellarKeystore"))
     }

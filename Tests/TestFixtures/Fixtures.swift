@@ -84,3 +84,28 @@ public func secure(_ text: String) -> SecureBytes {
 }
 
 public func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+
+/// fixtures/web-auth-challenges.json (fixtures/make-web-auth-challenges.py, stellar-sdk): SEP-10 challenges, the
+/// honest one and one per rule a client checks, with what the client expected and the rule that must refuse it.
+public struct WebAuthChallengeFixtures: Decodable, Sendable {
+    public struct Case: Decodable, Sendable {
+        public let name: String
+        public let rule: String?
+        public let challenge: String
+        public let networkPassphrase: String
+        public let now: UInt64
+        public let serverKey: String
+        public let homeDomain: String
+        public let webAuthDomain: String
+        public let network: String
+        public let clientAccount: String
+        public let clientDomain: String?
+        public let clientDomainKey: String?
+        /// For a case that passes: the challenge signed by the client (and client-domain) key, by stellar-sdk.
+        public let signed: String?
+    }
+    public let clientSeed: String
+    public let clientDomainSeed: String
+    public let cases: [Case]
+    public static func load() throws -> WebAuthChallengeFixtures { try Fixtures.load(Self.self, "web-auth-challenges.json") }
+}

@@ -1,0 +1,173 @@
+/// The top-level keys of a stellar.toml (SEP-1), read strictly: keystore needs only `WEB_AUTH_ENDPOINT`,
+/// `SIGNING_KEY` and `NETWORK_PASSPHRASE`, which TOML puts before the first table. The reader parses every
+/// key-value pair of the root table (strings with their escapes, multi-line strings, arrays, inline tables and
+/// bare values, which it skips without interpreting) and stops at the first `[table]` header. A key given twice,
+/// an unclosed string or bracket, or text after a value is an error, as in TOML, rather than a guess.
+///
+/// Not a TOML library: the machine's (TOMLKit) brings all of Foundation and its ICU data into the binary (see
+/// docs/LIBRARY.md), for three strings that hold no secret.
+public struct StellarTOML: Sendable {
+    public let strings: [String: String]
+    /// The most read: a stellar.toml is a few kilobytes.
+    public static let limit = 256 << 10
+
+    public init(_ bytes: [UInt8]) throws {
+        var parser = Parser(bytes: bytes)
+        strings = try parser.rootStrings()
+    }
+
+    struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+        var line = 1
+
+        func fail(_ reason: String) -> WebAuthClientError { .badStellarTOML(reason: "line \(line): \(reason)") }
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+        func peek(_ text: String) -> Bool { bytes[index...].starts(with: Array(text.utf8)) }
+
+        mutating func advance() {
+            if bytes[index] == 0x0A { line += 1 }
+            index += 1
+        }
+
+        mutating func skipBlank(newlines: Bool) {
+            while let byte = current {
+                if byte == 0x20 || byte == 0x09 || byte == 0x0D || (newlines && byte == 0x0A) {
+                    advance()
+                } else if byte == UInt8(ascii: "#") {
+                    while let b = current, b != 0x0A { advance() }
+                } else {
+                    return
+                }
+            }
+        }
+
+        mutating func rootStrings() throws -> [String: String] {
+            var strings: [String: String] = [:]
+            var seen: Set<String> = []
+            if peek("\u{FEFF}") { index += 3 }
+            while true {
+                skipBlank(newlines: true)
+                guard let byte = current, byte != UInt8(ascii: "[") else { return strings }
+                let key = try self.key()
+                guard seen.insert(key).inserted else { throw fail("\(key) is given twice") }
+                skipBlank(newlines: false)
+                guard current == UInt8(ascii: "=") else { throw fail("expected '=' after \(key)") }
+                advance()
+                skipBlank(newlines: false)
+                if let string = try value() { strings[key] = string }
+                skipBlank(newlines: false)
+                guard current == nil || current == 0x0A else { throw fail("unexpected text after \(key)'s value") }
+            }
+        }
+
+        /// A bare, quoted or dotted key, as one string (`a.b`).
+        mutating func key() throws -> String {
+            var parts: [String] = []
+            repeat {
+                skipBlank(newlines: false)
+                if current == UInt8(ascii: "\"") || current == UInt8(ascii: "'") {
+                    parts.append(try string() ?? "")
+                } else {
+                    let start = index
+                    while let b = current, Self.isBareKeyByte(b) { advance() }
+                    guard index > start else { throw fail("expected a key") }
+                    parts.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                }
+                skipBlank(newlines: false)
+                guard current == UInt8(ascii: ".") else { break }
+                advance()
+            } while true
+            return parts.joined(separator: ".")
+        }
+
+        /// A value: the text of a string, nil for anything else (skipped, checked only for its brackets).
+        mutating func value() throws -> String? {
+            switch current {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): return try string()
+            case UInt8(ascii: "["): try skipCollection(close: UInt8(ascii: "]"))
+            case UInt8(ascii: "{"): try skipCollection(close: UInt8(ascii: "}"))
+            case nil: throw fail("a key has no value")
+            default:
+                let start = index
+                while let b = current, !(b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A || b == UInt8(ascii: "#")
+                                         || b == UInt8(ascii: ",") || b == UInt8(ascii: "]") || b == UInt8(ascii: "}")) { advance() }
+                guard index > start else { throw fail("a key has no value") }
+            }
+            return nil
+        }
+
+        mutating func skipCollection(close: UInt8) throws {
+            advance()
+            while true {
+                skipBlank(newlines: true)
+                guard let byte = current else { throw fail("an array or inline table is not closed") }
+                if byte == close { advance(); return }
+                if byte == UInt8(ascii: ",") { advance(); continue }
+                if close == UInt8(ascii: "}") {
+                    _ = try key()
+                    skipBlank(newlines: false)
+                    guard current == UInt8(ascii: "=") else { throw fail("expected '=' in an inline table") }
+                    advance()
+                    skipBlank(newlines: false)
+                }
+                _ = try value()
+            }
+        }
+
+        /// A basic or literal string, single- or multi-line, with TOML's escapes.
+        mutating func string() throws -> String? {
+            let quote = bytes[index]
+            let triple = peek(quote == UInt8(ascii: "\"") ? "\"\"\"" : "'''")
+            index += triple ? 3 : 1
+            if triple && current == 0x0A { advance() }
+            var out: [UInt8] = []
+            while true {
+                guard let byte = current else { throw fail("a string is not closed") }
+                if byte == quote && (!triple || peek(quote == UInt8(ascii: "\"") ? "\"\"\"" : "'''")) {
+                    index += triple ? 3 : 1
+                    // Up to two more quotes right before the closing three belong to the string.
+                    while triple, current == quote, out.count < Int.max { out.append(quote); index += 1 }
+                    break
+                }
+                if byte == 0x0A && !triple { throw fail("a string is not closed on its line") }
+                if byte == UInt8(ascii: "\\") && quote == UInt8(ascii: "\"") {
+                    advance()
+                    guard let escape = current else { throw fail("a string is not closed") }
+                    switch escape {
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "n"): out.append(0x0A)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "\""): out.append(0x22)
+                    case UInt8(ascii: "\\"): out.append(0x5C)
+                    case UInt8(ascii: "u"), UInt8(ascii: "U"):
+                        let count = escape == UInt8(ascii: "u") ? 4 : 8
+                        guard index + count < bytes.count,
+                              let value = UInt32(String(decoding: bytes[(index + 1)...(index + count)], as: UTF8.self), radix: 16),
+                              let scalar = Unicode.Scalar(value) else { throw fail("a \\u escape is not a code point") }
+                        out += Array(String(Character(scalar)).utf8)
+                        index += count
+                    case 0x0A where triple, 0x20 where triple, 0x09 where triple, 0x0D where triple:
+                        // A line-ending backslash: the newline and the white space after it are dropped.
+                        while let b = current, b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A { advance() }
+                        continue
+                    default: throw fail("unknown escape in a string")
+                    }
+                    advance()
+                    continue
+                }
+                out.append(byte)
+                advance()
+            }
+            guard let text = String(validating: out, as: UTF8.self) else { throw fail("a string is not UTF-8") }
+            return text
+        }
+
+        static func isBareKeyByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+}

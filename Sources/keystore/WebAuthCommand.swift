@@ -1,0 +1,164 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import StellarKeystore
+import StellarKeys
+import StellarTransactions
+import StellarWebAuth
+
+struct WebAuth: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web-auth",
+        _superCommandName: KeystoreCommand.name,
+        abstract: "Sign in to a Stellar service (SEP-10) and print the token it issues.",
+        discussion: """
+            Reads https://DOMAIN/.well-known/stellar.toml (WEB_AUTH_ENDPOINT, SIGNING_KEY, NETWORK_PASSPHRASE), \
+            asks the endpoint for a challenge for this identity's account (home_domain: DOMAIN, or a URL's host), \
+            and checks it: a v1 transaction for the stellar.toml's network, from the server's key, sequence number \
+            0, time bounds around now (10 s of grace), no memo but an ID, a first manage_data operation from the \
+            account named "DOMAIN auth" with a 64-byte nonce, every other operation a manage_data from the server \
+            (but client_domain, from the client domain's key), web_auth_domain equal to the endpoint's host, and \
+            exactly one signature, the server's. Only then is the summary shown and the PIN asked (or the session \
+            used); the signed challenge is sent back and the token (a JWT) printed. A broken rule is exit 12 and \
+            nothing is signed or sent; a server or network failure is exit 13. https only; http:// only to this \
+            machine (loopback). --json adds the token's claims, unverified: a client cannot check the server's \
+            signature on it. With --client-domain, the challenge must carry that domain's client_domain \
+            operation, which --client-domain-name's identity signs too; its key must be the client domain's \
+            stellar.toml SIGNING_KEY. With --challenge, nothing is fetched: the challenge (argument, or standard \
+            input) is checked against --server-key, --home-domain, --web-auth-domain and the network, and the \
+            signed challenge printed (base64), for a script with its own HTTP client.
+            """)
+
+    @OptionGroup var key: SigningKeyOptions
+
+    @Argument(help: ArgumentHelp("The service's domain or URL; with --challenge, the challenge (base64 XDR; default: standard input).",
+                                 valueName: "domain-or-url"))
+    var target: String?
+
+    @Option(help: ArgumentHelp("Also attribute the sign-in to this client domain (a domain or URL; SEP-10's client_domain).", valueName: "domain"))
+    var clientDomain: String?
+
+    @Option(help: ArgumentHelp("The identity whose key is the client domain's SIGNING_KEY.", valueName: "name"))
+    var clientDomainName: String?
+
+    @Flag(help: "Check and sign a challenge given here instead of fetching one.")
+    var challenge = false
+
+    @Option(help: ArgumentHelp("With --challenge: the server's signing key.", valueName: "G…"))
+    var serverKey: String?
+
+    @Option(help: ArgumentHelp("With --challenge: the home domain the challenge is for.", valueName: "domain"))
+    var homeDomain: String?
+
+    @Option(help: ArgumentHelp("With --challenge: the web-auth endpoint's host.", valueName: "host"))
+    var webAuthDomain: String?
+
+    @Option(help: ArgumentHelp("With --challenge and --client-domain: the client domain's signing key.", valueName: "G…"))
+    var clientDomainKey: String?
+
+    @OptionGroup var networkOptions: NetworkOptions
+
+    @Flag(help: "Do not print the summary.")
+    var quiet = false
+
+    func validate() throws {
+        if (clientDomain == nil) != (clientDomainName == nil) {
+            throw ValidationError("--client-domain and --client-domain-name go together.")
+        }
+        if challenge {
+            guard serverKey != nil, homeDomain != nil, webAuthDomain != nil else {
+                throw ValidationError("--challenge needs --server-key, --home-domain and --web-auth-domain.")
+            }
+            if clientDomain != nil && clientDomainKey == nil {
+                throw ValidationError("--challenge with --client-domain needs --client-domain-key: nothing is fetched.")
+            }
+        } else {
+            guard target != nil else { throw ValidationError("Give the service's domain or URL, or --challenge.") }
+            if serverKey != nil || homeDomain != nil || webAuthDomain != nil || clientDomainKey != nil {
+                throw ValidationError("--server-key, --home-domain, --web-auth-domain and --client-domain-key are for --challenge; without it they come from stellar.toml.")
+            }
+            if networkOptions.network != nil || networkOptions.networkPassphrase != nil {
+                throw ValidationError("The network comes from the service's stellar.toml; --network is for --challenge.")
+            }
+        }
+    }
+
+    func run() throws {
+        if challenge { return try signGiven() }
+        let service = try WebAuthService.discover(target ?? "")
+        let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
+        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
+        var verified: WebAuthChallenge?
+        // The account is the signing key's, from the vault's header or from the session that decides which
+        // identity signs; the challenge is fetched and checked before that key is opened.
+        let signer = try key.signer { name, publicKey in
+            let challenge = try service.challenge(for: publicKey.accountID, clientDomain: clientDomain)
+            if !quiet { key.showBeforeSigning(challenge.summary(signerName: name.rawValue)) }
+            verified = challenge
+        }
+        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
+        let signed = try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified))
+        let token = try service.token(for: signed)
+        if key.identity.json {
+            struct Output: Encodable {
+                let token, account, homeDomain, server: String
+                let claims: [String: JSONTree]
+                let claimsVerified: Bool
+            }
+            try Console.printJSON(Output(token: token.jwt, account: signer.address, homeDomain: service.homeDomain,
+                                         server: service.serverKey.accountID, claims: token.claims, claimsVerified: false))
+        } else {
+            Console.print(token.jwt)
+        }
+    }
+
+    /// The client domain's identity must hold the domain's key: checked on its address, before any PIN.
+    private func checkClientDomainIdentity(_ clientDomain: WebAuthExpectation.ClientDomain) throws {
+        guard let clientDomainName else { return }
+        let address = try key.identity.keystore.keystore().address(of: try IdentityName(clientDomainName))
+        guard address == clientDomain.key.accountID else {
+            throw WebAuthSigningError.notTheClientDomainKey(signer: address, key: clientDomain.key.accountID)
+        }
+    }
+
+    /// The second identity, for the client domain, after its PIN (asked as "PIN for NAME", or the next line of
+    /// standard input with --pin-stdin).
+    private func clientDomainSigner(for challenge: WebAuthChallenge) throws -> Signer? {
+        guard let clientDomainName, challenge.expectation.clientDomain != nil else { return nil }
+        let name = try IdentityName(clientDomainName)
+        return try key.identity.keystore.keystore().signIn(name: name) { try key.pin.read(prompt: "PIN for \(name.rawValue): ") }
+    }
+
+    /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
+    private func signGiven() throws {
+        let network = try networkOptions.resolve()
+        let pinFirst = key.pin.pinStdin && target == nil ? try key.pin.read() : nil
+        let text = try Console.readInput(target == "-" ? nil : target, file: nil, prompt: "Challenge, base64",
+                                         limit: TransactionEnvelope.maximumTextSize)
+        let serverKey = try PublicKey(accountID: serverKey ?? "")
+        let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
+        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
+        var verified: WebAuthChallenge?
+        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
+            let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
+                                                 network: network, clientAccount: publicKey.accountID, clientDomain: clientDomain)
+            let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation, now: UInt64(max(0, Date().timeIntervalSince1970)))
+            if !quiet { key.showBeforeSigning(challenge.summary(signerName: name.rawValue)) }
+            verified = challenge
+        }
+        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
+        let signed = Base64.string(try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified)))
+        if key.identity.json {
+            struct Output: Encodable { let transaction, signerAddress: String }
+            try Console.printJSON(Output(transaction: signed, signerAddress: signer.address))
+        } else {
+            Console.print(signed)
+        }
+    }
+}
