@@ -1,5 +1,6 @@
 import StellarKeystore
 import StellarKeystoreTPM
+import StellarWebAuth
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
 /// `errorWithHint` does): an app's user has no `keystore` command and no flags, so none of this is in the library.
@@ -19,6 +20,7 @@ enum Hints {
         case let error as TransactionError: hint(for: error)
         case let error as TPMError: hint(for: error)
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
+        case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         default: nil
         }
     }

@@ -13,7 +13,9 @@
 Other modes, about HTTP rather than the challenge: "error" (400 with an error text holding an escape
 sequence), "redirect-elsewhere" (302 to another host), "huge" (a 1 MiB answer).
 
-Usage: sep10-server.py --client-domain-key G… ; it prints the port on the first line of stdout, then serves
+With --tls-cert and --tls-key it serves HTTPS instead (a certificate the client must refuse, in the tests).
+
+Usage: sep10-server.py --client-domain-key G… [--tls-cert PEM --tls-key PEM]; it prints the port on the first line of stdout, then serves
 until its standard input closes (so that it never outlives the test that started it).
 """
 import argparse
@@ -141,8 +143,15 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--client-domain-key", required=True)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (and --tls-key)")
+    parser.add_argument("--tls-key")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     # A client that hangs up on a large answer (as keystore does past its cap) is not the server's error.
     server.handle_error = lambda request, address: None

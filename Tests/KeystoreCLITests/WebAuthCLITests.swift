@@ -36,10 +36,10 @@ final class SEP10Server {
     let port: Int
     var url: String { "http://127.0.0.1:\(port)" }
 
-    init(clientDomainKey: String) throws {
+    init(clientDomainKey: String, tls: (certificate: String, key: String)? = nil) throws {
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: Self.python!)
-        process.arguments = [Self.script, "--client-domain-key", clientDomainKey]
+        process.arguments = [Self.script, "--client-domain-key", clientDomainKey] + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? [])
         process.standardInput = input
         process.standardOutput = output
         try process.run()
@@ -194,6 +194,20 @@ final class WebAuthInteropCLITests {
         try server.setMode("huge")
         let result = try home.run(["web-auth", server.url, "--name", golden.name])
         #expect(result.status == 13 && result.stderr.contains("answered with more than 256 KiB"), "\(result.stderr)")
+    }
+
+    /// An HTTPS server whose certificate does not verify (self-signed, made here by openssl) is not talked to.
+    @Test func aCertificateThatDoesNotVerifyIsAnError() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let made = try KeystoreProcess(program: "openssl").run(
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+             "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let tls = try SEP10Server(clientDomainKey: Self.clientDomainKey, tls: (directory + "/cert.pem", directory + "/key.pem"))
+        let result = try home.run(["web-auth", "https://127.0.0.1:\(tls.port)", "--name", golden.name])
+        #expect(result.status == 13 && result.stderrLines.count == 1 && result.stderr.contains("certificate"), "\(result.stderr)")
     }
 
     /// `--challenge`: a script with its own HTTP client fetches, keystore checks and signs, the script posts.

@@ -52,3 +52,28 @@ struct WithoutTPMSoftwareTests {
                 "\(status.stderr)")
     }
 }
+
+/// keystore without libcurl: nothing but `web-auth` notices, and it says in one line what is missing.
+@Suite(.enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
+struct WithoutLibcurlTests {
+    static let hidden = ["unshare", "-m", "sh", "-c",
+                         "for f in /usr/lib/*/libcurl*.so* /lib/*/libcurl*.so*; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; done; exec \"$0\" \"$@\""]
+
+    @Test func theBinaryLinksNoLibcurl() throws {
+        let elf = try KeystoreProcess(program: "readelf").run(["-d", KeystoreProcess.binary])
+        try #require(elf.status == 0, "\(elf.stderr)")
+        let needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(!needed.isEmpty && !needed.contains { $0.contains("curl") || $0.contains("libssl") }, "\(needed)")
+    }
+
+    @Test func onlyWebAuthNeedsIt() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let signed = try home.keystore.run(["sign", "--name", KeystoreHome.golden.name, "--pin-stdin", "--hex", "c0ffee"],
+                                           stdin: Array((KeystoreHome.golden.pin + "\n").utf8), prefix: Self.hidden)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let webAuth = try home.keystore.run(["web-auth", "http://127.0.0.1:1", "--name", KeystoreHome.golden.name], prefix: Self.hidden)
+        #expect(webAuth.status == 8 && webAuth.stderrLines.count == 1, "\(webAuth.stderr)")
+        #expect(webAuth.stderr.contains("HTTP is not available: libcurl could not be loaded") && webAuth.stderr.contains("Install libcurl"), "\(webAuth.stderr)")
+    }
+}
