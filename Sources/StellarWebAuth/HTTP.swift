@@ -56,6 +56,8 @@ struct HTTP {
         set(keystore_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, timeoutSeconds))
         set(keystore_curl_set_long(handle, CURLOPT_MAXFILESIZE, limit))
         set(keystore_curl_set_string(handle, CURLOPT_USERAGENT, "keystore"))
+        // This machine is never reached through a proxy set in the environment; anything else is, as libcurl does.
+        if WebAddress.isLoopback(url.host) { set(keystore_curl_set_string(handle, CURLOPT_PROXY, "")) }
         if let body {
             headers = curl.pointee.curl_slist_append(headers, "Content-Type: application/json")
             set(keystore_curl_set_long(handle, CURLOPT_POST, 1))

@@ -138,8 +138,9 @@ struct WebAuth: ParsableCommand {
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
     private func signGiven() throws {
         let network = try networkOptions.resolve()
-        let pinFirst = key.pin.pinStdin && target == nil ? try key.pin.read() : nil
-        let text = try Console.readInput(target == "-" ? nil : target, file: nil, prompt: "Challenge, base64",
+        let fromStandardInput = target == nil || target == "-"
+        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.read() : nil
+        let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Challenge, base64",
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
