@@ -1,3 +1,5 @@
+import StellarKeys
+
 /// The top-level keys of a stellar.toml (SEP-1), read strictly: keystore needs only `WEB_AUTH_ENDPOINT`,
 /// `SIGNING_KEY` and `NETWORK_PASSPHRASE`, which TOML puts before the first table. The reader parses every
 /// key-value pair of the root table (strings with their escapes, multi-line strings, arrays, inline tables and
@@ -70,7 +72,7 @@ public struct StellarTOML: Sendable {
                     parts.append(try string() ?? "")
                 } else {
                     let start = index
-                    while let b = current, Self.isBareKeyByte(b) { advance() }
+                    while let b = current, TOMLSyntax.isBareKeyByte(b) { advance() }
                     guard index > start else { throw fail("expected a key") }
                     parts.append(String(decoding: bytes[start..<index], as: UTF8.self))
                 }
@@ -163,11 +165,6 @@ public struct StellarTOML: Sendable {
             }
             guard let text = String(validating: out, as: UTF8.self) else { throw fail("a string is not UTF-8") }
             return text
-        }
-
-        static func isBareKeyByte(_ byte: UInt8) -> Bool {
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
     }
 }

@@ -6,6 +6,13 @@ import Glibc
 
 enum TPMSoftware {
     static let canBeHidden = geteuid() == 0 && ["/usr/bin/unshare", "/bin/unshare"].contains { (path: String) in access(path, X_OK) == 0 }
+
+    /// The `(NEEDED)` lines of the keystore binary's dynamic section: the libraries the loader maps at start.
+    static func neededLibraries() throws -> [Substring] {
+        let elf = try KeystoreProcess(program: "readelf").run(["-d", KeystoreProcess.binary])
+        try #require(elf.status == 0, "\(elf.stderr)")
+        return elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+    }
 }
 
 /// keystore on a machine without tpm2-tss: it links none of it (nor libcrypto, which tpm2-tss loads), starts,
@@ -18,9 +25,7 @@ struct WithoutTPMSoftwareTests {
                          "for f in /usr/lib/*/libtss2-*.so* /lib/*/libtss2-*.so*; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; done; exec \"$0\" \"$@\""]
 
     @Test func theBinaryLinksNoTPMSoftware() throws {
-        let elf = try KeystoreProcess(program: "readelf").run(["-d", KeystoreProcess.binary])
-        try #require(elf.status == 0, "\(elf.stderr)")
-        let needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        let needed = try TPMSoftware.neededLibraries()
         #expect(!needed.isEmpty && !needed.contains { $0.contains("tss2") || $0.contains("libcrypto") }, "\(needed)")
     }
 
@@ -60,9 +65,7 @@ struct WithoutLibcurlTests {
                          "for f in /usr/lib/*/libcurl*.so* /lib/*/libcurl*.so*; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; done; exec \"$0\" \"$@\""]
 
     @Test func theBinaryLinksNoLibcurl() throws {
-        let elf = try KeystoreProcess(program: "readelf").run(["-d", KeystoreProcess.binary])
-        try #require(elf.status == 0, "\(elf.stderr)")
-        let needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        let needed = try TPMSoftware.neededLibraries()
         #expect(!needed.isEmpty && !needed.contains { $0.contains("curl") || $0.contains("libssl") }, "\(needed)")
     }
 

@@ -28,7 +28,7 @@ public enum StellarCLIKeyFile: Sendable {
             skipSpace()
             if index == line.endIndex || line[index] == UInt8(ascii: "#") { continue }
             let keyStart = index
-            while index < line.endIndex, isKeyByte(line[index]) { index += 1 }
+            while index < line.endIndex, TOMLSyntax.isBareKeyByte(line[index]) { index += 1 }
             guard index > keyStart else { throw bad("expected a key") }
             let key = String(decoding: line[keyStart..<index], as: UTF8.self)
             skipSpace()
@@ -101,11 +101,6 @@ public enum StellarCLIKeyFile: Sendable {
     private enum Value {
         case text(Range<Int>, line: ArraySlice<UInt8>)
         case number(UInt32)
-    }
-
-    private static func isKeyByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 }
 
