@@ -120,15 +120,20 @@ public struct TransactionEnvelope: Sendable {
     /// The envelope with one more `DecoratedSignature` (the key's last 4 bytes, then the 64-byte signature)
     /// spliced in: the count goes up by one and the signature is appended at the end; every other byte stays.
     func adding(signature: [UInt8], by key: PublicKey) throws -> [UInt8] {
-        precondition(signature.count == 64)
-        guard signatures.count < Self.maximumSignatures else { throw TransactionError.full }
+        try adding([(key, signature)])
+    }
+
+    /// The envelope with these `DecoratedSignature`s appended in order, the count raised to match.
+    func adding(_ added: [(key: PublicKey, signature: [UInt8])]) throws -> [UInt8] {
+        precondition(added.allSatisfy { $0.signature.count == 64 })
+        guard signatures.count + added.count <= Self.maximumSignatures else { throw TransactionError.full }
         var out = [UInt8]()
-        out.reserveCapacity(bytes.count + 72)
+        out.reserveCapacity(bytes.count + 72 * added.count)
         out += bytes[0..<signaturesOffset]
-        let count = UInt32(signatures.count + 1)
+        let count = UInt32(signatures.count + added.count)
         out += [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
         out += bytes[(signaturesOffset + 4)...]
-        out += Self.decoratedSignature(key: key, signature: signature)
+        for (key, signature) in added { out += Self.decoratedSignature(key: key, signature: signature) }
         return out
     }
 

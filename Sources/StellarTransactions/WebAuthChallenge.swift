@@ -93,7 +93,7 @@ public struct WebAuthChallenge: Sendable {
             throw WebAuthError.otherNetwork(serverSays: passphrase, expected: expected.network)
         }
         // 2. Source and sequence.
-        guard Self.ed25519(of: transaction.sourceAccount) == expected.serverKey.rawRepresentation,
+        guard SummaryText.ed25519(of: transaction.sourceAccount) == expected.serverKey.rawRepresentation,
               case .ed25519 = transaction.sourceAccount else {
             throw WebAuthError.sourceIsNotTheServer(SummaryText.muxed(transaction.sourceAccount))
         }
@@ -144,7 +144,7 @@ public struct WebAuthChallenge: Sendable {
         var sawClientDomain = false
         for (index, operation) in transaction.operations.enumerated().dropFirst() {
             guard case .manageDataOp(let data) = operation.body else { throw WebAuthError.operationNotManageData(index: index) }
-            let source = operation.sourceAccount.map(Self.ed25519(of:))
+            let source = operation.sourceAccount.map(SummaryText.ed25519(of:))
             if data.dataName.value == Array(Self.clientDomainKey.utf8) {
                 guard let wanted = expected.clientDomain else { throw WebAuthError.unexpectedClientDomain }
                 guard source == wanted.key.rawRepresentation else {
@@ -180,11 +180,7 @@ public struct WebAuthChallenge: Sendable {
     /// The envelope with `signatures` (each a key and its signature of `hash`) appended after the server's, in
     /// the server's own bytes: what is POSTed back.
     public func signed(adding signatures: [(key: PublicKey, signature: [UInt8])]) throws -> [UInt8] {
-        var envelope = self.envelope
-        for (key, signature) in signatures {
-            envelope = try TransactionEnvelope(xdr: try envelope.adding(signature: signature, by: key))
-        }
-        return envelope.bytes
+        try envelope.adding(signatures)
     }
 
     /// What a person reads before the PIN: the service, the account, the server, the time bounds.
@@ -201,13 +197,6 @@ public struct WebAuthChallenge: Sendable {
             lines.append("client      \(SummaryText.quoted(clientDomain.domain)) (\(clientDomain.key.accountID))")
         }
         return lines
-    }
-
-    static func ed25519(of account: XDR.MuxedAccount) -> [UInt8] {
-        switch account {
-        case .ed25519(let raw): raw.value
-        case .med25519(let muxed): muxed.ed25519.value
-        }
     }
 
     /// Whether an operation's source is the client account exactly: the same key, and the same muxed ID or none.

@@ -86,7 +86,6 @@ struct HTTP {
             _ = keystore_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, nil)
             return result
         }
-        withExtendedLifetime(sink) {}
         if sink.overflowed || result == CURLE_FILESIZE_EXCEEDED {
             throw WebAuthClientError.responseTooLarge(url: url.text, limit: limit)
         }

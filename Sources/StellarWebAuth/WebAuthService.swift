@@ -48,7 +48,7 @@ public struct WebAuthService: Sendable {
     }
 
     static func stellarTOML(at address: WebAddress, http: HTTP) throws -> StellarTOML {
-        let response = try Self.fetch(try address.stellarTOML, http: http) { try http.get($0) }
+        let response = try Self.fetch(try address.stellarTOML) { try http.get($0) }
         return try StellarTOML(response.body)
     }
 
@@ -63,7 +63,7 @@ public struct WebAuthService: Sendable {
         var parameters = [("account", account), ("home_domain", homeDomain)]
         if let clientDomain { parameters.append(("client_domain", clientDomain.domain)) }
         let url = try endpoint.adding(parameters)
-        let response = try Self.fetch(url, http: http) { try http.get($0) }
+        let response = try Self.fetch(url) { try http.get($0) }
         let answer = try Self.json(response.body, from: url)
         guard let transaction = answer["transaction"]?.string else { throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "no \"transaction\"") }
         let passphrase: String?
@@ -80,7 +80,7 @@ public struct WebAuthService: Sendable {
     /// POSTs the signed challenge, `{"transaction": "<base64>"}`, and returns the server's token.
     public func token(for signed: [UInt8]) throws -> WebAuthToken {
         let body = Array("{\"transaction\":\"\(Base64.string(signed))\"}".utf8)
-        let response = try Self.fetch(endpoint, http: http) { try http.post($0, json: body) }
+        let response = try Self.fetch(endpoint) { try http.post($0, json: body) }
         let answer = try Self.json(response.body, from: endpoint)
         guard let token = answer["token"]?.string else { throw WebAuthClientError.unexpectedAnswer(url: endpoint.text, reason: "no \"token\"") }
         return try WebAuthToken(token)
@@ -88,7 +88,7 @@ public struct WebAuthService: Sendable {
 
     /// At most a few redirects, each to the same host and scheme: a redirect elsewhere is refused, since the
     /// domain is what the user trusted. A status other than 200 is the server's error.
-    static func fetch(_ start: WebAddress, http: HTTP, _ request: (WebAddress) throws -> HTTP.Response) throws -> HTTP.Response {
+    static func fetch(_ start: WebAddress, _ request: (WebAddress) throws -> HTTP.Response) throws -> HTTP.Response {
         var url = start
         for _ in 0..<4 {
             let response = try request(url)

@@ -93,17 +93,11 @@ struct WebAuth: ParsableCommand {
         if challenge { return try signGiven() }
         let service = try WebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
-        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
-        var verified: WebAuthChallenge?
         // The account is the signing key's, from the vault's header or from the session that decides which
         // identity signs; the challenge is fetched and checked before that key is opened.
-        let signer = try key.signer { name, publicKey in
-            let challenge = try service.challenge(for: publicKey.accountID, clientDomain: clientDomain)
-            if !quiet { key.showBeforeSigning(challenge.summary(signerName: name.rawValue)) }
-            verified = challenge
+        let (signed, signer) = try sign(clientDomain: clientDomain) { publicKey in
+            try service.challenge(for: publicKey.accountID, clientDomain: clientDomain)
         }
-        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
-        let signed = try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified))
         let token = try service.token(for: signed)
         if key.identity.json {
             struct Output: Encodable {
@@ -116,6 +110,22 @@ struct WebAuth: ParsableCommand {
         } else {
             Console.print(token.jwt)
         }
+    }
+
+    /// Both modes: the client domain's identity checked, then `challenge` (fetched or given, and verified) for
+    /// the signing key's account, its summary shown, all before the PIN (or, with a session, before the key
+    /// signs); then the signatures. Returns the signed envelope and the account's signer.
+    private func sign(clientDomain: WebAuthExpectation.ClientDomain?, alreadyRead pin: PIN? = nil,
+                      challenge: (PublicKey) throws -> WebAuthChallenge) throws -> (envelope: [UInt8], signer: Signer) {
+        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
+        var verified: WebAuthChallenge?
+        let signer = try key.signer(alreadyRead: pin) { name, publicKey in
+            let checked = try challenge(publicKey)
+            if !quiet { key.showBeforeSigning(checked.summary(signerName: name.rawValue)) }
+            verified = checked
+        }
+        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
+        return (try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified)), signer)
     }
 
     /// The client domain's identity must hold the domain's key: checked on its address, before any PIN.
@@ -144,17 +154,13 @@ struct WebAuth: ParsableCommand {
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
-        var verified: WebAuthChallenge?
-        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
+        let (envelope, signer) = try sign(clientDomain: clientDomain, alreadyRead: pinFirst) { publicKey in
             let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
                                                  network: network, clientAccount: publicKey.accountID, clientDomain: clientDomain)
-            let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation, now: UInt64(max(0, Date().timeIntervalSince1970)))
-            if !quiet { key.showBeforeSigning(challenge.summary(signerName: name.rawValue)) }
-            verified = challenge
+            return try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
+                                        now: UInt64(max(0, Date().timeIntervalSince1970)))
         }
-        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
-        let signed = Base64.string(try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified)))
+        let signed = Base64.string(envelope)
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
             try Console.printJSON(Output(transaction: signed, signerAddress: signer.address))
