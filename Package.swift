@@ -42,14 +42,14 @@ let package = Package(
         // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
         .target(name: "StellarTransactions", dependencies: ["StellarKeys"]),
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
-        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions"]),
+        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "CPlatform"]),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"]),
         // SEP-10 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "CCurl"]),
         .executableTarget(
             name: "keystore",
             dependencies: [
-                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth",
+                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,4 +1,8 @@
+#define _GNU_SOURCE
 #include "CPlatform.h"
+#include <errno.h>
+#include <sys/socket.h>
+#include <syslog.h>
 #include <sys/resource.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -11,4 +15,24 @@ int keystore_disable_core_dumps(void) {
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) result = -1;
 #endif
     return result == 0 ? 0 : -1;
+}
+
+int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid) {
+#ifdef __linux__
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    return 0;
+#else
+    (void)fd; (void)pid; (void)uid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+void keystore_syslog(const char *line) {
+    openlog("keystore-agent", LOG_PID, LOG_USER);
+    syslog(LOG_INFO, "%s", line);
 }

@@ -32,12 +32,12 @@ extension WebAuthChallenge {
     /// This verified SEP-10 challenge signed by the account signing in, and, when a client domain was asked
     /// for, by that domain's key: the envelope to POST back. Each signer must be the key the challenge expects
     /// (checked before either signs), so that a sign-in never carries a signature nobody asked for.
-    public func signed(by signer: Signer, clientDomainSigner: Signer? = nil) throws -> [UInt8] {
+    public func signed(by signer: any Signing, clientDomainSigner: (any Signing)? = nil) throws -> [UInt8] {
         let client = try StrKey(expectation.clientAccount).ed25519PublicKey
         guard signer.publicKey == client else {
             throw WebAuthSigningError.notTheAccount(signer: signer.address, account: expectation.clientAccount)
         }
-        var signers = [signer]
+        var signers: [any Signing] = [signer]
         switch (expectation.clientDomain, clientDomainSigner) {
         case (nil, nil): break
         case (let domain?, let domainSigner?):
@@ -47,7 +47,7 @@ extension WebAuthChallenge {
             signers.append(domainSigner)
         case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
         }
-        return try signed(adding: signers.map { (key: $0.publicKey, signature: $0.sign(hash)) })
+        return try signed(adding: signers.map { (key: $0.publicKey, signature: try $0.sign(hash)) })
     }
 }
 

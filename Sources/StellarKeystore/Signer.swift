@@ -1,7 +1,28 @@
 import StellarKeys
 import StellarTransactions
+/// What signs for an identity: its key opened here (`Signer`), or held by a signing agent (`AgentSigner`). Each
+/// method gives the same bytes either way, since Ed25519 signatures are deterministic; a remote one can fail.
+public protocol Signing: Sendable {
+    var name: IdentityName { get }
+    var publicKey: PublicKey { get }
+    /// A raw Ed25519 signature of `bytes` (64 bytes).
+    func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8]
+    /// A SEP-53 message signature (64 bytes).
+    func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8]
+    func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction
+    func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8]
+    func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+                            allowingNonStrict: Bool) throws -> SignedAuthorizations
+}
+
+extension Signing {
+    public var address: String { publicKey.accountID }
+    public func sign(_ bytes: [UInt8]) throws -> [UInt8] { try bytes.withUnsafeBytes { try sign($0) } }
+    public func signMessage(_ message: [UInt8]) throws -> [UInt8] { try message.withUnsafeBytes { try signMessage($0) } }
+}
+
 /// An opened identity: its key, for as long as the value lives.
-public struct Signer: Sendable {
+public struct Signer: Signing {
     public let name: IdentityName
     let keyPair: KeyPair
     /// Whether it was made from a recovery phrase; nil when opened from a session, which does not say.

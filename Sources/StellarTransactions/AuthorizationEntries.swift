@@ -161,7 +161,16 @@ extension TransactionEnvelope {
     /// and stellar-cli, over SHA-256 of its `HashIDPreimage`. Every other byte stays as given.
     public func signingAuthorizations(by keyPair: KeyPair, on network: StellarNetwork, expirationLedger: UInt32,
                                       allowingNonStrict: Bool = false) throws -> SignedAuthorizations {
-        let key = keyPair.publicKey
+        try signingAuthorizations(by: keyPair.publicKey, on: network, expirationLedger: expirationLedger,
+                                  allowingNonStrict: allowingNonStrict) { keyPair.signature(for: $0.hash) }
+    }
+
+    /// The same, for a key held elsewhere (a signing agent): `signature` is asked for each entry's Ed25519
+    /// signature of its preimage's SHA-256 (what SEP-43's `signAuthEntry` returns), after every check. It is
+    /// spliced in as given: checking it is the caller's part, where the signer is not trusted.
+    public func signingAuthorizations(by key: PublicKey, on network: StellarNetwork, expirationLedger: UInt32,
+                                      allowingNonStrict: Bool = false,
+                                      signature: (AuthorizationPreimage) throws -> [UInt8]) throws -> SignedAuthorizations {
         let plan = try authorizationPlan(for: key, allowingNonStrict: allowingNonStrict)
         let expiration = Self.bigEndian(expirationLedger)
         var out = bytes
@@ -171,7 +180,7 @@ extension TransactionEnvelope {
             var preimage = tag + network.id + Array(bytes[slot.expirationOffset - 8..<slot.expirationOffset]) + expiration
             if slot.credentials == .addressV2 { preimage += bytes[slot.addressRange] }
             preimage += bytes[slot.invocationRange]
-            let signature = keyPair.signature(for: preimage.withUnsafeBytes { Sodium.sha256($0) })
+            let signature = try signature(try AuthorizationPreimage(xdr: preimage))
             out.replaceSubrange(slot.signatureRange, with: Self.accountSignature(key: key, signature: signature))
             out.replaceSubrange(slot.expirationOffset..<slot.expirationOffset + 4, with: expiration)
         }

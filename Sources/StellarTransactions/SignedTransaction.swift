@@ -19,11 +19,20 @@ extension TransactionEnvelope {
     /// never re-encoded. An envelope this key has signed already is returned unchanged; a full one (20
     /// signatures) is `TransactionError.full`.
     public func signed(by keyPair: KeyPair, on network: StellarNetwork) throws -> SignedTransaction {
+        try signed(by: keyPair.publicKey, on: network) { keyPair.signature(for: $0) }
+    }
+
+    /// The same, for a key held elsewhere (a signing agent): `signature` is asked for the Ed25519 signature of
+    /// the hash, and only when the envelope does not hold one by `key` already. It is spliced in as given:
+    /// checking it is the caller's part, where the signer is not trusted (`AgentSigner` checks the agent's).
+    public func signed(by key: PublicKey, on network: StellarNetwork,
+                       signature: ([UInt8]) throws -> [UInt8]) throws -> SignedTransaction {
         let hash = hash(on: network)
-        if isSigned(by: keyPair.publicKey, hash: hash) {
+        if isSigned(by: key, hash: hash) {
             return SignedTransaction(envelope: bytes, hash: hash, wasAlreadySigned: true)
         }
-        let signed = try adding(signature: keyPair.signature(for: hash), by: keyPair.publicKey)
+        let signature = try signature(hash)
+        let signed = try adding(signature: signature, by: key)
         return SignedTransaction(envelope: signed, hash: hash, wasAlreadySigned: false)
     }
 }

@@ -32,7 +32,7 @@ struct BatchSigner {
     }
 
     /// Signatures of payloads (`sign`) or of SEP-53 messages (`sign-message`), printed in `format`.
-    init(sign: @escaping @Sendable (UnsafeRawBufferPointer) -> [UInt8], format: SignatureFormat) {
+    init(sign: @escaping @Sendable (UnsafeRawBufferPointer) throws -> [UInt8], format: SignatureFormat) {
         respond = { line, output in Self.answer(line, into: &output, sign: sign, format: format) }
     }
 
@@ -180,7 +180,7 @@ struct BatchSigner {
 
     /// Appends the result line for one payload or message request; returns whether it was signed.
     private static func answer(_ line: UnsafeRawBufferPointer, into output: inout [UInt8],
-                               sign: (UnsafeRawBufferPointer) -> [UInt8], format: SignatureFormat) -> Bool {
+                               sign: (UnsafeRawBufferPointer) throws -> [UInt8], format: SignatureFormat) -> Bool {
         guard let request = BatchRequest(line: line) else {
             output += Array(#"{"error":"not a JSON object with message, base64 or hex","id":null}"#.utf8) + [0x0A]
             return false
@@ -206,7 +206,14 @@ struct BatchSigner {
             guard let bytes = Hex.bytes(String(decoding: text, as: UTF8.self)) else { return failure("hex is not valid hex") }
             payload = bytes
         }
-        let signature = payload.withUnsafeBytes(sign)
+        let signature: [UInt8]
+        do {
+            signature = try payload.withUnsafeBytes(sign)
+        } catch let error as KeystoreError {
+            return failure(Hints.withHint(error))
+        } catch {
+            return failure("\(error)")
+        }
         output += idOpening
         output += request.id
         output += signatureOpening

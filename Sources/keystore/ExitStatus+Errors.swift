@@ -35,6 +35,17 @@ extension WebAuthClientError: CommandLineError {
     }
 }
 
+extension AgentError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .notRunning, .keyNotHeld, .noKeys, .severalKeys, .connectionLost: .session
+        case .rejected: .rejected
+        case .refused: .invalidInput
+        default: .system
+        }
+    }
+}
+
 extension TransactionError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {

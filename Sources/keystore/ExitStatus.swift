@@ -17,7 +17,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case vaultDamaged = 7
     /// The system said no: unreadable or unwritable directory, disk full, not enough memory for the KDF.
     case system = 8
-    /// A session token that is expired, forged, malformed or for another identity.
+    /// A session token that is expired, forged, malformed or for another identity; or, with `KEYSTORE_AGENT`, no
+    /// agent there, or none holding the key (and no session or PIN to fall back on).
     case session = 9
     /// The command refused to do something risky without an explicit flag (e.g. a seed to a pipe).
     case refused = 10
@@ -28,6 +29,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case challengeRefused = 12
     /// `web-auth`: the server could not be reached, or answered with an error or with something else.
     case server = 13
+    /// The signing agent's person declined the request (`agent start --confirm`).
+    case rejected = 14
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
@@ -48,6 +51,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .outputFailed: "output-failed"
         case .challengeRefused: "challenge-refused"
         case .server: "server"
+        case .rejected: "rejected"
         case .usage: "usage"
         }
     }
@@ -68,11 +72,12 @@ extension ExitStatus {
         case .vaultExists: "the identity exists already"
         case .vaultDamaged: "vault damaged, of a newer format, or for another TPM"
         case .system: "the system refused: files, memory, the TPM"
-        case .session: "no usable session"
+        case .session: "no usable session, or no agent holding the key"
         case .refused: "refused without a flag: a secret on argv or to a pipe"
         case .outputFailed: "standard output could not be written"
         case .challengeRefused: "a sign-in challenge broke a rule; nothing signed"
         case .server: "a server: unreachable, TLS, an HTTP error, no token"
+        case .rejected: "declined at the signing agent's terminal"
         case .usage: "a command line that does not parse; no network given"
         }
     }

@@ -44,6 +44,7 @@ struct KeystoreCommand: ParsableCommand {
     /// command's own configuration.
     static let commands: [(names: [String], command: ParsableCommand.Type)] = [
         (["signup"], Signup.self), (["login"], Login.self), (["logout"], Logout.self), (["status"], Status.self),
+        (["agent"], Agent.self),
         (["change-pin"], ChangePIN.self), (["export"], Export.self), (["list"], List.self), (["remove"], Remove.self),
         (["address", "whoami"], Address.self), (["sign"], Sign.self), (["sign-message"], SignMessage.self),
         (["sign-tx"], SignTx.self), (["sign-auth"], SignAuth.self), (["show-tx"], ShowTx.self), (["web-auth"], WebAuth.self),

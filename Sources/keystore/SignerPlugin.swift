@@ -72,7 +72,7 @@ struct SignerPlugin {
         let signer = try key.signer { name, publicKey in
             key.showBeforeSigning(TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey)).lines)
         }
-        let signature = TransactionEnvelope.decoratedSignature(key: signer.publicKey, signature: signer.sign(hash))
+        let signature = TransactionEnvelope.decoratedSignature(key: signer.publicKey, signature: try signer.sign(hash))
         Console.print("[\"\(Base64.string(signature))\"]")
     }
 

@@ -51,11 +51,11 @@ struct SignMessage: ParsableCommand {
         let format = hex ? .hex : format
         let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { signer.signMessage($0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(sign: { try signer.signMessage($0) }, format: format).run(reading: STDIN_FILENO)
         }
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        let signature = signer.signMessage(bytes)
+        let signature = try signer.signMessage(bytes)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
             try Console.printJSON(Output(address: signer.address, signature: format.encode(signature),
@@ -94,9 +94,9 @@ struct Sign: ParsableCommand {
     func run() throws {
         let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { signer.sign($0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(sign: { try signer.sign($0) }, format: format).run(reading: STDIN_FILENO)
         }
-        let signature = signer.sign(try payload.bytes(for: .signing))
+        let signature = try signer.sign(try payload.bytes(for: .signing))
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
             try Console.printJSON(Output(address: signer.address, signature: format.encode(signature)))

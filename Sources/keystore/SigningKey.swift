@@ -26,15 +26,24 @@ struct SigningKeyOptions: ParsableArguments {
         return text
     }
 
+    static let agentVariable = "KEYSTORE_AGENT"
+
+    /// The agent named by `$KEYSTORE_AGENT` (its socket's path), if one is set.
+    static var agent: AgentClient? {
+        guard let path = Environment[agentVariable], !path.isEmpty else { return nil }
+        return AgentClient(socketPath: path)
+    }
+
     /// `alreadyRead`: a PIN the command had to read before it could tell whether it needs one (`sign-tx` reads
     /// the PIN line of standard input before the envelope after it).
     /// `beforePIN` runs when the vault is ready and its PIN is about to be used (asked, or taken from
     /// `alreadyRead`), with the identity it opens: what a person should see before typing a PIN goes there. With
-    /// a live session it never runs.
-    func signer(alreadyRead: PIN? = nil, beforePIN: (IdentityName) throws -> Void = { _ in }) throws -> Signer {
+    /// the agent or a live session it never runs.
+    /// `usingAgent`: false for a command whose signature the agent could only show as raw bytes (`web-auth`).
+    func signer(alreadyRead: PIN? = nil, usingAgent: Bool = true, beforePIN: (IdentityName) throws -> Void = { _ in }) throws -> any Signing {
         let name = try identity.identityIfGiven()
         return try identity.keystore.keystore().signer(
-            sessionToken: Self.sessionToken, name: name, pinAvailable: pin.isAvailable,
+            agent: usingAgent ? Self.agent : nil, sessionToken: Self.sessionToken, name: name, pinAvailable: pin.isAvailable,
             pin: {
                 try beforePIN(name ?? .default)
                 return try alreadyRead ?? pin.read()
@@ -44,11 +53,12 @@ struct SigningKeyOptions: ParsableArguments {
 
 extension SigningKeyOptions {
     /// The signer, with `beforeSigning` run exactly once on the identity and its public key before the key
-    /// signs anything: before the PIN is asked (the key read from the vault's header), or with a session once it
-    /// opened. Checks that need only the public key, and the summary a person reads, go there.
-    func signer(alreadyRead: PIN? = nil, beforeSigning: (IdentityName, PublicKey) throws -> Void) throws -> Signer {
+    /// signs anything: before the PIN is asked (the key read from the vault's header), or with the agent or a
+    /// session once it is found. Checks that need only the public key, and the summary a person reads, go there.
+    func signer(alreadyRead: PIN? = nil, usingAgent: Bool = true,
+                beforeSigning: (IdentityName, PublicKey) throws -> Void) throws -> any Signing {
         var done = false
-        let signer = try signer(alreadyRead: alreadyRead) { name in
+        let signer = try signer(alreadyRead: alreadyRead, usingAgent: usingAgent) { name in
             try beforeSigning(name, try PublicKey(accountID: identity.keystore.keystore().address(of: name)))
             done = true
         }
@@ -61,7 +71,7 @@ extension SigningKeyOptions {
     func showBeforeSigning(_ lines: [String]) {
         let text = Array(lines.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil {
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil && Self.agent == nil {
             let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
             if tty >= 0 {
                 Console.write(text, to: tty)

@@ -150,7 +150,7 @@ struct ShowTx: ParsableCommand {
 /// The answer to one `sign-tx --batch` request: `{"id": …, "envelope": "…", "hash": "…"}` (with
 /// `"alreadySigned": true` when the envelope was returned unchanged), or `{"error": "…", "id": …}`.
 struct TransactionBatch: Sendable {
-    let signer: Signer
+    let signer: any Signing
     let network: StellarNetwork
 
     func respond(_ line: UnsafeRawBufferPointer, _ output: inout [UInt8]) -> Bool {

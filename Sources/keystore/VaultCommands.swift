@@ -127,7 +127,10 @@ struct Login: ParsableCommand {
         discussion: """
             With --session, also start a signed-in session and print a shell line that sets KEYSTORE_SESSION, \
             for eval "$(keystore login --session)". While it lasts, sign and sign-message need no PIN; end it with \
-            eval "$(keystore logout)".
+            eval "$(keystore logout)". \
+            With --agent, hand the opened key to the signing agent (KEYSTORE_AGENT, else the default socket; see \
+            `keystore agent`), which then signs for it without a PIN until --ttl, the agent's own limits, \
+            `agent remove`, `agent lock` or its end.
             """)
 
     @OptionGroup var identity: IdentityOptions
@@ -136,11 +139,18 @@ struct Login: ParsableCommand {
     @Flag(help: "Start a signed-in session for scripts.")
     var session = false
 
+    @Flag(help: "Hand the key to the signing agent.")
+    var agent = false
+
     // A transform, so that a bad value is told what is wrong with it; argument-parser then shows no default itself.
-    @Option(help: ArgumentHelp("How long the session lasts, up to 24h, with a unit: e.g. 90s, 15m, 8h, 1h30m. (default: \(SessionDuration(seconds: SessionStore.defaultTTL)))",
+    @Option(help: ArgumentHelp("How long the session (or the agent's copy) lasts, up to 24h, with a unit: e.g. 90s, 15m, 8h, 1h30m. (default: \(SessionDuration(seconds: SessionStore.defaultTTL)); with --agent, the agent's limits)",
                                valueName: "duration"),
             transform: SessionDuration.parse)
-    var ttl: SessionDuration = SessionDuration(seconds: SessionStore.defaultTTL)
+    var ttl: SessionDuration?
+
+    func validate() throws {
+        if session && agent { throw ValidationError("Give --session or --agent, not both.") }
+    }
 
     func run() throws {
         let keystore = try identity.keystore.keystore()
@@ -149,7 +159,13 @@ struct Login: ParsableCommand {
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
             Console.note("\(name.rawValue)'s vault is cheaper to attack than this machine affords (\(level.rawValue)); 'keystore upgrade --name \(name.rawValue)' re-encrypts it under the same PIN")
         }
+        if agent {
+            let socket = AgentSocketOptions.path(nil)
+            try keystore.addToAgent(signer, client: AgentClient(socketPath: socket), ttl: ttl.map { .seconds($0.seconds) })
+            Console.note("\(name.rawValue) (\(signer.address)) is in the agent at \(socket)\(ttl.map { " for \($0)" } ?? "")")
+        }
         if session {
+            let ttl = ttl ?? SessionDuration(seconds: SessionStore.defaultTTL)
             let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
             if identity.json {
                 struct Output: Encodable { let name, address, token: String; let expiresIn: Int }

@@ -116,10 +116,11 @@ struct WebAuth: ParsableCommand {
     /// the signing key's account, its summary shown, all before the PIN (or, with a session, before the key
     /// signs); then the signatures. Returns the signed envelope and the account's signer.
     private func sign(clientDomain: WebAuthExpectation.ClientDomain?, alreadyRead pin: PIN? = nil,
-                      challenge: (PublicKey) throws -> WebAuthChallenge) throws -> (envelope: [UInt8], signer: Signer) {
+                      challenge: (PublicKey) throws -> WebAuthChallenge) throws -> (envelope: [UInt8], signer: any Signing) {
         if let clientDomain { try checkClientDomainIdentity(clientDomain) }
         var verified: WebAuthChallenge?
-        let signer = try key.signer(alreadyRead: pin) { name, publicKey in
+        // Not through the agent, which could show a sign-in only as the raw hash it signs.
+        let signer = try key.signer(alreadyRead: pin, usingAgent: false) { name, publicKey in
             let checked = try challenge(publicKey)
             if !quiet { key.showBeforeSigning(checked.summary(signerName: name.rawValue)) }
             verified = checked

@@ -21,6 +21,7 @@ import Testing
 
     /// Every command's help, from the list, and the nested ones of strkey.
     static let helps = [""] + KeystoreCommand.commands.map { $0.names[0] } + ["strkey decode", "strkey encode"]
+        + ["agent start", "agent list", "agent remove", "agent lock", "agent stop"]
 
     @Test(arguments: helps)
     func helpIsWhatArgumentParserPrints(_ command: String) throws {

@@ -8,4 +8,11 @@
 /// PR_SET_DUMPABLE 0 (as ssh-agent and gpg-agent do). Returns 0, or -1 if either call failed.
 int keystore_disable_core_dumps(void);
 
+/// The pid and uid of a Unix socket's peer as the kernel recorded them at connect (SO_PEERCRED, whose struct
+/// ucred needs _GNU_SOURCE). Returns 0, or -1 with errno set.
+int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid);
+
+/// One line to syslog at LOG_INFO, as "keystore-agent" (syslog itself is variadic).
+void keystore_syslog(const char *line);
+
 #endif

@@ -214,7 +214,10 @@ public struct SessionStore: Sendable {
 
     /// Creates the directory 0700 if needed, and refuses one that is not ours alone: in a shared /tmp, someone
     /// else could have created it first to read or plant sessions.
-    private func preparePrivateDirectory() throws {
+    private func preparePrivateDirectory() throws { try Self.preparePrivateDirectory(directory) }
+
+    /// The same for any directory of the runtime area (the agent's socket lives in this one).
+    package static func preparePrivateDirectory(_ directory: String) throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw AtomicFile.ioError("create", directory) }
         var info = stat()
         guard lstat(directory, &info) == 0 else { throw AtomicFile.ioError("open", directory) }

@@ -1,0 +1,255 @@
+import StellarKeys
+import StellarTransactions
+
+/// A connection to a signing agent (`KeystoreAgent`, or any server of docs/AGENT.md), made when first used and
+/// kept for the calls after it. Calls from several threads take turns.
+public final class AgentClient: @unchecked Sendable {
+    public let socketPath: String
+    private let turns = Lock()
+    private var socket: UnixSocket?
+    private var received: [UInt8] = []
+    private var nextID = 1
+
+    /// How long a call waits for its answer: long enough for a person to read a summary and confirm.
+    public static let answerTimeout = 120
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    /// `agent.sock` in the private runtime directory sessions use (`$XDG_RUNTIME_DIR/keystore`, or its fallbacks).
+    public static func defaultSocketPath(environment: [String: String]) -> String {
+        SessionStore.defaultDirectory(environment: environment) + "/agent.sock"
+    }
+
+    /// Whether an agent answers at `path` (a connection is accepted there).
+    public static func isListening(at path: String) throws -> Bool {
+        try UnixSocket.connect(to: path) != nil
+    }
+
+    // MARK: Calls
+
+    /// What `status` reports.
+    public struct Status: Sendable {
+        public let pid: Int
+        public let keys: Int
+        public let ttl: Int?
+        public let idle: Int?
+        public let confirms: Bool
+    }
+
+    public func status() throws -> Status {
+        let result = try call(.status, [])
+        guard let pid = result["pid"]?.integer(as: Int.self), let keys = result["keys"]?.integer(as: Int.self),
+              case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks pid, keys or confirm") }
+        return Status(pid: pid, keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
+                      confirms: confirms)
+    }
+
+    public func keys() throws -> [KeystoreAgent.KeyInfo] {
+        guard case .array(let listed)? = try call(.listKeys, [])["keys"] else { throw AgentError.badAnswer("listKeys lacks keys") }
+        return try listed.map { value in
+            guard let key = value.object, let name = key["name"]?.string, let keystore = key["keystore"]?.string,
+                  let address = key["address"]?.string else { throw AgentError.badAnswer("a listed key lacks one of name, address, keystore") }
+            return KeystoreAgent.KeyInfo(name: name, keystore: keystore, address: address,
+                                         expiresIn: key["expiresIn"]?.integer(as: Int.self),
+                                         idleExpiresIn: key["idleExpiresIn"]?.integer(as: Int.self))
+        }
+    }
+
+    /// Drops every key the agent holds; returns how many.
+    @discardableResult
+    public func lock() throws -> Int { try count(try call(.lock, [])) }
+
+    /// Drops the keys of identity `name` in `keystore`; returns how many.
+    @discardableResult
+    public func remove(name: IdentityName, keystore: String) throws -> Int {
+        try count(try call(.removeKey, [("name", .string(name.rawValue)), ("keystore", .string(keystore))]))
+    }
+
+    private func count(_ result: [String: StrictJSON.Value]) throws -> Int {
+        guard let removed = result["removed"]?.integer(as: Int.self) else { throw AgentError.badAnswer("no count of keys removed") }
+        return removed
+    }
+
+    /// Hands `signer`'s key to the agent, to hold for at most `ttl` seconds (and the agent's own limits). The seed
+    /// goes as 32 raw bytes after the agent's go-ahead, from guarded memory to the socket: never in JSON, never
+    /// in a string.
+    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
+        try turns.locked {
+            let params: [(String, AgentJSON)] = [("name", .string(signer.name.rawValue)), ("keystore", .string(keystore)),
+                                                 ("address", .string(signer.address))] + (ttl.map { [("ttl", .integer($0))] } ?? [])
+            // The agent closes the connection after an addKey, whatever happens.
+            defer { disconnect() }
+            let goAhead = try exchange(.addKey, params)
+            guard goAhead["send"]?.integer(as: Int.self) == 32 else { throw AgentError.badAnswer("addKey did not ask for the seed") }
+            guard let socket, socket.write(signer.keyPair.seed) else { throw AgentError.connectionLost(Self.closed) }
+            guard try answer(to: nextID - 1)["address"]?.string == signer.address else {
+                throw AgentError.badAnswer("addKey did not confirm the address")
+            }
+        }
+    }
+
+    /// A signer for `address` if the agent holds its key (`AgentError.keyNotHeld` if not), as identity `name`.
+    public func signer(for address: String, name: IdentityName) throws -> AgentSigner {
+        let result = try call(.getAddress, [("address", .string(address))])
+        guard result["address"]?.string == address else { throw AgentError.badAnswer("getAddress gave another address") }
+        return AgentSigner(client: self, name: name, publicKey: try PublicKey(accountID: address))
+    }
+
+    /// One request, and its result object. Errors in the answer become `AgentError`s.
+    package func call(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
+        try turns.locked {
+            do {
+                return try exchange(method, params)
+            } catch let error as AgentError {
+                // Whatever was half-read is no longer in step with the requests: start afresh next time.
+                if case .connectionLost = error { disconnect() }
+                if case .badAnswer = error { disconnect() }
+                throw error
+            }
+        }
+    }
+
+    /// Must hold `turns`. A kept connection the agent has closed since (it restarted, or ended the connection
+    /// after an error) is replaced once by a new one; a new one that fails is the error.
+    private func exchange(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
+        guard socket != nil else { return try exchangeOnce(method, params) }
+        do {
+            return try exchangeOnce(method, params)
+        } catch AgentError.connectionLost(let reason) where reason == Self.closed {
+            disconnect()
+            return try exchangeOnce(method, params)
+        }
+    }
+
+    private static let closed = "closed the connection"
+    private static let closedUnanswered = "closed the connection without answering (it may have stopped)"
+
+    private func exchangeOnce(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
+        let socket = try connected()
+        let id = nextID
+        nextID += 1
+        let request = AgentJSON.object([("jsonrpc", .string("2.0")), ("id", .integer(id)), ("method", .string(method.rawValue)),
+                                        ("params", .object(params))])
+        guard socket.write(Array(request.text.utf8) + [0x0A]) else {
+            disconnect()
+            throw AgentError.connectionLost(Self.closed)
+        }
+        let address: String? = params.first { $0.0 == "address" }.flatMap { if case .string(let text) = $0.1 { text } else { nil } }
+        return try answer(to: id, address: address)
+    }
+
+    private func connected() throws -> UnixSocket {
+        if let socket { return socket }
+        guard let socket = try UnixSocket.connect(to: socketPath) else { throw AgentError.notRunning(socketPath) }
+        socket.setTimeouts(seconds: Self.answerTimeout)
+        self.socket = socket
+        return socket
+    }
+
+    private func disconnect() {
+        socket?.close()
+        socket = nil
+        received.removeAll()
+    }
+
+    /// Reads the answer line to request `id`, made for `address` (to name it in "no such key").
+    private func answer(to id: Int, address: String? = nil) throws -> [String: StrictJSON.Value] {
+        guard let socket else { throw AgentError.connectionLost(Self.closed) }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while !received.contains(0x0A) {
+            guard received.count <= AgentProtocol.largestRequest else { throw AgentError.badAnswer("an answer over 1 MiB") }
+            guard let count = chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) else {
+                throw AgentError.connectionLost("did not answer within \(Self.answerTimeout) s")
+            }
+            guard count > 0 else { throw AgentError.connectionLost(Self.closedUnanswered) }
+            received.append(contentsOf: chunk[..<count])
+        }
+        let newline = received.firstIndex(of: 0x0A)!
+        let line = Array(received[..<newline])
+        received.removeFirst(newline + 1)
+        let members: [String: StrictJSON.Value]
+        do {
+            members = try StrictJSON.parse(line, integersOnly: false)
+        } catch {
+            throw AgentError.badAnswer("it is not a JSON object")
+        }
+        guard members["jsonrpc"] == .string("2.0"), members["id"]?.integer(as: Int.self) == id else {
+            throw AgentError.badAnswer("it is not the answer to this request")
+        }
+        if let error = members["error"]?.object {
+            let code = error["code"]?.integer(as: Int.self) ?? AgentProtocol.ErrorCode.internal.rawValue
+            let message = error["message"]?.string ?? "no message"
+            if error["data"]?.object?["reason"]?.string == "no-key" { throw address.map(AgentError.keyNotHeld) ?? AgentError.noKeys }
+            if code == AgentProtocol.ErrorCode.rejected.rawValue { throw AgentError.rejected }
+            throw AgentError.refused(code: code, message: message)
+        }
+        guard let result = members["result"]?.object else { throw AgentError.badAnswer("it has neither a result object nor an error") }
+        return result
+    }
+}
+
+/// An identity's key held by a signing agent. Every signature it returns is checked against the identity's
+/// public key before it is used: an agent that answers with someone else's key, or garbage, signs nothing.
+public struct AgentSigner: Signing {
+    public let client: AgentClient
+    public let name: IdentityName
+    public let publicKey: PublicKey
+
+    private var address: String { publicKey.accountID }
+
+    private func signature(_ result: [String: StrictJSON.Value], _ field: String, valid: ([UInt8]) -> Bool) throws -> [UInt8] {
+        guard let text = result[field]?.string, let signature = Base64.decode(text), signature.count == 64 else {
+            throw AgentError.badAnswer("\(field) is not 64 bytes of base64")
+        }
+        guard valid(signature) else { throw AgentError.wrongSignature(address) }
+        return signature
+    }
+
+    public func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let result = try client.call(.signPayload, [("payload", .string(Base64.string(Array(bytes)))), ("address", .string(address))])
+        return try signature(result, "signature") { publicKey.isValidSignature($0, for: Array(bytes)) }
+    }
+
+    /// A message that is UTF-8 goes as text, so that `--confirm` shows it as such; the agent signs its UTF-8,
+    /// which is these same bytes.
+    public func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let bytes = Array(message)
+        let text = String(validating: bytes, as: UTF8.self).map { ("message", AgentJSON.string($0)) }
+        let result = try client.call(.signMessage, [text ?? ("messageBase64", .string(Base64.string(bytes))), ("address", .string(address))])
+        return try signature(result, "signedMessage") { publicKey.isValidMessageSignature($0, for: Array(message)) }
+    }
+
+    /// The agent signs (and, under `--confirm`, shows the summary of) the whole envelope; its signature is taken
+    /// from its answer, checked, and spliced into the envelope given here, so the bytes are those `Signer` makes.
+    public func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
+        try envelope.signed(by: publicKey, on: network) { hash in
+            let result = try client.call(.signTransaction, [("xdr", .string(Base64.string(envelope.bytes))),
+                                                            ("networkPassphrase", .string(network.passphrase)),
+                                                            ("address", .string(address))])
+            guard let text = result["signedTxXdr"]?.string, let signed = try? TransactionEnvelope(base64: text) else {
+                throw AgentError.badAnswer("signedTxXdr is not a transaction envelope")
+            }
+            let hint = Array(publicKey.rawRepresentation.suffix(4))
+            guard let found = signed.signatures.first(where: { $0.hint == hint && publicKey.isValidSignature($0.signature, for: hash) }) else {
+                throw AgentError.wrongSignature(address)
+            }
+            return found.signature
+        }
+    }
+
+    public func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
+        try preimage.check(on: network)
+        let result = try client.call(.signAuthEntry, [("authEntry", .string(Base64.string(preimage.bytes))),
+                                                      ("networkPassphrase", .string(network.passphrase)),
+                                                      ("address", .string(address))])
+        return try signature(result, "signedAuthEntry") { publicKey.isValidSignature($0, for: preimage.hash) }
+    }
+
+    public func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+                                   allowingNonStrict: Bool) throws -> SignedAuthorizations {
+        try envelope.signingAuthorizations(by: publicKey, on: network, expirationLedger: expirationLedger,
+                                           allowingNonStrict: allowingNonStrict) { try signAuthorization(preimage: $0, on: network) }
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StellarKeys
+
+/// What went wrong between a client and a signing agent, on either side.
+public enum AgentError: KeystoreError, Equatable {
+    case socketPathTooLong(String)
+    case notASocket(String)
+    /// Another agent answers on this socket already.
+    case socketInUse(String)
+    case system(String, Int32)
+    /// Nothing listens at the socket (no agent, or one that is gone).
+    case notRunning(String)
+    /// The agent holds no key for this address (never added, expired, dropped, or locked).
+    case keyNotHeld(String)
+    case noKeys
+    case severalKeys(Int)
+    /// The person at the agent's terminal said no (SEP-43 code −4).
+    case rejected
+    /// The agent answered with an error.
+    case refused(code: Int, message: String)
+    /// The agent's answer is not one this protocol allows.
+    case badAnswer(String)
+    /// The agent closed the connection, or did not answer in time.
+    case connectionLost(String)
+    /// A signature from the agent that does not verify under the key asked for: never used.
+    case wrongSignature(String)
+    /// A key handed to the agent did not arrive as sent.
+    case seedRefused(String)
+
+    public var message: String {
+        switch self {
+        case .socketPathTooLong(let path):
+            "The agent socket path \(TerminalText.escaped(path, limit: nil)) is empty or longer than \(UnixSocket.longestPath) bytes."
+        case .notASocket(let path):
+            "\(TerminalText.escaped(path, limit: nil)) exists and is not a socket; nothing was changed."
+        case .socketInUse(let path):
+            "An agent is already running at \(TerminalText.escaped(path, limit: nil))."
+        case .system(let operation, let code):
+            "The agent could not \(TerminalText.escaped(operation)): \(String(cString: strerror(code)))."
+        case .notRunning(let path):
+            "No agent is running at \(TerminalText.escaped(path, limit: nil))."
+        case .keyNotHeld(let address):
+            "The agent holds no key for \(TerminalText.escaped(address, limit: 60))."
+        case .noKeys:
+            "The agent holds no keys."
+        case .severalKeys(let count):
+            "The agent holds \(count) keys; say which address signs."
+        case .rejected:
+            "The request was declined at the agent."
+        case .refused(_, let message):
+            "The agent refused: \(TerminalText.escaped(message, limit: 300))"
+        case .badAnswer(let reason):
+            "The agent's answer is not valid: \(reason)."
+        case .connectionLost(let reason):
+            "The agent \(reason)."
+        case .wrongSignature(let address):
+            "The agent's signature does not verify for \(address); it was not used."
+        case .seedRefused(let reason):
+            "The key was not added: \(reason)."
+        }
+    }
+
+    /// The SEP-43 code an agent answers with.
+    var code: AgentProtocol.ErrorCode {
+        switch self {
+        case .keyNotHeld, .noKeys, .severalKeys, .refused, .badAnswer, .seedRefused: .invalidRequest
+        case .rejected: .rejected
+        default: .internal
+        }
+    }
+
+    /// The `data.reason` a client branches on.
+    var reason: String? {
+        switch self {
+        case .keyNotHeld, .noKeys: "no-key"
+        default: nil
+        }
+    }
+}

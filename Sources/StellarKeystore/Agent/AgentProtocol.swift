@@ -1,0 +1,169 @@
+import StellarKeys
+
+/// The agent's wire format (docs/AGENT.md): newline-delimited JSON-RPC 2.0 over a Unix stream socket, with
+/// SEP-43's method names, result shapes and error codes where SEP-43 has them.
+public enum AgentProtocol {
+    /// No request comes near this (an envelope is at most 256 KiB as base64); a longer one is refused unread.
+    public static let largestRequest = 1 << 20
+
+    /// SEP-43's error codes.
+    public enum ErrorCode: Int, Sendable {
+        case `internal` = -1
+        case invalidRequest = -3
+        case rejected = -4
+    }
+
+    public enum Method: String, Sendable, CaseIterable {
+        case getAddress, signMessage, signTransaction, signAuthEntry, signPayload
+        case listKeys, status, lock, addKey, removeKey
+
+        /// Whether it makes a signature, and so is logged with its summary and, under `--confirm`, shown first.
+        var signs: Bool { [.signMessage, .signTransaction, .signAuthEntry, .signPayload].contains(self) }
+    }
+}
+
+/// One request line, read strictly: a JSON object (no key twice), `"jsonrpc": "2.0"`, a `method` string, `params`
+/// an object when present, and an `id` that is a string, an integer or null, echoed as given.
+public struct AgentRequest: Sendable {
+    /// The id as JSON text, ready to echo.
+    public let id: [UInt8]
+    public let method: AgentProtocol.Method
+    let params: [String: StrictJSON.Value]
+
+    /// Why a line is not a request, with the id to answer it under (`null` when it could not be read).
+    public struct Refusal: Error, Sendable, Equatable {
+        public let id: [UInt8]
+        public let message: String
+    }
+
+    public init(line: [UInt8]) throws(Refusal) {
+        let members: [String: StrictJSON.Value]
+        do {
+            members = try StrictJSON.parse(line, integersOnly: false)
+        } catch {
+            throw Refusal(id: Array("null".utf8), message: "the request is not a JSON object: \((error as? StrictJSON.Violation)?.reason ?? "\(error)")")
+        }
+        switch members["id"] {
+        case nil, .null?: id = Array("null".utf8)
+        case .string(let text)?: id = Array(AgentJSON.quoted(text).utf8)
+        case .integer(let digits)?: id = Array(digits.utf8)
+        case let other?: throw Refusal(id: Array("null".utf8), message: "'id' is \(other.kind.rawValue), not a string, an integer or null")
+        }
+        let id = id
+        guard members["jsonrpc"] == .string("2.0") else { throw Refusal(id: id, message: "'jsonrpc' must be \"2.0\"") }
+        guard let name = members["method"]?.string else { throw Refusal(id: id, message: "'method' must be a string") }
+        guard let method = AgentProtocol.Method(rawValue: name) else {
+            throw Refusal(id: id, message: "there is no method '\(TerminalText.escaped(name, limit: 40))'")
+        }
+        self.method = method
+        switch members["params"] {
+        case nil: params = [:]
+        case .object(let object)?: params = object
+        case let other?: throw Refusal(id: id, message: "'params' is \(other.kind.rawValue), not an object of named parameters")
+        }
+    }
+
+    /// A string parameter; nil when absent.
+    func string(_ key: String) throws(Refusal) -> String? {
+        switch params[key] {
+        case nil: return nil
+        case .string(let text)?: return text
+        case let other?: throw Refusal(id: id, message: "'\(key)' is \(other.kind.rawValue), not a string")
+        }
+    }
+
+    func requiredString(_ key: String) throws(Refusal) -> String {
+        guard let text = try string(key) else { throw Refusal(id: id, message: "'\(key)' is missing") }
+        return text
+    }
+
+    func base64(_ key: String) throws(Refusal) -> [UInt8]? {
+        guard let text = try string(key) else { return nil }
+        guard let bytes = Base64.decode(text) else { throw Refusal(id: id, message: "'\(key)' is not valid base64") }
+        return bytes
+    }
+
+    /// A whole number of seconds from 1 to a day; nil when absent.
+    func seconds(_ key: String) throws(Refusal) -> Int? {
+        switch params[key] {
+        case nil, .null?: return nil
+        case .integer(let digits)?:
+            guard let value = Int(digits), (1...86_400).contains(value) else {
+                throw Refusal(id: id, message: "'\(key)' must be 1 to 86400 seconds")
+            }
+            return value
+        case let other?: throw Refusal(id: id, message: "'\(key)' is \(other.kind.rawValue), not a number of seconds")
+        }
+    }
+}
+
+/// The little JSON the agent writes: results with strings, integers, booleans, arrays and objects, members in
+/// the order given (so that an answer is the same bytes each time).
+public indirect enum AgentJSON: Sendable, Equatable {
+    case string(String), integer(Int), boolean(Bool), null
+    case array([AgentJSON])
+    case object([(String, AgentJSON)])
+
+    public static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
+
+    var text: String {
+        var out = ""
+        write(into: &out)
+        return out
+    }
+
+    func write(into out: inout String) {
+        switch self {
+        case .string(let text): out += Self.quoted(text)
+        case .integer(let value): out += String(value)
+        case .boolean(let value): out += value ? "true" : "false"
+        case .null: out += "null"
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += "," }
+                element.write(into: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, (key, value)) in members.enumerated() {
+                if index > 0 { out += "," }
+                out += Self.quoted(key) + ":"
+                value.write(into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped, everything else as is (UTF-8).
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: out += "\\u00" + Hex.string([UInt8(scalar.value)])
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"result":…}` and its newline.
+    static func result(id: [UInt8], _ result: AgentJSON) -> [UInt8] {
+        Array(#"{"jsonrpc":"2.0","id":"#.utf8) + id + Array(#","result":"#.utf8) + Array(result.text.utf8) + [UInt8(ascii: "}"), 0x0A]
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":"…"}}` and its newline; with `reason`, also
+    /// `"data":{"reason":…}`, a stable word for a client to branch on ("no-key": the agent holds no such key).
+    static func error(id: [UInt8], code: AgentProtocol.ErrorCode, message: String, reason: String? = nil) -> [UInt8] {
+        var members: [(String, AgentJSON)] = [("code", .integer(code.rawValue)), ("message", .string(message))]
+        if let reason { members.append(("data", .object([("reason", .string(reason))]))) }
+        let error = AgentJSON.object(members)
+        return Array(#"{"jsonrpc":"2.0","id":"#.utf8) + id + Array(#","error":"#.utf8) + Array(error.text.utf8) + [UInt8(ascii: "}"), 0x0A]
+    }
+}

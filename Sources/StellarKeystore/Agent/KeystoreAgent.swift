@@ -1,0 +1,392 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import StellarKeys
+import StellarTransactions
+
+/// A signing agent: keys unlocked once, held in this process's guarded memory, and used over a Unix socket by
+/// processes of the same user (docs/AGENT.md). The command line runs one with `keystore agent`; an app could
+/// embed one the same way:
+///
+/// ```swift
+/// let agent = try KeystoreAgent(socketPath: path, options: .init(log: { print($0) }))
+/// try agent.add(signer, ttl: 3600)
+/// agent.run()      // until `stop()`, or SIGTERM, SIGINT, SIGHUP with `stoppingOnSignals`
+/// ```
+///
+/// Each connection has its own thread, so a slow or silent client holds up only itself. A connection from
+/// another uid is closed before a byte of it is read (`SO_PEERCRED`), whatever the socket's mode. Keys are never
+/// written anywhere; they are dropped (their memory zeroed and freed) at their TTL, after `idle` unused, on
+/// `lock`, and when the agent stops.
+public final class KeystoreAgent: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// The longest any key is held, in seconds (nil: until dropped otherwise).
+        public var ttl: Int?
+        /// How long a key is held unused, in seconds.
+        public var idle: Int?
+        /// Asked before each signature, with the caller and the summary; false refuses it (SEP-43 code −4).
+        /// Calls are one at a time.
+        public var confirm: (@Sendable (AgentConfirmation) -> Bool)?
+        /// One line per request and per refused connection.
+        public var log: @Sendable (String) -> Void
+        /// Seconds on a clock that only moves forward.
+        public var now: @Sendable () -> Double
+        /// Seconds a client may take to finish a request it has begun (or to send a seed it was asked for).
+        public var requestTimeout: Int32
+
+        public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
+                    log: @escaping @Sendable (String) -> Void = { _ in }, now: @escaping @Sendable () -> Double = KeystoreAgent.monotonicSeconds,
+                    requestTimeout: Int32 = 10) {
+            self.ttl = ttl
+            self.idle = idle
+            self.confirm = confirm
+            self.log = log
+            self.now = now
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    public let socketPath: String
+    public let options: Options
+    private let listener: UnixSocket
+    private let wakeRead: Int32, wakeWrite: Int32
+    private let lock = Lock()
+    private let confirming = Lock()
+    private var keys: [HeldKey] = []
+    private var connections: [Int32] = []
+    private var stopped = false
+
+    struct HeldKey {
+        let name: IdentityName
+        let keystore: String
+        let keyPair: KeyPair
+        let expiresAt: Double?
+        var lastUsed: Double
+
+        var signer: Signer { Signer(name: name, keyPair: keyPair, isFromPhrase: nil) }
+    }
+
+    /// Listens at `socketPath`, in a directory made private first (0700, the user's own, as for sessions); the
+    /// socket is mode 0600. A live agent there is `AgentError.socketInUse`; a socket left by a dead one is replaced.
+    public init(socketPath: String, options: Options = Options()) throws {
+        self.socketPath = socketPath
+        self.options = options
+        let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
+        var info = stat()
+        if lstat(socketPath, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else { throw AgentError.notASocket(socketPath) }
+            if try UnixSocket.connect(to: socketPath) != nil { throw AgentError.socketInUse(socketPath) }
+            unlink(socketPath)
+        }
+        listener = try UnixSocket.listen(at: socketPath)
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else { throw AgentError.system("pipe", errno) }
+        for fd in pipeEnds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    public static func monotonicSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    // MARK: Keys
+
+    /// Holds `signer`'s key, for at most `ttl` seconds as well as the agent's own limit; a key it holds already
+    /// (same address) is replaced, with the new limits.
+    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) {
+        let now = options.now()
+        let limit = [ttl, options.ttl].compactMap { $0 }.min()
+        lock.locked {
+            keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
+            keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair,
+                                expiresAt: limit.map { now + Double($0) }, lastUsed: now))
+        }
+        wake()
+    }
+
+    /// What `listKeys` reports of one key.
+    public struct KeyInfo: Sendable, Equatable {
+        public let name: String
+        public let keystore: String
+        public let address: String
+        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
+        public let expiresIn: Int?
+        public let idleExpiresIn: Int?
+    }
+
+    public func heldKeys() -> [KeyInfo] {
+        let now = options.now()
+        return lock.locked {
+            dropExpired(now)
+            return keys.map { key in
+                KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.keyPair.publicKey.accountID,
+                        expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
+                        idleExpiresIn: options.idle.map { Int((key.lastUsed + Double($0) - now).rounded(.up)) })
+            }
+        }
+    }
+
+    /// Drops every key; returns how many there were.
+    @discardableResult
+    public func lockAll() -> Int {
+        lock.locked {
+            defer { keys.removeAll() }
+            return keys.count
+        }
+    }
+
+    /// Drops the keys matching `address`, or `name` (in `keystore`, when given); returns how many.
+    func remove(address: String?, name: String?, keystore: String?) -> Int {
+        lock.locked {
+            let before = keys.count
+            keys.removeAll { key in
+                if let address { return key.keyPair.publicKey.accountID == address }
+                return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
+            }
+            return before - keys.count
+        }
+    }
+
+    /// Must hold `lock`. Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
+    private func dropExpired(_ now: Double) {
+        keys.removeAll { key in
+            if let expiresAt = key.expiresAt, now >= expiresAt { return true }
+            if let idle = options.idle, now >= key.lastUsed + Double(idle) { return true }
+            return false
+        }
+    }
+
+    /// When the next key is due to go, so that the accept loop wakes for it.
+    private func nextExpiry() -> Double? {
+        lock.locked {
+            keys.flatMap { key in [key.expiresAt, options.idle.map { key.lastUsed + Double($0) }].compactMap { $0 } }.min()
+        }
+    }
+
+    /// The key a request names (by `address`), or the only one held; marked used.
+    private func key(for address: String?) throws(AgentError) -> HeldKey {
+        let now = options.now()
+        return try lock.locked { () throws(AgentError) -> HeldKey in
+            dropExpired(now)
+            let index: Int
+            if let address {
+                guard let found = keys.firstIndex(where: { $0.keyPair.publicKey.accountID == address }) else {
+                    throw AgentError.keyNotHeld(address)
+                }
+                index = found
+            } else {
+                guard keys.count == 1 else { throw keys.isEmpty ? AgentError.noKeys : AgentError.severalKeys(keys.count) }
+                index = 0
+            }
+            keys[index].lastUsed = now
+            return keys[index]
+        }
+    }
+
+    // MARK: Running
+
+    /// Serves until `stop()` (or, with `stoppingOnSignals`, SIGTERM, SIGINT or SIGHUP). Then every key is
+    /// dropped, open connections are closed, and the socket file is removed.
+    public func run(stoppingOnSignals: Bool = false) {
+        if stoppingOnSignals { Signals.stop(on: [SIGTERM, SIGINT, SIGHUP], writingTo: wakeWrite) }
+        while true {
+            let now = options.now()
+            let timeout = nextExpiry().map { Int32(min(max(($0 - now) * 1000, 0), 3_600_000).rounded(.up)) } ?? -1
+            guard let ready = UnixSocket.waitForInput([listener.fd, wakeRead], milliseconds: timeout) else { break }
+            if ready[1] {
+                var byte: UInt8 = 0
+                while read(wakeRead, &byte, 1) == 1 {}
+                if lock.locked({ stopped }) || Signals.received { break }
+            }
+            _ = heldKeys()  // drops what is due
+            if ready[0] {
+                while let connection = listener.accept() { accepted(connection) }
+            }
+        }
+        shutDown()
+    }
+
+    /// Makes `run` return; safe from any thread.
+    public func stop() {
+        lock.locked { stopped = true }
+        wake()
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    private func shutDown() {
+        unlink(socketPath)
+        listener.close()
+        lock.locked {
+            keys.removeAll()
+            for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+        if Signals.installed { Signals.restore() }
+    }
+
+    private func accepted(_ connection: UnixSocket) {
+        guard let peer = connection.peer(), peer.uid == geteuid() else {
+            let who = connection.peer().map { "uid \($0.uid), pid \($0.pid)" } ?? "an unknown peer"
+            options.log("\(Self.timestamp()) refused a connection from \(who): not this agent's user")
+            return
+        }
+        lock.locked { connections.append(connection.fd) }
+        Threads.detach { [self] in
+            AgentConnection(agent: self, socket: connection, peer: peer).serve()
+            lock.locked { connections.removeAll { $0 == connection.fd } }
+        }
+    }
+
+    // MARK: Answering
+
+    /// The answer to one request line (its newline included), and the log line for it. `addKey` is answered by
+    /// the connection itself, since its seed follows the request.
+    func answer(_ request: AgentRequest, from peer: Caller) -> (response: [UInt8], log: String) {
+        do {
+            let (result, identity) = try result(for: request, from: peer)
+            return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
+        } catch let refusal as AgentRequest.Refusal {
+            return (AgentJSON.error(id: request.id, code: .invalidRequest, message: refusal.message),
+                    "\(request.method.rawValue) refused: \(refusal.message)")
+        } catch let error as AgentError {
+            return (AgentJSON.error(id: request.id, code: error.code, message: error.message, reason: error.reason),
+                    "\(request.method.rawValue) refused: \(error.message)")
+        } catch {
+            let message = (error as? KeystoreError)?.message ?? "\(error)"
+            return (AgentJSON.error(id: request.id, code: .invalidRequest, message: message),
+                    "\(request.method.rawValue) refused: \(message)")
+        }
+    }
+
+    private func result(for request: AgentRequest, from peer: Caller) throws -> (AgentJSON, String) {
+        func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.keyPair.publicKey.accountID)" }
+        func signed(_ key: HeldKey, _ members: [(String, AgentJSON)]) -> (AgentJSON, String) {
+            (.object(members + [("signerAddress", .string(key.keyPair.publicKey.accountID))]), named(key))
+        }
+        switch request.method {
+        case .getAddress:
+            let key = try key(for: try request.string("address"))
+            return (.object([("address", .string(key.keyPair.publicKey.accountID))]), named(key))
+        case .signPayload:
+            let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
+            let key = try key(for: try request.string("address"))
+            try confirm(key, peer, ["Sign \(payload.count) raw bytes as \(key.keyPair.publicKey.accountID) (\(key.name.rawValue)):",
+                                    "  payload (hex): \(Self.hexPreview(payload))"])
+            return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
+        case .signMessage:
+            let text = try request.string("message")
+            let base64 = try request.base64("messageBase64")
+            guard (text == nil) != (base64 == nil) else {
+                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
+            }
+            let message = text.map { Array($0.utf8) } ?? base64 ?? []
+            let key = try key(for: try request.string("address"))
+            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
+            try confirm(key, peer, ["Sign a SEP-53 message as \(key.keyPair.publicKey.accountID) (\(key.name.rawValue)):", shown])
+            return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
+        case .signTransaction:
+            let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
+            let envelope = try TransactionEnvelope(base64: xdr)
+            let network = try StellarNetwork(passphrase: passphrase)
+            let key = try key(for: try request.string("address"))
+            let summary = TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
+            try confirm(key, peer, summary.lines)
+            let result = try key.signer.signTransaction(envelope, on: network)
+            return signed(key, [("signedTxXdr", .string(result.base64))])
+        case .signAuthEntry:
+            let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
+            let preimage = try AuthorizationPreimage(base64: authEntry)
+            let network = try StellarNetwork(passphrase: passphrase)
+            try preimage.check(on: network)
+            let key = try key(for: try request.string("address"))
+            try confirm(key, peer, preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)))
+            let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
+            return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
+        case .listKeys:
+            let listed = heldKeys().map { key -> AgentJSON in
+                .object([("name", .string(key.name)), ("keystore", .string(key.keystore)), ("address", .string(key.address)),
+                         ("expiresIn", key.expiresIn.map(AgentJSON.integer) ?? .null),
+                         ("idleExpiresIn", key.idleExpiresIn.map(AgentJSON.integer) ?? .null)])
+            }
+            return (.object([("keys", .array(listed))]), "")
+        case .status:
+            return (.object([("pid", .integer(Int(getpid()))), ("socket", .string(socketPath)), ("keys", .integer(heldKeys().count)),
+                             ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
+                             ("confirm", .boolean(options.confirm != nil))]), "")
+        case .lock:
+            return (.object([("removed", .integer(lockAll()))]), "")
+        case .removeKey:
+            let address = try request.string("address"), name = try request.string("name")
+            guard (address == nil) != (name == nil) else {
+                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'address' and 'name'")
+            }
+            let removed = remove(address: address, name: name, keystore: try request.string("keystore"))
+            return (.object([("removed", .integer(removed))]), address ?? name ?? "")
+        case .addKey:
+            throw AgentRequest.Refusal(id: request.id, message: "addKey is answered by the connection")
+        }
+    }
+
+    /// Asks the `confirm` callback, one request at a time; a "no" is SEP-43's −4.
+    private func confirm(_ key: HeldKey, _ caller: Caller, _ lines: [String]) throws(AgentError) {
+        guard let confirm = options.confirm else { return }
+        let yes = confirming.locked { confirm(AgentConfirmation(caller: caller.description, lines: lines)) }
+        guard yes else { throw AgentError.rejected }
+    }
+
+    /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.
+    static func hexPreview(_ bytes: [UInt8]) -> String {
+        bytes.count <= 64 ? Hex.string(bytes) : Hex.string(Array(bytes.prefix(64))) + "… (\(bytes.count - 64) bytes more)"
+    }
+
+    /// UTC, to the second, as ISO 8601.
+    static func timestamp() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+/// What `--confirm` shows before a signature: who asks, and what would be signed.
+public struct AgentConfirmation: Sendable {
+    /// The calling process: its pid and executable, as the kernel reports them.
+    public let caller: String
+    /// The summary, as `sign-tx` and `sign-auth` show theirs.
+    public let lines: [String]
+}
+
+/// The process at the other end of a connection: its pid from `SO_PEERCRED`, and `/proc/PID/exe` read when it
+/// connected (a pid alone could be reused by the time a person reads the log).
+struct Caller: CustomStringConvertible {
+    let pid: Int32
+    let executable: String
+
+    init(pid: Int32) {
+        self.pid = pid
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        executable = count > 0
+            ? TerminalText.escaped(String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self), limit: nil)
+            : "(executable unknown)"
+    }
+
+    var description: String { "pid \(pid) \(executable)" }
+}

@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CPlatform
+import StellarKeys
+
+/// A Unix stream socket: the agent's only use of the socket calls, kept in this one file.
+final class UnixSocket: @unchecked Sendable {
+    private(set) var fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// `sun_path` holds 108 bytes with its terminating zero.
+    static let longestPath = 107
+
+    private static func address(_ path: String) throws -> sockaddr_un {
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count <= longestPath, !bytes.contains(0) else { throw AgentError.socketPathTooLong(path) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    private static func stream() throws -> UnixSocket {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw AgentError.system("socket", errno) }
+        return UnixSocket(fd: fd)
+    }
+
+    /// A listening socket at `path`, created with mode 0600 (the umask is narrowed around `bind`, so that it never
+    /// exists with a wider mode, however briefly).
+    static func listen(at path: String, backlog: Int32 = 64) throws -> UnixSocket {
+        var address = try address(path)
+        let socket = try stream()
+        let old = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        let bindError = errno
+        umask(old)
+        guard bound == 0 else {
+            throw bindError == EADDRINUSE ? AgentError.socketInUse(path) : AgentError.system("bind \(path)", bindError)
+        }
+        guard Glibc.listen(socket.fd, backlog) == 0 else { throw AgentError.system("listen", errno) }
+        return socket
+    }
+
+    /// A connection to the socket at `path`; nil when nothing listens there (no file, or a socket left by an
+    /// agent that is gone).
+    static func connect(to path: String) throws -> UnixSocket? {
+        var address = try address(path)
+        let socket = try stream()
+        while true {
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if result == 0 { return socket }
+            switch errno {
+            case EINTR: continue
+            case ENOENT, ECONNREFUSED: return nil
+            case let code: throw AgentError.system("connect \(path)", code)
+            }
+        }
+    }
+
+    /// The next connection, or nil when none is waiting.
+    func accept() -> UnixSocket? {
+        var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&waiting, 1, 0) == 1 else { return nil }
+        let client = Glibc.accept(fd, nil, nil)
+        guard client >= 0 else { return nil }
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        return UnixSocket(fd: client)
+    }
+
+    /// Who is at the other end, as the kernel recorded it at `connect`: not forgeable by the peer.
+    struct Peer: Sendable, Equatable {
+        let pid: Int32
+        let uid: UInt32
+    }
+
+    func peer() -> Peer? {
+        var pid: Int32 = 0, uid: UInt32 = 0
+        guard keystore_peer_credentials(fd, &pid, &uid) == 0 else { return nil }
+        return Peer(pid: pid, uid: uid)
+    }
+
+    /// Waits until one of `fds` can be read (or is closed), at most `milliseconds` (-1: forever); for each,
+    /// whether it can. Nil if poll failed.
+    static func waitForInput(_ fds: [Int32], milliseconds: Int32) -> [Bool]? {
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while true {
+            let count = poll(&polled, nfds_t(polled.count), milliseconds)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            return polled.map { $0.revents != 0 }
+        }
+    }
+
+    /// Reads what is there, up to `buffer.count` bytes: 0 at the end of the stream, nil on an error.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            return count < 0 ? nil : count
+        }
+    }
+
+    /// Writes all of `bytes`; false if the peer is gone. Never SIGPIPE.
+    func write(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(write) }
+    func write(_ secret: SecureBytes) -> Bool { secret.withUnsafeBytes(write) }
+
+    private func write(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let count = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+
+    /// A bound on each blocking receive and send, so that a client never waits forever on an agent that stopped
+    /// answering.
+    func setTimeouts(seconds: Int) {
+        var time = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The path's file is a socket (and not, say, a file someone put there).
+    static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+    }
+}

@@ -1,0 +1,278 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPlatform
+import StellarKeystore
+import StellarKeys
+
+/// `keystore agent …`: the signing agent (docs/AGENT.md), and the commands that ask it things.
+struct Agent: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        _superCommandName: KeystoreCommand.name,
+        abstract: "Run a signing agent, or ask the running one what it holds.",
+        discussion: """
+            The agent holds keys unlocked once with `login --agent` and signs with them for processes of your own \
+            user, over a Unix socket: sign, sign-message, sign-tx and sign-auth (and their batches) use it when \
+            KEYSTORE_AGENT names its socket and it holds the identity's key. See docs/AGENT.md for the protocol.
+            """,
+        subcommands: [AgentStart.self, AgentList.self, AgentRemove.self, AgentLock.self, AgentStop.self],
+        defaultSubcommand: AgentStart.self)
+}
+
+/// Which agent a command asks: --socket, else $KEYSTORE_AGENT, else the default path.
+struct AgentSocketOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The agent's socket (default: $KEYSTORE_AGENT, else $XDG_RUNTIME_DIR/keystore/agent.sock).",
+                               valueName: "path"))
+    var socket: String?
+
+    var path: String { Self.path(socket) }
+    var client: AgentClient { AgentClient(socketPath: path) }
+
+    static func path(_ given: String?) -> String {
+        if let given { return given }
+        if let path = Environment[SigningKeyOptions.agentVariable], !path.isEmpty { return path }
+        return AgentClient.defaultSocketPath(environment: Environment.values)
+    }
+}
+
+struct AgentStart: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Start the agent and print `export KEYSTORE_AGENT=PATH` for eval.",
+        discussion: """
+            Detaches unless --foreground (or --confirm, which needs this terminal); stops on SIGTERM, SIGINT \
+            or SIGHUP, or with `agent stop`, dropping every key and removing its socket. The socket is mode 0600 \
+            in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
+            logged with its time, method, identity and the caller's pid and executable: on standard error in the \
+            foreground, else to syslog, or to --log. Keys live only in this process's locked memory.
+            """)
+
+    @Option(help: ArgumentHelp("Where to listen (default: $XDG_RUNTIME_DIR/keystore/agent.sock).", valueName: "path"))
+    var socket: String?
+
+    @Flag(help: "Stay in the foreground (for systemd, tmux or a test).")
+    var foreground = false
+
+    @Option(help: ArgumentHelp("Drop each key this long after it was added, up to 24h: e.g. 90s, 15m, 8h.", valueName: "duration"),
+            transform: SessionDuration.parse)
+    var ttl: SessionDuration?
+
+    @Option(help: ArgumentHelp("Drop each key after this long unused.", valueName: "duration"), transform: SessionDuration.parse)
+    var idle: SessionDuration?
+
+    @Flag(help: "Show each signing request on this terminal, with its caller and summary, and sign only on y.")
+    var confirm = false
+
+    @Option(help: ArgumentHelp("Append the request log to this file (mode 0600).", valueName: "path"))
+    var log: String?
+
+    // The detached agent's own: log to syslog.
+    @Flag(help: .private)
+    var syslog = false
+
+    var path: String { socket ?? AgentClient.defaultSocketPath(environment: Environment.values) }
+
+    func validate() throws {
+        if log != nil && syslog { throw ValidationError("Give --log or --syslog, not both.") }
+    }
+
+    func run() throws {
+        if !foreground && !confirm { return try detach() }
+        let terminal = confirm ? try AgentTerminal.open() : nil
+        let logger = try AgentLog(path: log, syslog: syslog)
+        var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
+        if let terminal { options.confirm = { terminal.confirm($0) } }
+        let agent = try KeystoreAgent(socketPath: path, options: options)
+        if !syslog {
+            Console.print("export \(SigningKeyOptions.agentVariable)=\(path)")
+            Console.note("agent listening at \(path), pid \(getpid())\(confirm ? "; each signature waits for y here" : "")")
+        }
+        agent.run(stoppingOnSignals: true)
+    }
+
+    /// Starts this same command in the foreground as a new session (no terminal, standard streams on
+    /// /dev/null, logging to syslog or --log), waits until it answers on its socket, and prints the export line.
+    private func detach() throws {
+        if try AgentClient.isListening(at: path) { throw AgentError.socketInUse(path) }
+        var arguments = ["agent", "start", "--foreground", "--socket", path]
+        if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }
+        if let idle { arguments += ["--idle", "\(idle.seconds)s"] }
+        arguments += log.map { ["--log", $0] } ?? ["--syslog"]
+        let pid = try Spawn.detached(arguments: arguments)
+        // Up to 5 s for it to listen; an agent that failed to start exits, and says why in its log.
+        for _ in 0..<500 {
+            if try AgentClient.isListening(at: path) {
+                Console.print("export \(SigningKeyOptions.agentVariable)=\(path)")
+                Console.note("agent started, pid \(pid)")
+                return
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { throw AgentCommandError.didNotStart(path) }
+            usleep(10_000)
+        }
+        kill(pid, SIGTERM)
+        throw AgentCommandError.didNotStart(path)
+    }
+}
+
+struct AgentList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "List the keys the agent holds: name, address, and the time each has left.")
+
+    @OptionGroup var agent: AgentSocketOptions
+
+    @Flag(help: "Print one JSON array.")
+    var json = false
+
+    func run() throws {
+        let keys = try agent.client.keys()
+        if json {
+            struct Key: Encodable { let name, keystore, address: String; let expiresIn, idleExpiresIn: Int? }
+            try Console.printJSON(keys.map { Key(name: $0.name, keystore: $0.keystore, address: $0.address,
+                                                 expiresIn: $0.expiresIn, idleExpiresIn: $0.idleExpiresIn) })
+            return
+        }
+        if keys.isEmpty { Console.note("the agent holds no keys") }
+        for key in keys {
+            let left = [key.expiresIn.map { "\(SessionDuration(seconds: max(1, $0))) left" },
+                        key.idleExpiresIn.map { "\(SessionDuration(seconds: max(1, $0))) if unused" }].compactMap { $0 }
+            Console.print("\(key.name)  \(key.address)  \(left.isEmpty ? "until the agent stops" : left.joined(separator: ", "))  \(TerminalText.escaped(key.keystore))")
+        }
+    }
+}
+
+struct AgentRemove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Drop one identity's key from the agent.")
+
+    @OptionGroup var agent: AgentSocketOptions
+    @OptionGroup var keystore: HomeOptions
+
+    @Argument(help: "The identity.")
+    var name: String
+
+    func run() throws {
+        let name = try IdentityName(name)
+        let removed = try keystore.keystore().removeFromAgent(name, client: agent.client)
+        guard removed > 0 else { throw AgentError.keyNotHeld(name.rawValue) }
+        Console.note("removed \(name.rawValue) from the agent")
+    }
+}
+
+struct AgentLock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Drop every key the agent holds; it keeps running.")
+
+    @OptionGroup var agent: AgentSocketOptions
+
+    func run() throws {
+        let removed = try agent.client.lock()
+        Console.note("dropped \(removed) key\(removed == 1 ? "" : "s")")
+    }
+}
+
+struct AgentStop: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Stop the agent: its keys are dropped and its socket removed.")
+
+    @OptionGroup var agent: AgentSocketOptions
+
+    func run() throws {
+        let pid = try agent.client.status().pid
+        guard kill(Int32(pid), SIGTERM) == 0 else { throw AgentError.system("stop pid \(pid)", errno) }
+        // Its socket goes last, once the keys are dropped.
+        for _ in 0..<500 where try AgentClient.isListening(at: agent.path) { usleep(10_000) }
+        // For eval "$(keystore agent stop)", as logout does for a session.
+        Console.print("unset \(SigningKeyOptions.agentVariable)")
+    }
+}
+
+enum AgentCommandError: CommandLineError {
+    case didNotStart(String)
+    case noTerminal
+
+    var message: String {
+        switch self {
+        case .didNotStart(let path): "The agent did not start listening at \(TerminalText.escaped(path)); see its log (syslog, or --log)."
+        case .noTerminal: "--confirm needs a terminal to ask on, and there is none."
+        }
+    }
+
+    var exitStatus: ExitStatus { .system }
+}
+
+/// `--confirm`'s terminal: each request shown with its caller, and answered y or N, one at a time.
+final class AgentTerminal: @unchecked Sendable {
+    private let fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    static func open() throws -> AgentTerminal {
+        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { throw AgentCommandError.noTerminal }
+        return AgentTerminal(fd: fd)
+    }
+
+    func confirm(_ request: AgentConfirmation) -> Bool {
+        let text = "\nRequest from \(request.caller):\n" + request.lines.map { "  " + $0 + "\n" }.joined() + "Sign? [y/N] "
+        guard Console.write(Array(text.utf8), to: fd) else { return false }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1 && byte != 0x0A { line.append(byte) }
+        return line == [UInt8(ascii: "y")] || line == Array("yes".utf8)
+    }
+}
+
+/// Where the agent's request log goes: standard error, a file, or syslog.
+final class AgentLog: @unchecked Sendable {
+    private let fd: Int32?
+
+    init(path: String?, syslog: Bool) throws {
+        if let path {
+            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw AgentError.system("open \(path)", errno) }
+            self.fd = fd
+        } else {
+            fd = syslog ? nil : STDERR_FILENO
+        }
+    }
+
+    func write(_ line: String) {
+        if let fd {
+            _ = Console.write(Array((line + "\n").utf8), to: fd)
+        } else {
+            keystore_syslog(line)
+        }
+    }
+}
+
+/// Starting the detached agent.
+enum Spawn {
+    /// Runs this binary with `arguments` in a new session, standard streams on /dev/null; returns its pid.
+    static func detached(arguments: [String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID: no controlling terminal, no SIGHUP
+        let argv = (["keystore"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, environ)
+        guard result == 0 else { throw AgentError.system("start the agent", result) }
+        return pid
+    }
+}
