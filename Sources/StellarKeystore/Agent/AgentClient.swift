@@ -161,7 +161,8 @@ public final class AgentClient: @unchecked Sendable {
         while !received.contains(0x0A) {
             guard received.count <= AgentProtocol.largestRequest else { throw AgentError.badAnswer("an answer over 1 MiB") }
             guard let count = chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) else {
-                throw AgentError.connectionLost("did not answer within \(Self.answerTimeout) s")
+                // A reset (the agent closed the connection unread, as it does for another user) or the timeout.
+                throw AgentError.connectionLost(UnixSocket.timedOut ? "did not answer within \(Self.answerTimeout) s" : Self.closedUnanswered)
             }
             guard count > 0 else { throw AgentError.connectionLost(Self.closedUnanswered) }
             received.append(contentsOf: chunk[..<count])

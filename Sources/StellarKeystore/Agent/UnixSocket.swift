@@ -119,6 +119,9 @@ final class UnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Whether the last failed read ran out of time (`setTimeouts`), rather than failing otherwise.
+    static var timedOut: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
+
     /// Writes all of `bytes`; false if the peer is gone. Never SIGPIPE.
     func write(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(write) }
     func write(_ secret: SecureBytes) -> Bool { secret.withUnsafeBytes(write) }

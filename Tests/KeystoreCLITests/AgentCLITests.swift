@@ -1,0 +1,348 @@
+import Foundation
+import Testing
+import SoftwareTPM
+import StellarKeystore
+import StellarKeys
+
+/// A keystore home with a private runtime directory, and the agent socket in it, for one test.
+final class AgentHome {
+    let home: KeystoreHome
+    var socket: String { home.runtime + "/keystore/agent.sock" }
+    var log: String { home.path + "/agent.log" }
+    private var running: [KeystoreProcess.Running] = []
+
+    init() throws {
+        home = try KeystoreHome()
+        _ = try home.keystoreWithRuntime()
+        try home.addGolden()
+    }
+
+    deinit {
+        for agent in running {
+            kill(agent.pid, SIGKILL)
+            _ = try? agent.wait(timeout: 10)
+        }
+    }
+
+    /// `keystore` with this runtime directory, and `KEYSTORE_AGENT` (or a session) as given.
+    func keystore(agent: String? = nil, session: String? = nil) -> KeystoreProcess {
+        var process = home.keystore
+        process.environment["XDG_RUNTIME_DIR"] = home.runtime
+        process.environment["KEYSTORE_AGENT"] = agent
+        process.environment["KEYSTORE_SESSION"] = session
+        return process
+    }
+
+    /// `agent start --foreground`, once it answers on its socket.
+    @discardableResult
+    func startInForeground(_ extra: [String] = []) throws -> KeystoreProcess.Running {
+        let agent = try keystore().start(["agent", "start", "--foreground", "--log", log] + extra)
+        running.append(agent)
+        for _ in 0..<500 where !(try AgentClient.isListening(at: socket)) { usleep(10_000) }
+        try #require(try AgentClient.isListening(at: socket), "the agent did not start")
+        return agent
+    }
+
+    /// Ends a foreground agent with `signal` and returns how it exited.
+    func stop(_ agent: KeystoreProcess.Running, with signal: Int32 = SIGTERM) throws -> KeystoreProcess.Result {
+        kill(agent.pid, signal)
+        running.removeAll { $0.pid == agent.pid }
+        return try agent.wait(timeout: 20)
+    }
+
+    /// `login --agent` for the golden identity.
+    func addGolden(_ extra: [String] = []) throws {
+        let login = try keystore().run(["login", "--agent", "--name", KeystoreHome.golden.name, "--pin-stdin"] + extra,
+                                       stdin: Array("270419\n".utf8))
+        try #require(login.status == 0, "\(login.stderr)")
+    }
+
+    func session() throws -> String {
+        let login = try keystore().run(["login", "--session", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: Array("270419\n".utf8))
+        try #require(login.status == 0, "\(login.stderr)")
+        return String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
+    }
+
+    var runtimeContents: [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: home.runtime + "/keystore")) ?? []
+    }
+
+    var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+}
+
+@Suite struct AgentCLITests {
+    static let golden = KeystoreHome.golden
+
+    /// Detached by default: the export line for eval, a 0600 socket in a 0700 directory, one agent per socket,
+    /// and `agent stop` leaves nothing behind.
+    @Test func startDetachesPrintsTheExportLineAndStopLeavesNothing() throws {
+        let agent = try AgentHome()
+        let start = try agent.keystore().run(["agent"])
+        #expect(start.status == 0 && start.stdout == "export KEYSTORE_AGENT=\(agent.socket)\n", "\(start.stderr)")
+        let pid = try #require(start.stderr.split(separator: " ").last.flatMap { Int32($0.trimmingCharacters(in: .newlines)) })
+        var info = stat()
+        #expect(lstat(agent.socket, &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_mode & S_IFMT == S_IFSOCK)
+        #expect(stat(agent.home.runtime + "/keystore", &info) == 0 && info.st_mode & 0o777 == 0o700)
+
+        let again = try agent.keystore().run(["agent", "start"])
+        #expect(again.status == 8 && again.stderr == "keystore: An agent is already running at \(agent.socket).\n")
+
+        let stop = try agent.keystore(agent: agent.socket).run(["agent", "stop"])
+        #expect(stop.status == 0 && stop.stdout == "unset KEYSTORE_AGENT\n", "\(stop.stderr)")
+        #expect(agent.runtimeContents.isEmpty)
+        // Gone, or a zombie waiting for init: either way not running.
+        let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
+        #expect(state == nil || state == "Z", "agent pid \(pid) is still running")
+    }
+
+    /// SIGTERM and SIGINT: exit 0, the socket removed, nothing left in the runtime directory; the log names each
+    /// request with its time, method, identity, and the caller's pid and executable.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalStopsTheAgentCleanly(_ signal: Int32) throws {
+        let agent = try AgentHome()
+        let running = try agent.startInForeground()
+        try agent.addGolden()
+        let signed = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"])
+        #expect(signed.status == 0 && signed.stderr.isEmpty, "\(signed.stderr)")
+        let stopped = try agent.stop(running, with: signal)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(agent.runtimeContents.isEmpty, "\(agent.runtimeContents)")
+        let lines = agent.logText.split(separator: "\n")
+        let signing = try #require(lines.first { $0.contains(" signPayload ") }, "\(agent.logText)")
+        #expect(signing.contains(#/^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ pid \d+ /#))
+        #expect(signing.hasSuffix("signPayload \(Self.golden.name) \(Self.golden.address) ok"))
+        #expect(lines.contains { $0.contains("addKey \(Self.golden.name) \(Self.golden.address) ok") })
+    }
+
+    /// What each signing command prints through the agent is byte for byte what it prints with a session; and it
+    /// was the agent that signed (its log), with nothing said on stderr.
+    @Test func throughTheAgentEveryCommandPrintsWhatASessionPrints() throws {
+        let agent = try AgentHome()
+        try agent.startInForeground()
+        try agent.addGolden()
+        let token = try agent.session()
+        struct Envelopes: Decodable {
+            struct Entry: Decodable { let envelope, passphrase: String }
+            let envelopes: [Entry]
+        }
+        struct Authorizations: Decodable {
+            struct Case: Decodable { let network, preimage: String }
+            struct Envelope: Decodable { let network, envelope: String; let expiration: UInt32 }
+            let cases: [Case]
+            let envelopes: [Envelope]
+        }
+        let transactions = try JSONDecoder().decode(Envelopes.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("tx-envelopes.json")))
+        let authorizations = try JSONDecoder().decode(Authorizations.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("auth-preimages.json")))
+        let name = ["--name", Self.golden.name]
+        let tx = transactions.envelopes[2], auth = authorizations.envelopes[0], preimage = authorizations.cases[0]
+        let commands: [([String], String)] = [
+            (["sign", "--hex", "00112233"], ""),
+            (["sign", "--json", "--format", "hex"], "raw bytes"),
+            (["sign-message", "héllo"], ""),
+            (["sign-message", "--base64", "AAEC/w=="], ""),
+            (["sign", "--batch"], "{\"id\":1,\"hex\":\"00\"}\n{\"id\":2,\"message\":\"hi\"}\n{\"hex\":\"zz\"}\n"),
+            (["sign-message", "--batch", "--format", "hex"], "{\"id\":\"a\",\"message\":\"hi\"}\n"),
+            (["sign-tx", "--network-passphrase", tx.passphrase, "--json", tx.envelope], ""),
+            (["sign-tx", "--network-passphrase", tx.passphrase, "--batch"],
+             transactions.envelopes.prefix(6).map { "{\"envelope\":\"\($0.envelope)\"}\n" }.joined()),
+            (["sign-auth", "--network", auth.network, "--expiration-ledger", "\(auth.expiration)", "--allow-non-strict", auth.envelope], ""),
+            (["sign-auth", "--network", preimage.network, "--preimage", "--json", preimage.preimage], ""),
+        ]
+        for (arguments, stdin) in commands {
+            let throughAgent = try agent.keystore(agent: agent.socket).run(arguments + name, stdin: Array(stdin.utf8))
+            let withSession = try agent.keystore(session: token).run(arguments + name, stdin: Array(stdin.utf8))
+            #expect(throughAgent.stdout == withSession.stdout && throughAgent.status == withSession.status, "\(arguments)")
+            #expect(!throughAgent.stdout.isEmpty && [0, 2].contains(throughAgent.status), "\(arguments): \(throughAgent.stderr)")
+            #expect(throughAgent.stderr == withSession.stderr, "\(arguments)")
+        }
+        for method in ["signPayload", "signMessage", "signTransaction", "signAuthEntry"] {
+            #expect(agent.logText.contains(" \(method) \(Self.golden.name) \(Self.golden.address) ok"), "\(method)")
+        }
+    }
+
+    /// A dead agent, or one without the key: with no session or PIN to fall back on, exit 9 in one line; with
+    /// one, a warning line and the signature.
+    @Test func aDeadOrEmptyAgentFallsBackAsADeadSessionDoes() throws {
+        let agent = try AgentHome()
+        let expected = try agent.keystore().run(["sign", "--name", Self.golden.name, "--hex", "00", "--pin-stdin"], stdin: Array("270419\n".utf8))
+        try #require(expected.status == 0)
+
+        let dead = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"])
+        #expect(dead.status == 9 && dead.stdout.isEmpty)
+        #expect(dead.stderrLines.count == 1 && dead.stderr.hasPrefix("keystore: No agent is running at \(agent.socket)."), "\(dead.stderr)")
+        let withPIN = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00", "--pin-stdin"],
+                                                                  stdin: Array("270419\n".utf8))
+        #expect(withPIN.stdout == expected.stdout)
+        #expect(withPIN.stderr == "keystore: warning: No agent is running at \(agent.socket). Using the PIN instead.\n")
+
+        try agent.startInForeground()
+        let empty = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"])
+        #expect(empty.status == 9 && empty.stderr.hasPrefix("keystore: The agent holds no key for \(Self.golden.address)."), "\(empty.stderr)")
+        let token = try agent.session()
+        let withSession = try agent.keystore(agent: agent.socket, session: token).run(["sign", "--name", Self.golden.name, "--hex", "00"])
+        #expect(withSession.stdout == expected.stdout)
+        #expect(withSession.stderr == "keystore: warning: The agent holds no key for \(Self.golden.address). Using the session instead.\n")
+    }
+
+    /// `login --agent --ttl`, `agent list`, `agent remove NAME`, `agent lock`.
+    @Test func listRemoveAndLock() throws {
+        let agent = try AgentHome()
+        try agent.startInForeground()
+        try agent.addGolden(["--ttl", "1h"])
+        let list = try agent.keystore(agent: agent.socket).run(["agent", "list"])
+        #expect(list.status == 0 && list.stdout.hasPrefix("\(Self.golden.name)  \(Self.golden.address)  "), "\(list.stderr)")
+        #expect(list.stdout.contains("59 min") || list.stdout.contains("1 h"), "\(list.stdout)")
+        let json = try agent.keystore(agent: agent.socket).run(["agent", "list", "--json"])
+        let keys = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [[String: Any]])
+        #expect(keys.count == 1 && keys[0]["address"] as? String == Self.golden.address && (keys[0]["expiresIn"] as? Int ?? 0) > 3500)
+
+        let remove = try agent.keystore(agent: agent.socket).run(["agent", "remove", Self.golden.name])
+        #expect(remove.status == 0 && remove.stderr == "keystore: removed \(Self.golden.name) from the agent\n")
+        #expect(try agent.keystore(agent: agent.socket).run(["agent", "remove", Self.golden.name]).status == 9)
+        try agent.addGolden()
+        let lock = try agent.keystore(agent: agent.socket).run(["agent", "lock"])
+        #expect(lock.status == 0 && lock.stderr == "keystore: dropped 1 key\n")
+        #expect(try agent.keystore(agent: agent.socket).run(["agent", "list"]).stderr == "keystore: the agent holds no keys\n")
+        #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 9)
+    }
+
+    /// `kill -9`: the next client gets one clear line (exit 9) at once, not a hang; a new agent takes over the
+    /// socket the dead one left.
+    @Test func afterKillNineClientsGetAClearErrorAndANewAgentTakesOver() throws {
+        let agent = try AgentHome()
+        let running = try agent.startInForeground()
+        try agent.addGolden()
+        let stopped = try agent.stop(running, with: SIGKILL)
+        #expect(stopped.status == 137)
+        let started = Date()
+        let sign = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"], timeout: 20)
+        #expect(sign.status == 9 && sign.stderr == "keystore: No agent is running at \(agent.socket).\n", "\(sign.stderr)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        try agent.startInForeground()
+        try agent.addGolden()
+        #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 0)
+    }
+
+    /// Another uid is refused by the agent itself, even when the directory and socket let it connect.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to run a client as another user"))
+    func anotherUserIsRefusedEvenWhenTheSocketLetsItIn() throws {
+        let agent = try AgentHome()
+        try agent.startInForeground()
+        try agent.addGolden()
+        for directory in [agent.home.path + "/..", agent.home.runtime, agent.home.runtime + "/keystore"] {
+            var info = stat()
+            if stat(directory, &info) == 0 && info.st_mode & 0o001 == 0 { chmod(directory, info.st_mode & 0o7777 | 0o711) }
+        }
+        chmod(agent.socket, 0o666)
+        let other = try agent.keystore(agent: agent.socket).run(
+            ["agent", "list", "--socket", agent.socket], prefix: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+        #expect(other.status == 9 && other.stdout.isEmpty, "\(other.stderr)")
+        #expect(other.stderr == "keystore: The agent closed the connection without answering (it may have stopped).\n", "\(other.stderr)")
+        #expect(agent.logText.contains("refused a connection from uid 65534"), "\(agent.logText)")
+        // Still serving its own user.
+        #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 0)
+    }
+
+    @Test func confirmWithoutATerminalIsRefusedAtStart() throws {
+        let agent = try AgentHome()
+        let start = try agent.keystore().run(["agent", "start", "--confirm"], timeout: 20)
+        #expect(start.status == 8 && start.stderr == "keystore: --confirm needs a terminal to ask on, and there is none.\n")
+        #expect(agent.runtimeContents.isEmpty)
+    }
+
+    /// `--confirm` in tmux: each request is shown with its caller and summary; y signs, n is exit 14.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "tmux is not installed"))
+    func confirmOnTheAgentsTerminal() throws {
+        let agent = try AgentHome()
+        let server = "keystore-test-\(UUID().uuidString.prefix(8))"
+        func tmux(_ arguments: [String]) throws -> String {
+            try KeystoreProcess(program: "/usr/bin/tmux").run(["-L", server] + arguments).stdout
+        }
+        defer { _ = try? tmux(["kill-server"]) }
+        func screen(until text: String, occurrences: Int = 1) throws -> String {
+            for _ in 0..<100 {
+                let shown = try tmux(["capture-pane", "-p", "-S", "-100"])
+                if shown.components(separatedBy: text).count > occurrences { return shown }
+                usleep(100_000)
+            }
+            return try tmux(["capture-pane", "-p", "-S", "-100"])
+        }
+        _ = try tmux(["new-session", "-d", "-x", "150", "-y", "40",
+                      "env XDG_RUNTIME_DIR=\(agent.home.runtime) KEYSTORE_HOME=\(agent.home.path) \(KeystoreProcess.binary) agent start --confirm"])
+        #expect(try screen(until: "each signature waits for y here").contains("export KEYSTORE_AGENT=\(agent.socket)"))
+        try agent.addGolden()
+
+        let yes = try agent.keystore(agent: agent.socket).start(["sign-message", "--name", Self.golden.name, "pay the rent"])
+        let asked = try screen(until: "Sign? [y/N]")
+        #expect(asked.contains("Request from pid \(yes.pid) \(KeystoreProcess.binary)"), "\(asked)")
+        #expect(asked.contains("message: pay the rent"))
+        _ = try tmux(["send-keys", "y", "Enter"])
+        let signed = try yes.wait(timeout: 20)
+        #expect(signed.status == 0 && signed.stdout.count == 89, "\(signed.stderr)")
+
+        let no = try agent.keystore(agent: agent.socket).start(["sign", "--name", Self.golden.name, "--hex", "0badc0de"])
+        #expect(try screen(until: "Sign? [y/N]", occurrences: 2).contains("payload (hex): 0badc0de"))
+        _ = try tmux(["send-keys", "n", "Enter"])
+        let declined = try no.wait(timeout: 20)
+        #expect(declined.status == 14 && declined.stdout.isEmpty)
+        #expect(declined.stderr == "keystore: The request was declined at the agent.\n")
+
+        _ = try agent.keystore(agent: agent.socket).run(["agent", "stop"])
+        #expect(agent.runtimeContents.isEmpty)
+    }
+
+    /// A client in Python with nothing but its standard library, following docs/AGENT.md: it gets the same
+    /// signatures as the command line.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 is not installed"))
+    func aPythonClientOfTheStandardLibrarySigns() throws {
+        let agent = try AgentHome()
+        try agent.startInForeground()
+        try agent.addGolden()
+        let payload = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00ff"])
+        let message = try agent.keystore(agent: agent.socket).run(["sign-message", "--name", Self.golden.name, "hello agent"])
+        let script = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("Tests/Interop/agent-client.py").path
+        let client = try KeystoreProcess(program: "/usr/bin/python3").run([script, agent.socket], timeout: 60)
+        #expect(client.status == 0, "\(client.stderr)")
+        let lines = client.stdout.split(separator: "\n").map(String.init)
+        #expect(lines == [
+            "address \(Self.golden.address)",
+            "signPayload \(payload.stdout.trimmingCharacters(in: .newlines))",
+            "signMessage \(message.stdout.trimmingCharacters(in: .newlines))",
+            "error -3 there is no method 'nope'",
+            "keys \(Self.golden.name)",
+        ], "\(client.stdout)")
+    }
+}
+
+/// A TPM-bound identity: its PIN is checked by the TPM once, at `login --agent`; after that the agent signs
+/// without the TPM at all (here, with the TPM gone).
+@Suite(.serialized, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+struct AgentTPMCLITests {
+    @Test func aTPMBoundIdentityAddedOnceSignsWithNoFurtherTPMUse() throws {
+        let agent = try AgentHome()
+        let tpm = try SoftwareTPM()
+        var withTPM = agent.keystore()
+        withTPM.environment["KEYSTORE_TPM_TCTI"] = tpm.tcti
+        let signup = try withTPM.run(["signup", "--name", "bound", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"],
+                                     stdin: Array("270419\n".utf8))
+        try #require(signup.status == 0, "\(signup.stderr)")
+        let address = signup.stdout.trimmingCharacters(in: .newlines)
+        try agent.startInForeground()
+        var process = withTPM
+        process.environment["KEYSTORE_AGENT"] = agent.socket
+        let login = try process.run(["login", "--agent", "--name", "bound", "--pin-stdin"], stdin: Array("270419\n".utf8))
+        try #require(login.status == 0, "\(login.stderr)")
+        tpm.stop()
+
+        let key = try PublicKey(accountID: address)
+        for index in 0..<20 {
+            let signed = try process.run(["sign", "--name", "bound", "--hex", String(format: "%02x", index)])
+            #expect(signed.status == 0, "\(signed.stderr)")
+            let signature = try #require(Data(base64Encoded: signed.stdout.trimmingCharacters(in: .newlines)))
+            #expect(key.isValidSignature(Array(signature), for: [UInt8(index)]))
+        }
+        // The TPM really is gone: opening the vault needs it.
+        #expect(try process.run(["login", "--name", "bound", "--pin-stdin"], stdin: Array("270419\n".utf8)).status == 8)
+    }
+}
