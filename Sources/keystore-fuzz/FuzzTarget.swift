@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
@@ -35,6 +38,8 @@ enum FuzzTarget: String, CaseIterable {
     case auth
     /// `StellarTOML(_:)`: a service's stellar.toml, which `web-auth` fetches from the network.
     case toml
+    /// `AgentRequest(line:)` and the agent's answer, for each line: what any process of the user can send it.
+    case agent
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -53,6 +58,7 @@ enum FuzzTarget: String, CaseIterable {
         case .tx: Self.transaction(Array(data))
         case .auth: Self.authorization(Array(data))
         case .toml: Self.stellarTOML(Array(data))
+        case .agent: Self.agentRequests(Array(data))
         }
     }
 
@@ -242,6 +248,48 @@ enum FuzzTarget: String, CaseIterable {
             check(!reason.isEmpty, "no reason for a skipped identity")
         case .publicOnly:
             break
+        }
+    }
+
+    /// One agent for the whole run, holding the golden key, that never listens: its socket is unlinked at once,
+    /// so that nothing is left behind, and requests are answered in-process.
+    private static let heldAgent: KeystoreAgent = {
+        let directory = "/tmp/keystore-fuzz-agent-\(getpid())"
+        guard let agent = try? KeystoreAgent(socketPath: directory + "/agent.sock") else { fail("no agent could be made") }
+        unlink(agent.socketPath)
+        rmdir(directory)
+        return agent
+    }()
+    private static let golden = try! KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
+    private static let caller = AgentCaller(pid: getpid())
+
+    private static func agentRequests(_ bytes: [UInt8]) {
+        heldAgent.add(Signer(name: .default, keyPair: golden, isFromPhrase: nil), keystore: "/fuzz")
+        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            let response: [UInt8]
+            var request: AgentRequest?
+            do {
+                request = try AgentRequest(line: Array(line))
+                guard request!.method != .addKey else { continue }
+                response = heldAgent.answer(request!, from: caller).response
+            } catch {
+                check(!error.message.isEmpty && !error.message.contains("\n"), "a refusal that is not one line: \(error.message)")
+                response = AgentJSON.error(id: error.id, code: .invalidRequest, message: error.message)
+            }
+            // One line of strict JSON, JSON-RPC 2.0, with the request's id, and a result or an error.
+            check(response.last == 0x0A && response.dropLast().allSatisfy { $0 >= 0x20 }, "an answer that is not one line of text")
+            guard let answer = try? StrictJSON.parse(Array(response.dropLast()), integersOnly: false) else {
+                fail("an answer that is not a JSON object: \(String(decoding: response, as: UTF8.self))")
+            }
+            check(answer["jsonrpc"] == .string("2.0") && (answer["result"] == nil) != (answer["error"] == nil), "not a JSON-RPC answer")
+            let opening = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+            if let request { check(Array(response.dropFirst(opening.count).prefix(request.id.count)) == request.id, "the id was not echoed") }
+            // A signature is the golden key's, of the payload asked for.
+            if request?.method == .signPayload, let result = answer["result"]?.object {
+                let signature = result["signature"]?.string.flatMap { Base64.decode($0) } ?? []
+                let payload = (try? StrictJSON.parse(Array(line), integersOnly: false))?["params"]?.object?["payload"]?.string.flatMap { Base64.decode($0) }
+                check(payload.map { golden.publicKey.isValidSignature(signature, for: $0) } == true, "a signature that does not verify")
+            }
         }
     }
 

@@ -104,6 +104,7 @@ enum SeedCorpus {
         ]
         for (index, toml) in tomls.enumerated() { try save(.toml, "stellar-toml-\(index)", Array(toml.utf8)) }
 
+
         // Every fifth envelope stellar-sdk made (all kinds and operation types are among them), as raw XDR.
         struct Envelopes: Decodable {
             struct Entry: Decodable { var envelope: String }
@@ -126,6 +127,24 @@ enum SeedCorpus {
         let preimages = try JSONDecoder().decode(Preimages.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/auth-preimages.json")))
         for (index, entry) in preimages.cases.enumerated() { try save(.auth, "stellar-sdk-\(index)", Base64.decode(entry.preimage) ?? []) }
         for (index, entry) in preimages.envelopes.enumerated() { try save(.tx, "auth-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
+
+        // Agent requests as docs/AGENT.md writes them, one method per line, each seed a short conversation.
+        let golden = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR"
+        let requests = [
+            #"{"jsonrpc":"2.0","id":1,"method":"getAddress","params":{}}"#,
+            #"{"jsonrpc":"2.0","id":"x","method":"signPayload","params":{"payload":"AAEC","address":"\#(golden)"}}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"signMessage","params":{"message":"h\u00e9llo\n"}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"signMessage","params":{"messageBase64":"AP8="}}"#,
+            #"{"jsonrpc":"2.0","id":5,"method":"signTransaction","params":{"xdr":"\#(envelopes.envelopes[0].envelope)","networkPassphrase":"Test SDF Network ; September 2015"}}"#,
+            #"{"jsonrpc":"2.0","id":6,"method":"signAuthEntry","params":{"authEntry":"\#(preimages.cases[0].preimage)","networkPassphrase":"Test SDF Network ; September 2015"}}"#,
+            #"{"jsonrpc":"2.0","id":null,"method":"listKeys"}"#,
+            #"{"jsonrpc":"2.0","id":8,"method":"status"}"#,
+            #"{"jsonrpc":"2.0","id":9,"method":"removeKey","params":{"name":"default","keystore":"/fuzz"}}"#,
+            #"{"jsonrpc":"2.0","id":10,"method":"lock"}"#,
+        ]
+        for (index, request) in requests.enumerated() {
+            try save(.agent, "request-\(index)", Array((request + "\n" + requests[(index + 1) % requests.count] + "\n").utf8))
+        }
 
         // A real session file, with its token on the line before it.
         var template = Array("/tmp/keystore-fuzz-XXXXXX".utf8CString)

@@ -12,12 +12,12 @@ import StellarKeys
 struct AgentConnection {
     let agent: KeystoreAgent
     let socket: UnixSocket
-    let caller: Caller
+    let caller: AgentCaller
 
     init(agent: KeystoreAgent, socket: UnixSocket, peer: UnixSocket.Peer) {
         self.agent = agent
         self.socket = socket
-        caller = Caller(pid: peer.pid)
+        caller = AgentCaller(pid: peer.pid)
     }
 
     private func log(_ text: String) { agent.options.log("\(KeystoreAgent.timestamp()) \(caller) \(text)") }

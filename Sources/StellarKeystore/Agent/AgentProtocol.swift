@@ -160,7 +160,7 @@ public indirect enum AgentJSON: Sendable, Equatable {
 
     /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":"…"}}` and its newline; with `reason`, also
     /// `"data":{"reason":…}`, a stable word for a client to branch on ("no-key": the agent holds no such key).
-    static func error(id: [UInt8], code: AgentProtocol.ErrorCode, message: String, reason: String? = nil) -> [UInt8] {
+    package static func error(id: [UInt8], code: AgentProtocol.ErrorCode, message: String, reason: String? = nil) -> [UInt8] {
         var members: [(String, AgentJSON)] = [("code", .integer(code.rawValue)), ("message", .string(message))]
         if let reason { members.append(("data", .object([("reason", .string(reason))]))) }
         let error = AgentJSON.object(members)

@@ -257,7 +257,7 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     /// The answer to one request line (its newline included), and the log line for it. `addKey` is answered by
     /// the connection itself, since its seed follows the request.
-    func answer(_ request: AgentRequest, from peer: Caller) -> (response: [UInt8], log: String) {
+    package func answer(_ request: AgentRequest, from peer: AgentCaller) -> (response: [UInt8], log: String) {
         do {
             let (result, identity) = try result(for: request, from: peer)
             return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
@@ -274,7 +274,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         }
     }
 
-    private func result(for request: AgentRequest, from peer: Caller) throws -> (AgentJSON, String) {
+    private func result(for request: AgentRequest, from peer: AgentCaller) throws -> (AgentJSON, String) {
         func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.keyPair.publicKey.accountID)" }
         func signed(_ key: HeldKey, _ members: [(String, AgentJSON)]) -> (AgentJSON, String) {
             (.object(members + [("signerAddress", .string(key.keyPair.publicKey.accountID))]), named(key))
@@ -344,7 +344,7 @@ public final class KeystoreAgent: @unchecked Sendable {
     }
 
     /// Asks the `confirm` callback, one request at a time; a "no" is SEP-43's −4.
-    private func confirm(_ key: HeldKey, _ caller: Caller, _ lines: [String]) throws(AgentError) {
+    private func confirm(_ key: HeldKey, _ caller: AgentCaller, _ lines: [String]) throws(AgentError) {
         guard let confirm = options.confirm else { return }
         let yes = confirming.locked { confirm(AgentConfirmation(caller: caller.description, lines: lines)) }
         guard yes else { throw AgentError.rejected }
@@ -375,11 +375,11 @@ public struct AgentConfirmation: Sendable {
 
 /// The process at the other end of a connection: its pid from `SO_PEERCRED`, and `/proc/PID/exe` read when it
 /// connected (a pid alone could be reused by the time a person reads the log).
-struct Caller: CustomStringConvertible {
+package struct AgentCaller: CustomStringConvertible {
     let pid: Int32
     let executable: String
 
-    init(pid: Int32) {
+    package init(pid: Int32) {
         self.pid = pid
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
@@ -388,5 +388,5 @@ struct Caller: CustomStringConvertible {
             : "(executable unknown)"
     }
 
-    var description: String { "pid \(pid) \(executable)" }
+    package var description: String { "pid \(pid) \(executable)" }
 }
