@@ -2,8 +2,16 @@
  *   limits sign N        libsodium's own in-process signing loop over 32-byte payloads: prints signatures/s
  *   limits spawn N CMD…  runs CMD N times (stdin /dev/null), prints the median wall time per run in ms
  *   limits rss CMD…      runs CMD once (stdin /dev/null), prints its peak resident set size in KiB
- * Built by bench/sign.sh with the system libsodium.
+ *   limits agent SOCKET N
+ *                        N signPayload round trips to a keystore agent, one at a time on one connection:
+ *                        prints the median and 99th percentile in ms
+ *   limits agent-rate SOCKET N CONNECTIONS WINDOW
+ *                        N signPayload requests over CONNECTIONS connections, one thread each, with at most
+ *                        WINDOW requests in flight per connection (1: request and answer in turn): prints
+ *                        signatures/s. Every answer is checked to be a result.
+ * Built by bench/sign.sh and bench/agent.sh with the system libsodium.
  */
+#define _GNU_SOURCE /* memmem */
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +21,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <pthread.h>
 
 static double seconds(void) {
     struct timespec t;
@@ -44,6 +55,75 @@ static int run(char **command, struct rusage *usage) {
         return 1;
     }
     return 0;
+}
+
+/* One connection to the agent at `path`, or exits. */
+static int agent_connect(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        perror("limits: connect");
+        exit(1);
+    }
+    return fd;
+}
+
+/* A signPayload request for 32 bytes (like a transaction hash), as the line it is sent as. */
+static int agent_request(char *out, size_t size, long id) {
+    unsigned char payload[32];
+    char encoded[64];
+    memset(payload, 0, sizeof payload);
+    memcpy(payload, &id, sizeof id);
+    sodium_bin2base64(encoded, sizeof encoded, payload, sizeof payload, sodium_base64_VARIANT_ORIGINAL);
+    return snprintf(out, size, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"signPayload\",\"params\":{\"payload\":\"%s\"}}\n",
+                    id, encoded);
+}
+
+/* Reads answer lines from `fd` until `count` have come; exits on an error answer or a closed connection. */
+typedef struct { int fd; char buffer[1 << 16]; size_t used; } reader_t;
+
+static void agent_answers(reader_t *reader, long count) {
+    while (count > 0) {
+        char *newline;
+        while ((newline = memchr(reader->buffer, '\n', reader->used)) != NULL) {
+            size_t length = newline - reader->buffer + 1;
+            if (!memmem(reader->buffer, length, "\"result\"", 8)) {
+                fprintf(stderr, "limits: the agent answered %.*s", (int)length, reader->buffer);
+                exit(1);
+            }
+            memmove(reader->buffer, newline + 1, reader->used - length);
+            reader->used -= length;
+            if (--count == 0) return;
+        }
+        ssize_t got = read(reader->fd, reader->buffer + reader->used, sizeof reader->buffer - reader->used);
+        if (got <= 0) {
+            fprintf(stderr, "limits: the agent closed the connection\n");
+            exit(1);
+        }
+        reader->used += got;
+    }
+}
+
+typedef struct { const char *path; long requests; long window; } rate_job_t;
+
+static void *agent_rate_thread(void *argument) {
+    rate_job_t *job = argument;
+    reader_t *reader = calloc(1, sizeof *reader);
+    reader->fd = agent_connect(job->path);
+    char line[256];
+    long sent = 0, answered = 0;
+    while (answered < job->requests) {
+        while (sent < job->requests && sent - answered < job->window) {
+            int length = agent_request(line, sizeof line, sent++);
+            if (write(reader->fd, line, length) != length) { perror("limits: write"); exit(1); }
+        }
+        agent_answers(reader, 1);
+        answered++;
+    }
+    close(reader->fd);
+    free(reader);
+    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -81,6 +161,40 @@ int main(int argc, char **argv) {
         printf("%ld\n", usage.ru_maxrss);
         return 0;
     }
-    fprintf(stderr, "usage: limits sign N | limits spawn N CMD... | limits rss CMD...\n");
+    if (argc == 4 && strcmp(argv[1], "agent") == 0) {
+        if (sodium_init() < 0) return 1;
+        long n = atol(argv[3]);
+        double *times = calloc(n, sizeof *times);
+        reader_t *reader = calloc(1, sizeof *reader);
+        reader->fd = agent_connect(argv[2]);
+        char line[256];
+        for (long i = 0; i < n; i++) {
+            int length = agent_request(line, sizeof line, i);
+            double start = seconds();
+            if (write(reader->fd, line, length) != length) { perror("limits: write"); return 1; }
+            agent_answers(reader, 1);
+            times[i] = (seconds() - start) * 1000;
+        }
+        qsort(times, n, sizeof *times, compare);
+        printf("%.4f %.4f\n", times[n / 2], times[n * 99 / 100]);
+        return 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "agent-rate") == 0) {
+        if (sodium_init() < 0) return 1;
+        long n = atol(argv[3]), connections = atol(argv[4]);
+        pthread_t threads[64];
+        rate_job_t jobs[64];
+        if (connections < 1 || connections > 64) return 64;
+        double start = seconds();
+        for (long i = 0; i < connections; i++) {
+            jobs[i] = (rate_job_t){argv[2], n / connections, atol(argv[5])};
+            pthread_create(&threads[i], NULL, agent_rate_thread, &jobs[i]);
+        }
+        for (long i = 0; i < connections; i++) pthread_join(threads[i], NULL);
+        printf("%.0f\n", (n / connections * connections) / (seconds() - start));
+        return 0;
+    }
+    fprintf(stderr, "usage: limits sign N | limits spawn N CMD... | limits rss CMD... | limits agent SOCKET N"
+                    " | limits agent-rate SOCKET N CONNECTIONS WINDOW\n");
     return 64;
 }

@@ -247,11 +247,12 @@ final class AgentLog: @unchecked Sendable {
         }
     }
 
-    func write(_ line: String) {
+    /// One or more lines (joined by newlines): one write to a file, one syslog message each.
+    func write(_ lines: String) {
         if let fd {
-            _ = Console.write(Array((line + "\n").utf8), to: fd)
+            _ = Console.write(Array((lines + "\n").utf8), to: fd)
         } else {
-            keystore_syslog(line)
+            for line in lines.split(separator: "\n") { keystore_syslog(String(line)) }
         }
     }
 }

@@ -238,7 +238,8 @@ final class AgentHome {
         let other = try agent.keystore(agent: agent.socket).run(
             ["agent", "list", "--socket", agent.socket], prefix: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
         #expect(other.status == 9 && other.stdout.isEmpty, "\(other.stderr)")
-        #expect(other.stderr == "keystore: The agent closed the connection without answering (it may have stopped).\n", "\(other.stderr)")
+        // Closed before its request was written, or after: the same refusal, told at either point.
+        #expect(other.stderrLines.count == 1 && other.stderr.hasPrefix("keystore: The agent closed the connection"), "\(other.stderr)")
         #expect(agent.logText.contains("refused a connection from uid 65534"), "\(agent.logText)")
         // Still serving its own user.
         #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 0)

@@ -27,6 +27,22 @@ struct AgentConnection {
         log("request refused: \(message)")
     }
 
+    /// The answers and log lines of the requests of one read, written together: one write each, however many
+    /// requests a client sent at once.
+    private struct Round {
+        var answers: [UInt8] = []
+        var log: [String] = []
+    }
+
+    private func flush(_ round: inout Round) -> Bool {
+        if !round.log.isEmpty {
+            let prefix = "\(KeystoreAgent.timestamp()) \(caller) "
+            agent.options.log(round.log.map { prefix + $0 }.joined(separator: "\n"))
+        }
+        defer { round = Round() }
+        return round.answers.isEmpty || socket.write(round.answers)
+    }
+
     func serve() {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -44,13 +60,18 @@ struct AgentConnection {
             }
             pending.append(contentsOf: chunk[..<count])
             var start = 0
+            var round = Round()
             while let newline = pending[start...].firstIndex(of: 0x0A) {
                 let line = Array(pending[start..<newline])
                 start = newline + 1
                 guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
                 let rest = pending.count - start
-                guard handle(line, bytesAfter: rest) else { return }
+                guard handle(line, bytesAfter: rest, into: &round) else {
+                    _ = flush(&round)
+                    return
+                }
             }
+            guard flush(&round) else { return }
             pending.removeFirst(start)
             if pending.count > AgentProtocol.largestRequest {
                 return fail("the request is longer than \(AgentProtocol.largestRequest >> 20) MiB")
@@ -58,19 +79,25 @@ struct AgentConnection {
         }
     }
 
-    /// Answers one line; false when the connection must close.
-    private func handle(_ line: [UInt8], bytesAfter: Int) -> Bool {
+    /// Answers one line into `round`; false when the connection must close.
+    private func handle(_ line: [UInt8], bytesAfter: Int, into round: inout Round) -> Bool {
         let request: AgentRequest
         do {
             request = try AgentRequest(line: line)
         } catch {
-            fail(error.message, id: error.id)
+            round.answers += AgentJSON.error(id: error.id, code: .invalidRequest, message: error.message)
+            round.log.append("request refused: \(error.message)")
             return true
         }
-        if request.method == .addKey { return add(request, bytesAfter: bytesAfter) }
+        if request.method == .addKey {
+            // Its go-ahead and seed are a conversation of their own: what came before it is answered first.
+            guard flush(&round) else { return false }
+            return add(request, bytesAfter: bytesAfter)
+        }
         let (response, entry) = agent.answer(request, from: caller)
-        log(entry)
-        return socket.write(response)
+        round.answers += response
+        round.log.append(entry)
+        return true
     }
 
     /// `addKey {name, keystore, address, ttl?}`: answered `{"send": 32}`; then exactly 32 bytes of seed, read

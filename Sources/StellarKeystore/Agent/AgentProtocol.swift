@@ -138,6 +138,8 @@ public indirect enum AgentJSON: Sendable, Equatable {
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as is (UTF-8).
     static func quoted(_ text: String) -> String {
+        // Addresses, signatures and envelopes: nothing to escape, and every answer has some.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F }) { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

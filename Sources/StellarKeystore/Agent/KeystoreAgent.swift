@@ -29,7 +29,8 @@ public final class KeystoreAgent: @unchecked Sendable {
         /// Asked before each signature, with the caller and the summary; false refuses it (SEP-43 code −4).
         /// Calls are one at a time.
         public var confirm: (@Sendable (AgentConfirmation) -> Bool)?
-        /// One line per request and per refused connection.
+        /// The log: one line per request and per refused connection, several at once (joined by newlines) for
+        /// the requests of one read.
         public var log: @Sendable (String) -> Void
         /// Seconds on a clock that only moves forward.
         public var now: @Sendable () -> Double
@@ -62,6 +63,8 @@ public final class KeystoreAgent: @unchecked Sendable {
         let name: IdentityName
         let keystore: String
         let keyPair: KeyPair
+        /// The `G…` address, encoded once: every request looks keys up by it.
+        let address: String
         let expiresAt: Double?
         var lastUsed: Double
 
@@ -111,7 +114,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         let limit = [ttl, options.ttl].compactMap { $0 }.min()
         lock.locked {
             keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
-            keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair,
+            keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
                                 expiresAt: limit.map { now + Double($0) }, lastUsed: now))
         }
         wake()
@@ -132,7 +135,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         return lock.locked {
             dropExpired(now)
             return keys.map { key in
-                KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.keyPair.publicKey.accountID,
+                KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.address,
                         expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
                         idleExpiresIn: options.idle.map { Int((key.lastUsed + Double($0) - now).rounded(.up)) })
             }
@@ -153,7 +156,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         lock.locked {
             let before = keys.count
             keys.removeAll { key in
-                if let address { return key.keyPair.publicKey.accountID == address }
+                if let address { return key.address == address }
                 return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
             }
             return before - keys.count
@@ -183,7 +186,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             dropExpired(now)
             let index: Int
             if let address {
-                guard let found = keys.firstIndex(where: { $0.keyPair.publicKey.accountID == address }) else {
+                guard let found = keys.firstIndex(where: { $0.address == address }) else {
                     throw AgentError.keyNotHeld(address)
                 }
                 index = found
@@ -275,18 +278,18 @@ public final class KeystoreAgent: @unchecked Sendable {
     }
 
     private func result(for request: AgentRequest, from peer: AgentCaller) throws -> (AgentJSON, String) {
-        func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.keyPair.publicKey.accountID)" }
+        func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.address)" }
         func signed(_ key: HeldKey, _ members: [(String, AgentJSON)]) -> (AgentJSON, String) {
-            (.object(members + [("signerAddress", .string(key.keyPair.publicKey.accountID))]), named(key))
+            (.object(members + [("signerAddress", .string(key.address))]), named(key))
         }
         switch request.method {
         case .getAddress:
             let key = try key(for: try request.string("address"))
-            return (.object([("address", .string(key.keyPair.publicKey.accountID))]), named(key))
+            return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
             let key = try key(for: try request.string("address"))
-            try confirm(key, peer, ["Sign \(payload.count) raw bytes as \(key.keyPair.publicKey.accountID) (\(key.name.rawValue)):",
+            try confirm(key, peer, ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):",
                                     "  payload (hex): \(Self.hexPreview(payload))"])
             return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
         case .signMessage:
@@ -298,7 +301,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
             let key = try key(for: try request.string("address"))
             let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
-            try confirm(key, peer, ["Sign a SEP-53 message as \(key.keyPair.publicKey.accountID) (\(key.name.rawValue)):", shown])
+            try confirm(key, peer, ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown])
             return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
