@@ -175,19 +175,5 @@ private enum RequestID: Decodable {
 
 extension BatchRequest {
     /// `text` as a JSON string literal.
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += "\\u00" + Hex.string([UInt8(scalar.value)])
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    public static func jsonString(_ text: String) -> String { AgentJSON.quoted(text) }
 }

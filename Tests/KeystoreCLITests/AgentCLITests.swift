@@ -245,6 +245,31 @@ final class AgentHome {
         #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 0)
     }
 
+    /// The agent holds keys, so no one of its own uid may read its memory: it is not dumpable (its /proc files
+    /// belong to root, which `ptrace` by the same user needs them not to) and writes no core file.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to run the agent as another user"))
+    func theAgentIsNotDumpable() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-agent-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        chown(directory, 65534, 65534)
+        let agent = try KeystoreProcess().start(["agent", "start", "--foreground", "--socket", directory + "/agent.sock"],
+                                                prefix: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+        defer {
+            kill(agent.pid, SIGTERM)
+            _ = try? agent.wait(timeout: 20)
+        }
+        for _ in 0..<500 where !(try AgentClient.isListening(at: directory + "/agent.sock")) { usleep(10_000) }
+        var info = stat()
+        #expect(stat("/proc/\(agent.pid)/status", &info) == 0)
+        let status = try String(contentsOfFile: "/proc/\(agent.pid)/status", encoding: .utf8)
+        #expect(status.contains("Uid:\t65534"), "\(status)")
+        #expect(info.st_uid == 0, "a dumpable process's /proc files belong to its own uid")
+        let limits = try String(contentsOfFile: "/proc/\(agent.pid)/limits", encoding: .utf8)
+        #expect(limits.contains(#/Max core file size\s+0\s+0/#), "\(limits)")
+    }
+
     @Test func confirmWithoutATerminalIsRefusedAtStart() throws {
         let agent = try AgentHome()
         let start = try agent.keystore().run(["agent", "start", "--confirm"], timeout: 20)
