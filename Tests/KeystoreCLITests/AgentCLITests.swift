@@ -278,38 +278,25 @@ final class AgentHome {
     }
 
     /// `--confirm` in tmux: each request is shown with its caller and summary; y signs, n is exit 14.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "tmux is not installed"))
+    @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed"))
     func confirmOnTheAgentsTerminal() throws {
         let agent = try AgentHome()
-        let server = "keystore-test-\(UUID().uuidString.prefix(8))"
-        func tmux(_ arguments: [String]) throws -> String {
-            try KeystoreProcess(program: "/usr/bin/tmux").run(["-L", server] + arguments).stdout
-        }
-        defer { _ = try? tmux(["kill-server"]) }
-        func screen(until text: String, occurrences: Int = 1) throws -> String {
-            for _ in 0..<100 {
-                let shown = try tmux(["capture-pane", "-p", "-S", "-100"])
-                if shown.components(separatedBy: text).count > occurrences { return shown }
-                usleep(100_000)
-            }
-            return try tmux(["capture-pane", "-p", "-S", "-100"])
-        }
-        _ = try tmux(["new-session", "-d", "-x", "150", "-y", "40",
-                      "env XDG_RUNTIME_DIR=\(agent.home.runtime) KEYSTORE_HOME=\(agent.home.path) \(KeystoreProcess.binary) agent start --confirm"])
-        #expect(try screen(until: "each signature waits for y here").contains("export KEYSTORE_AGENT=\(agent.socket)"))
+        let tmux = try Tmux(running: "env XDG_RUNTIME_DIR=\(agent.home.runtime) KEYSTORE_HOME=\(agent.home.path) \(KeystoreProcess.binary) agent start --confirm",
+                            columns: 150, rows: 40)
+        #expect(try tmux.screen(until: "each signature waits for y here").contains("export KEYSTORE_AGENT=\(agent.socket)"))
         try agent.addGolden()
 
         let yes = try agent.keystore(agent: agent.socket).start(["sign-message", "--name", Self.golden.name, "pay the rent"])
-        let asked = try screen(until: "Sign? [y/N]")
+        let asked = try tmux.screen(until: "Sign? [y/N]")
         #expect(asked.contains("Request from pid \(yes.pid) \(KeystoreProcess.binary)"), "\(asked)")
         #expect(asked.contains("message: pay the rent"))
-        _ = try tmux(["send-keys", "y", "Enter"])
+        try tmux.type("y", "Enter")
         let signed = try yes.wait(timeout: 20)
         #expect(signed.status == 0 && signed.stdout.count == 89, "\(signed.stderr)")
 
         let no = try agent.keystore(agent: agent.socket).start(["sign", "--name", Self.golden.name, "--hex", "0badc0de"])
-        #expect(try screen(until: "Sign? [y/N]", occurrences: 2).contains("payload (hex): 0badc0de"))
-        _ = try tmux(["send-keys", "n", "Enter"])
+        #expect(try tmux.screen(until: "Sign? [y/N]", occurrences: 2).contains("payload (hex): 0badc0de"))
+        try tmux.type("n", "Enter")
         let declined = try no.wait(timeout: 20)
         #expect(declined.status == 14 && declined.stdout.isEmpty)
         #expect(declined.stderr == "keystore: The request was declined at the agent.\n")

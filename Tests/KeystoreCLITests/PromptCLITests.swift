@@ -29,34 +29,21 @@ import Glibc
 
     /// The same under real job control: an interactive bash in tmux, where Ctrl-Z stops keystore and `fg`
     /// continues it (the test above runs keystore in an orphaned process group, where the kernel drops the stop).
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "tmux is not installed"))
+    @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed"))
     func ctrlZInAShellStopsAndFgAsksAgainWithEchoOff() throws {
         let home = try KeystoreHome()
-        let socket = "keystore-test-\(UUID().uuidString.prefix(8))"
-        func tmux(_ arguments: [String]) throws -> String {
-            try KeystoreProcess(program: "/usr/bin/tmux").run(["-L", socket] + arguments).stdout
-        }
-        defer { _ = try? tmux(["kill-server"]) }
-        _ = try tmux(["new-session", "-d", "-x", "120", "-y", "20", "env KEYSTORE_HOME=\(home.path) bash --norc --noprofile"])
-        func screen(until text: String, occurrences: Int = 1) throws -> String {
-            for _ in 0..<100 {
-                let shown = try tmux(["capture-pane", "-p"])
-                if shown.components(separatedBy: text).count > occurrences { return shown }
-                usleep(100_000)
-            }
-            return try tmux(["capture-pane", "-p"])
-        }
-        _ = try tmux(["send-keys", "\(KeystoreProcess.binary) signup --kdf interactive", "Enter"])
-        _ = try screen(until: "New PIN (6 digits):")
-        _ = try tmux(["send-keys", "C-z"])
-        #expect(try screen(until: "Stopped").contains("Stopped"), "Ctrl-Z did not stop keystore")
-        _ = try tmux(["send-keys", "fg", "Enter"])
-        #expect(try screen(until: "New PIN (6 digits):", occurrences: 2).components(separatedBy: "New PIN").count == 3,
+        let tmux = try Tmux(running: "env KEYSTORE_HOME=\(home.path) bash --norc --noprofile")
+        try tmux.type("\(KeystoreProcess.binary) signup --kdf interactive", "Enter")
+        _ = try tmux.screen(until: "New PIN (6 digits):")
+        try tmux.type("C-z")
+        #expect(try tmux.screen(until: "Stopped").contains("Stopped"), "Ctrl-Z did not stop keystore")
+        try tmux.type("fg", "Enter")
+        #expect(try tmux.screen(until: "New PIN (6 digits):", occurrences: 2).components(separatedBy: "New PIN").count == 3,
                 "the question was not asked again after fg")
-        _ = try tmux(["send-keys", "270419", "Enter"])
-        _ = try screen(until: "Repeat the PIN:")
-        _ = try tmux(["send-keys", "270419", "Enter"])
-        let shown = try screen(until: "\nG")
+        try tmux.type("270419", "Enter")
+        _ = try tmux.screen(until: "Repeat the PIN:")
+        try tmux.type("270419", "Enter")
+        let shown = try tmux.screen(until: "\nG")
         #expect(!shown.contains("270419"), "the PIN was echoed: \(shown)")
         #expect(FileManager.default.fileExists(atPath: home.vaultPath("default")))
     }
