@@ -71,7 +71,7 @@ extension SigningKeyOptions {
     func showBeforeSigning(_ lines: [String]) {
         let text = Array(lines.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil && Self.agent == nil {
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil {
             let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
             if tty >= 0 {
                 Console.write(text, to: tty)

@@ -155,14 +155,16 @@ struct Login: ParsableCommand {
     func run() throws {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
+        // An agent that is not there is said before the PIN, not after it was typed for nothing.
+        let agentClient = agent ? AgentClient(socketPath: AgentSocketOptions.path(nil)) : nil
+        if let agentClient { _ = try agentClient.status() }
         let signer = try keystore.signIn(name: name) { try pin.read() }
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
             Console.note("\(name.rawValue)'s vault is cheaper to attack than this machine affords (\(level.rawValue)); 'keystore upgrade --name \(name.rawValue)' re-encrypts it under the same PIN")
         }
-        if agent {
-            let socket = AgentSocketOptions.path(nil)
-            try keystore.addToAgent(signer, client: AgentClient(socketPath: socket), ttl: ttl.map { .seconds($0.seconds) })
-            Console.note("\(name.rawValue) (\(signer.address)) is in the agent at \(socket)\(ttl.map { " for \($0)" } ?? "")")
+        if let agentClient {
+            try keystore.addToAgent(signer, client: agentClient, ttl: ttl.map { .seconds($0.seconds) })
+            Console.note("\(name.rawValue) (\(signer.address)) is in the agent at \(agentClient.socketPath)\(ttl.map { " for \($0)" } ?? "")")
         }
         if session {
             let ttl = ttl ?? SessionDuration(seconds: SessionStore.defaultTTL)

@@ -175,6 +175,11 @@ final class AgentHome {
         #expect(withPIN.stdout == expected.stdout)
         #expect(withPIN.stderr == "keystore: warning: No agent is running at \(agent.socket). Using the PIN instead.\n")
 
+        // login --agent says there is no agent before the PIN is tried: a wrong one gives 9, not 3.
+        let login = try agent.keystore(agent: agent.socket).run(["login", "--agent", "--name", Self.golden.name, "--pin-stdin"],
+                                                                stdin: Array("111111\n".utf8))
+        #expect(login.status == 9 && login.stderr == "keystore: No agent is running at \(agent.socket).\n", "\(login.stderr)")
+
         try agent.startInForeground()
         let empty = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"])
         #expect(empty.status == 9 && empty.stderr.hasPrefix("keystore: The agent holds no key for \(Self.golden.address)."), "\(empty.stderr)")

@@ -361,6 +361,11 @@ extension UnixSocket {
 
         try keystore.addToAgent(try keystore.signIn(name: .default, pin: pin), client: client)
         #expect(try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin) is AgentSigner)
+        // With a session and no name, the identity is the session's: the agent is not asked.
+        let early = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
+        #expect(try keystore.signer(agent: client, sessionToken: early.stringValue, name: nil, pinAvailable: false, pin: pin) is Signer)
+        #expect(try keystore.signer(agent: client, sessionToken: early.stringValue, name: .default, pinAvailable: false, pin: pin) is AgentSigner)
+        #expect(warnings.lines.count == 1)
 
         // A key replaced in the vault since: the agent's copy is not used.
         _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { try PIN("270419") }
@@ -374,7 +379,7 @@ extension UnixSocket {
         #expect(throws: AgentError.notRunning(running.socketPath)) {
             try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin)
         }
-        #expect(try keystore.signer(agent: client, sessionToken: token.stringValue, name: nil, pinAvailable: false, pin: pin) is Signer)
+        #expect(try keystore.signer(agent: client, sessionToken: token.stringValue, name: .default, pinAvailable: false, pin: pin) is Signer)
         #expect(warnings.lines.last == "No agent is running at \(running.socketPath). Using the session instead.")
     }
 }

@@ -78,13 +78,6 @@ public final class KeystoreAgent: @unchecked Sendable {
         self.options = options
         let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
-        var info = stat()
-        if lstat(socketPath, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFSOCK else { throw AgentError.notASocket(socketPath) }
-            if try UnixSocket.connect(to: socketPath) != nil { throw AgentError.socketInUse(socketPath) }
-            unlink(socketPath)
-        }
-        listener = try UnixSocket.listen(at: socketPath)
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { throw AgentError.system("pipe", errno) }
         for fd in pipeEnds {
@@ -92,6 +85,19 @@ public final class KeystoreAgent: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, O_NONBLOCK)
         }
         (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
+        do {
+            var info = stat()
+            if lstat(socketPath, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFSOCK else { throw AgentError.notASocket(socketPath) }
+                if try UnixSocket.connect(to: socketPath) != nil { throw AgentError.socketInUse(socketPath) }
+                unlink(socketPath)
+            }
+            listener = try UnixSocket.listen(at: socketPath)
+        } catch {
+            close(wakeRead)
+            close(wakeWrite)
+            throw error
+        }
     }
 
     deinit {

@@ -40,21 +40,28 @@ final class UnixSocket: @unchecked Sendable {
         return UnixSocket(fd: fd)
     }
 
-    /// A listening socket at `path`, created with mode 0600 (the umask is narrowed around `bind`, so that it never
-    /// exists with a wider mode, however briefly).
+    /// A listening socket at `path`, mode 0600. The mode is set after `bind`, not with the umask, which is the
+    /// whole process's and would change files other threads create meanwhile; until then the socket is in a
+    /// directory only its owner can enter, and the agent checks every peer's uid anyway.
     static func listen(at path: String, backlog: Int32 = 64) throws -> UnixSocket {
         var address = try address(path)
         let socket = try stream()
-        let old = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        let bindError = errno
-        umask(old)
         guard bound == 0 else {
-            throw bindError == EADDRINUSE ? AgentError.socketInUse(path) : AgentError.system("bind \(path)", bindError)
+            throw errno == EADDRINUSE ? AgentError.socketInUse(path) : AgentError.system("bind \(path)", errno)
         }
-        guard Glibc.listen(socket.fd, backlog) == 0 else { throw AgentError.system("listen", errno) }
+        guard chmod(path, 0o600) == 0 else {
+            let code = errno
+            unlink(path)
+            throw AgentError.system("chmod \(path)", code)
+        }
+        guard Glibc.listen(socket.fd, backlog) == 0 else {
+            let code = errno
+            unlink(path)
+            throw AgentError.system("listen", code)
+        }
         return socket
     }
 
