@@ -211,6 +211,25 @@ final class AgentHome {
         #expect(try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"]).status == 9)
     }
 
+    /// In real time: a key goes at its `login --agent --ttl`, and after the agent's `--idle` unused, dropped by the
+    /// agent's own timer (`agent list` finds it gone without anything signing first).
+    @Test func keysGoAtTheirTTLAndWhenIdle() throws {
+        let agent = try AgentHome()
+        try agent.startInForeground(["--idle", "2s"])
+        try agent.addGolden(["--ttl", "1s"])
+        let sign = ["sign", "--name", Self.golden.name, "--hex", "00"]
+        #expect(try agent.keystore(agent: agent.socket).run(sign).status == 0)
+        usleep(1_300_000)
+        let late = try agent.keystore(agent: agent.socket).run(sign)
+        #expect(late.status == 9 && late.stderr == "keystore: The agent holds no key for \(Self.golden.address).\n", "\(late.stderr)")
+
+        try agent.addGolden()
+        #expect(try agent.keystore(agent: agent.socket).run(["agent", "list", "--json"]).stdout.contains(Self.golden.address))
+        usleep(2_300_000)
+        #expect(try agent.keystore(agent: agent.socket).run(["agent", "list", "--json"]).stdout == "[]\n")
+        #expect(agent.logText.contains("addKey \(Self.golden.name)"))
+    }
+
     /// `kill -9`: the next client gets one clear line (exit 9) at once, not a hang; a new agent takes over the
     /// socket the dead one left.
     @Test func afterKillNineClientsGetAClearErrorAndANewAgentTakesOver() throws {
