@@ -262,6 +262,19 @@ extension UnixSocket {
         #expect(try remote.sign([2]).count == 64)
     }
 
+    /// A request sent a byte at a time, each before the timeout, still has to be finished within it.
+    @Test func aTrickledRequestTimesOutFromItsFirstByte() throws {
+        let running = try RunningAgent()
+        let socket = try running.connect()
+        let started = Date()
+        for byte in Array(#"{"jsonrpc":"2.0","id":1,"method":"status"}"#.utf8).prefix(8) {
+            guard socket.write([byte]) else { break }
+            usleep(300_000)
+        }
+        #expect(socket.line() == #"{"jsonrpc":"2.0","id":null,"error":{"code":-3,"message":"the request was not finished within 1 s"}}"#)
+        #expect(Date().timeIntervalSince(started) < 2.5)
+    }
+
     /// The seed follows the go-ahead, and must be the key of the address announced; sent early or wrong, it is
     /// refused and nothing is held.
     @Test func aSeedSentEarlyOrForAnotherAddressIsRefused() throws {

@@ -46,10 +46,13 @@ struct AgentConnection {
     func serve() {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // When the request begun in `pending` must be complete: a client that trickles bytes cannot hold its
+        // thread for longer than one that sends nothing.
+        var deadline = 0.0
         while true {
             if !pending.isEmpty {
-                let ready = UnixSocket.waitForInput([socket.fd], milliseconds: agent.options.requestTimeout * 1000)
-                guard ready?.first == true else {
+                let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
+                guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
                     return fail("the request was not finished within \(agent.options.requestTimeout) s")
                 }
             }
@@ -72,6 +75,9 @@ struct AgentConnection {
                 }
             }
             guard flush(&round) else { return }
+            if start > 0 || pending.count == count {
+                deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
+            }
             pending.removeFirst(start)
             if pending.count > AgentProtocol.largestRequest {
                 return fail("the request is longer than \(AgentProtocol.largestRequest >> 20) MiB")
