@@ -335,10 +335,11 @@ extension UnixSocket {
         let stale = running.directory.path + "/run/stale.sock"
         _ = try UnixSocket.listen(at: stale)  // closed at once: a socket file nobody listens on
         let again = try KeystoreAgent(socketPath: stale)
-        #expect(UnixSocket.isSocket(stale))
+        var info = stat()
+        #expect(lstat(stale, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK)
         _ = again
         let file = running.directory.path + "/run/file"
-        FileManager.default.createFile(atPath: file, contents: Data("keep".utf8))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("keep".utf8)))
         #expect(throws: AgentError.notASocket(file)) { try KeystoreAgent(socketPath: file) }
         #expect(FileManager.default.contents(atPath: file) == Data("keep".utf8))
     }

@@ -209,8 +209,9 @@ public struct AgentSigner: Signing {
     }
 
     public func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
-        let result = try client.call(.signPayload, [("payload", .string(Base64.string(Array(bytes)))), ("address", .string(address))])
-        return try signature(result, "signature") { publicKey.isValidSignature($0, for: Array(bytes)) }
+        let payload = Array(bytes)
+        let result = try client.call(.signPayload, [("payload", .string(Base64.string(payload))), ("address", .string(address))])
+        return try signature(result, "signature") { publicKey.isValidSignature($0, for: payload) }
     }
 
     /// A message that is UTF-8 goes as text, so that `--confirm` shows it as such; the agent signs its UTF-8,
@@ -219,7 +220,7 @@ public struct AgentSigner: Signing {
         let bytes = Array(message)
         let text = String(validating: bytes, as: UTF8.self).map { ("message", AgentJSON.string($0)) }
         let result = try client.call(.signMessage, [text ?? ("messageBase64", .string(Base64.string(bytes))), ("address", .string(address))])
-        return try signature(result, "signedMessage") { publicKey.isValidMessageSignature($0, for: Array(message)) }
+        return try signature(result, "signedMessage") { publicKey.isValidMessageSignature($0, for: bytes) }
     }
 
     /// The agent signs (and, under `--confirm`, shows the summary of) the whole envelope; its signature is taken

@@ -69,6 +69,10 @@ public final class KeystoreAgent: @unchecked Sendable {
         var lastUsed: Double
 
         var signer: Signer { Signer(name: name, keyPair: keyPair, isFromPhrase: nil) }
+
+        /// When it goes unless used again: the earlier of its TTL and `idle` seconds after its last use.
+        func idleDeadline(_ idle: Int?) -> Double? { idle.map { lastUsed + Double($0) } }
+        func deadline(idle: Int?) -> Double? { [expiresAt, idleDeadline(idle)].compactMap { $0 }.min() }
     }
 
     /// Listens at `socketPath`, in a directory made private first (0700, the user's own, as for sessions); the
@@ -143,7 +147,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             return keys.map { key in
                 KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.address,
                         expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
-                        idleExpiresIn: options.idle.map { Int((key.lastUsed + Double($0) - now).rounded(.up)) })
+                        idleExpiresIn: key.idleDeadline(options.idle).map { Int(($0 - now).rounded(.up)) })
             }
         }
     }
@@ -171,17 +175,13 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     /// Must hold `lock`. Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
     private func dropExpired(_ now: Double) {
-        keys.removeAll { key in
-            if let expiresAt = key.expiresAt, now >= expiresAt { return true }
-            if let idle = options.idle, now >= key.lastUsed + Double(idle) { return true }
-            return false
-        }
+        keys.removeAll { key in key.deadline(idle: options.idle).map { now >= $0 } ?? false }
     }
 
     /// When the next key is due to go, so that the accept loop wakes for it.
     private func nextExpiry() -> Double? {
         lock.locked {
-            keys.flatMap { key in [key.expiresAt, options.idle.map { key.lastUsed + Double($0) }].compactMap { $0 } }.min()
+            keys.compactMap { $0.deadline(idle: options.idle) }.min()
         }
     }
 
@@ -220,7 +220,7 @@ public final class KeystoreAgent: @unchecked Sendable {
                 while read(wakeRead, &byte, 1) == 1 {}
                 if lock.locked({ stopped }) || Signals.received { break }
             }
-            _ = heldKeys()  // drops what is due
+            lock.locked { dropExpired(options.now()) }
             if ready[0] {
                 while let connection = listener.accept() { accepted(connection) }
             }
@@ -267,20 +267,19 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// The answer to one request line (its newline included), and the log line for it. `addKey` is answered by
     /// the connection itself, since its seed follows the request.
     package func answer(_ request: AgentRequest, from peer: AgentCaller) -> (response: [UInt8], log: String) {
+        let code: AgentProtocol.ErrorCode, message: String, reason: String?
         do {
             let (result, identity) = try result(for: request, from: peer)
             return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
         } catch let refusal as AgentRequest.Refusal {
-            return (AgentJSON.error(id: request.id, code: .invalidRequest, message: refusal.message),
-                    "\(request.method.rawValue) refused: \(refusal.message)")
+            (code, message, reason) = (.invalidRequest, refusal.message, nil)
         } catch let error as AgentError {
-            return (AgentJSON.error(id: request.id, code: error.code, message: error.message, reason: error.reason),
-                    "\(request.method.rawValue) refused: \(error.message)")
+            (code, message, reason) = (error.code, error.message, error.reason)
         } catch {
-            let message = (error as? KeystoreError)?.message ?? "\(error)"
-            return (AgentJSON.error(id: request.id, code: .invalidRequest, message: message),
-                    "\(request.method.rawValue) refused: \(message)")
+            (code, message, reason) = (.invalidRequest, (error as? KeystoreError)?.message ?? "\(error)", nil)
         }
+        return (AgentJSON.error(id: request.id, code: code, message: message, reason: reason),
+                "\(request.method.rawValue) refused: \(message)")
     }
 
     private func result(for request: AgentRequest, from peer: AgentCaller) throws -> (AgentJSON, String) {
