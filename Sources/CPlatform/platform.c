@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CPlatform.h"
 #include <errno.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <sys/resource.h>
@@ -29,6 +30,15 @@ int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid) {
     (void)fd; (void)pid; (void)uid;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+int keystore_spawn_close_from(void *actions, int lowest) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);
+#else
+    (void)actions; (void)lowest;
+    return ENOSYS;
 #endif
 }
 

@@ -26,14 +26,20 @@ struct AgentSocketOptions: ParsableArguments {
                                valueName: "path"))
     var socket: String?
 
-    var path: String { Self.path(socket) }
-    var client: AgentClient { AgentClient(socketPath: path) }
+    func path() throws -> String { try Self.path(socket) }
+    func client() throws -> AgentClient { AgentClient(socketPath: try path()) }
 
-    static func path(_ given: String?) -> String {
-        if let given { return given }
+    /// A relative --socket is anchored to the working directory; `$KEYSTORE_AGENT` is taken as it is, and the
+    /// client refuses it unless it is absolute (the export line always is).
+    static func path(_ given: String?) throws -> String {
+        if let given { return try AgentClient.absolutePath(given) }
         if let path = Environment[SigningKeyOptions.agentVariable], !path.isEmpty { return path }
         return AgentClient.defaultSocketPath(environment: Environment.values)
     }
+
+    /// The lines `eval` takes: the path quoted as one shell word.
+    static func exportLine(_ path: String) -> String { "export \(SigningKeyOptions.agentVariable)=\(ShellWord.quoted(path))" }
+    static let unsetLine = "unset \(SigningKeyOptions.agentVariable)"
 }
 
 struct AgentStart: ParsableCommand {
@@ -43,7 +49,8 @@ struct AgentStart: ParsableCommand {
         abstract: "Start the agent and print `export KEYSTORE_AGENT=PATH` for eval.",
         discussion: """
             Detaches unless --foreground (or --confirm, which needs this terminal); stops on SIGTERM, SIGINT \
-            or SIGHUP, or with `agent stop`, dropping every key and removing its socket. The socket is mode 0600 \
+            or SIGHUP, or with `agent stop`, dropping every key and removing its socket. If your agent already runs \
+            at that socket (with the same --ttl and --idle), its export line is printed again. The socket is mode 0600 \
             in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
             logged with its time, method, identity and the caller's pid and executable: on standard error in the \
             foreground, else to syslog, or to --log. Keys live only in this process's locked memory.
@@ -72,7 +79,9 @@ struct AgentStart: ParsableCommand {
     @Flag(help: .private)
     var syslog = false
 
-    var path: String { socket ?? AgentClient.defaultSocketPath(environment: Environment.values) }
+    func path() throws -> String {
+        try socket.map(AgentClient.absolutePath) ?? AgentClient.defaultSocketPath(environment: Environment.values)
+    }
 
     func validate() throws {
         if log != nil && syslog { throw ValidationError("Give --log or --syslog, not both.") }
@@ -84,9 +93,10 @@ struct AgentStart: ParsableCommand {
         let logger = try AgentLog(path: log, syslog: syslog)
         var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
         if let terminal { options.confirm = { terminal.confirm($0) } }
+        let path = try path()
         let agent = try KeystoreAgent(socketPath: path, options: options)
         if !syslog {
-            Console.print("export \(SigningKeyOptions.agentVariable)=\(path)")
+            Console.print(AgentSocketOptions.exportLine(path))
             Console.note("agent listening at \(path), pid \(getpid())\(confirm ? "; each signature waits for y here" : "")")
         }
         agent.run(stoppingOnSignals: true)
@@ -95,16 +105,17 @@ struct AgentStart: ParsableCommand {
     /// Starts this same command in the foreground as a new session (no terminal, standard streams on
     /// /dev/null, logging to syslog or --log), waits until it answers on its socket, and prints the export line.
     private func detach() throws {
-        if try AgentClient.isListening(at: path) { throw AgentError.socketInUse(path) }
+        let path = try path()
+        if try AgentClient.isListening(at: path) { return try reuse(at: path) }
         var arguments = ["agent", "start", "--foreground", "--socket", path]
         if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }
         if let idle { arguments += ["--idle", "\(idle.seconds)s"] }
-        arguments += log.map { ["--log", $0] } ?? ["--syslog"]
+        arguments += try (log.map(AgentClient.absolutePath)).map { ["--log", $0] } ?? ["--syslog"]
         let pid = try Spawn.detached(arguments: arguments)
         // Up to 5 s for it to listen; an agent that failed to start exits, and says why in its log.
         for _ in 0..<500 {
             if try AgentClient.isListening(at: path) {
-                Console.print("export \(SigningKeyOptions.agentVariable)=\(path)")
+                Console.print(AgentSocketOptions.exportLine(path))
                 Console.note("agent started, pid \(pid)")
                 return
             }
@@ -114,6 +125,17 @@ struct AgentStart: ParsableCommand {
         }
         kill(pid, SIGTERM)
         throw AgentCommandError.didNotStart(path)
+    }
+
+    /// An agent of this user already listens at `path` (the client checked whose it is): its export line again,
+    /// so that a first run without eval can be mended, unless it holds keys longer than this command asks.
+    private func reuse(at path: String) throws {
+        let running = try AgentClient(socketPath: path).status()
+        guard running.ttl == ttl?.seconds, running.idle == idle?.seconds else {
+            throw AgentCommandError.runningWithOtherLimits(path, ttl: running.ttl, idle: running.idle)
+        }
+        Console.print(AgentSocketOptions.exportLine(path))
+        Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)")
     }
 }
 
@@ -129,7 +151,7 @@ struct AgentList: ParsableCommand {
     var json = false
 
     func run() throws {
-        let keys = try agent.client.keys()
+        let keys = try agent.client().keys()
         if json {
             struct Key: Encodable { let name, keystore, address: String; let expiresIn, idleExpiresIn: Int? }
             try Console.printJSON(keys.map { Key(name: $0.name, keystore: $0.keystore, address: $0.address,
@@ -140,7 +162,7 @@ struct AgentList: ParsableCommand {
         for key in keys {
             let left = [key.expiresIn.map { "\(SessionDuration(seconds: max(1, $0))) left" },
                         key.idleExpiresIn.map { "\(SessionDuration(seconds: max(1, $0))) if unused" }].compactMap { $0 }
-            Console.print("\(key.name)  \(key.address)  \(left.isEmpty ? "until the agent stops" : left.joined(separator: ", "))  \(TerminalText.escaped(key.keystore))")
+            Console.print("\(TerminalText.escaped(key.name))  \(TerminalText.escaped(key.address, limit: 56))  \(left.isEmpty ? "until the agent stops" : left.joined(separator: ", "))  \(TerminalText.escaped(key.keystore))")
         }
     }
 }
@@ -159,7 +181,7 @@ struct AgentRemove: ParsableCommand {
 
     func run() throws {
         let name = try IdentityName(name)
-        let removed = try keystore.keystore().removeFromAgent(name, client: agent.client)
+        let removed = try keystore.keystore().removeFromAgent(name, client: agent.client())
         guard removed > 0 else { throw AgentError.keyNotHeld(name.rawValue) }
         Console.note("removed \(name.rawValue) from the agent")
     }
@@ -174,7 +196,7 @@ struct AgentLock: ParsableCommand {
     @OptionGroup var agent: AgentSocketOptions
 
     func run() throws {
-        let removed = try agent.client.lock()
+        let removed = try agent.client().lock()
         Console.note("dropped \(removed) key\(removed == 1 ? "" : "s")")
     }
 }
@@ -183,27 +205,30 @@ struct AgentStop: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stop",
         _superCommandName: "\(KeystoreCommand.name) agent",
-        abstract: "Stop the agent: its keys are dropped and its socket removed.")
+        abstract: "Stop the agent: its keys are dropped and its socket removed.",
+        discussion: "Asks the agent over its socket (after checking that it is yours), and waits up to 5 s for it to go.")
 
     @OptionGroup var agent: AgentSocketOptions
 
     func run() throws {
-        let pid = try agent.client.status().pid
-        guard kill(Int32(pid), SIGTERM) == 0 else { throw AgentError.system("stop pid \(pid)", errno) }
-        // Its socket goes last, once the keys are dropped.
-        for _ in 0..<500 where try AgentClient.isListening(at: agent.path) { usleep(10_000) }
+        // Asked over the protocol, never by a signal to a pid an answer gave.
+        try agent.client().shutdown()
         // For eval "$(keystore agent stop)", as logout does for a session.
-        Console.print("unset \(SigningKeyOptions.agentVariable)")
+        Console.print(AgentSocketOptions.unsetLine)
     }
 }
 
 enum AgentCommandError: CommandLineError {
     case didNotStart(String)
     case noTerminal
+    case runningWithOtherLimits(String, ttl: Int?, idle: Int?)
 
     var message: String {
         switch self {
         case .didNotStart(let path): "The agent did not start listening at \(TerminalText.escaped(path)); see its log (syslog, or --log)."
+        case .runningWithOtherLimits(let path, let ttl, let idle):
+            "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
+                + "--idle \(idle.map { "\($0)s" } ?? "none")); stop it first with agent stop."
         case .noTerminal: "--confirm needs a terminal to ask on, and there is none."
         }
     }
@@ -265,6 +290,9 @@ enum Spawn {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        // Nothing else the launcher has open: a long-lived agent must not hold a caller's files, pipes or sockets.
+        let closing = keystore_spawn_close_from(&actions, 3)
+        guard closing == 0 else { throw AgentError.system("start the agent", closing) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -40,7 +40,7 @@ extension AgentError: CommandLineError {
         switch self {
         case .notRunning, .keyNotHeld, .noKeys, .severalKeys, .connectionLost: .session
         case .rejected: .rejected
-        case .refused: .invalidInput
+        case .refused, .socketPathNotAbsolute: .invalidInput
         default: .system
         }
     }

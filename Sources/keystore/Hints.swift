@@ -90,11 +90,7 @@ enum Hints {
     private static func resetHint(state: TPMDictionaryAttackState?, tcti: String?) -> String {
         guard state?.lockoutAuthSet == false else { return "With the lockout code: keystore tpm-reset-lockout." }
         var raw = "tpm2_dictionarylockout --clear-lockout"
-        if let tcti, tcti != TPM.defaultTCTI { raw += " -T " + shellQuoted(tcti) }
+        if let tcti, tcti != TPM.defaultTCTI { raw += " -T " + ShellWord.quoted(tcti) }
         return "To end it now: keystore tpm-reset-lockout (or \(raw))."
-    }
-
-    private static func shellQuoted(_ text: String) -> String {
-        "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: #"'\''"#) + "'"
     }
 }

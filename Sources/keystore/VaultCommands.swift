@@ -156,7 +156,7 @@ struct Login: ParsableCommand {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
         // An agent that is not there is said before the PIN, not after it was typed for nothing.
-        let agentClient = agent ? AgentClient(socketPath: AgentSocketOptions.path(nil)) : nil
+        let agentClient = agent ? AgentClient(socketPath: try AgentSocketOptions.path(nil)) : nil
         if let agentClient { _ = try agentClient.status() }
         let signer = try keystore.signIn(name: name) { try pin.read() }
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {

@@ -12,6 +12,10 @@ int keystore_disable_core_dumps(void);
 /// ucred needs _GNU_SOURCE). Returns 0, or -1 with errno set.
 int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid);
 
+/// Adds "close every descriptor from `lowest` up" to posix_spawn file actions (glibc's
+/// posix_spawn_file_actions_addclosefrom_np, declared only under _GNU_SOURCE). Returns 0 or an error number.
+int keystore_spawn_close_from(void *actions, int lowest);
+
 /// One line to syslog at LOG_INFO, as "keystore-agent" (syslog itself is variadic).
 void keystore_syslog(const char *line);
 

@@ -1,18 +1,39 @@
 import StellarKeys
 import StellarTransactions
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A connection to a signing agent (`KeystoreAgent`, or any server of docs/AGENT.md), made when first used and
 /// kept for the calls after it. Calls from several threads take turns.
-public final class AgentClient: @unchecked Sendable {
+///
+/// It talks only to an agent of its own user: before a byte is sent, the socket's directory must be the
+/// effective uid's own (0700 or stricter, not a symlink), the socket file the effective uid's, and the server's
+/// uid, as the kernel reports it, the effective uid (`AgentError.untrustedSocket` otherwise). Another local user
+/// who made the directory first, or planted a socket, gets nothing, least of all a key.
+public final class AgentClient: Sendable {
     public let socketPath: String
-    private let turns = Lock()
-    private var socket: UnixSocket?
-    private var received: [UInt8] = []
-    private var nextID = 1
+    private let state = Mutex(Channel())
+
+    /// What a call needs of the connection: kept between calls, and replaced when it goes stale.
+    private struct Channel: ~Copyable {
+        var socket: UnixSocket?
+        var received: [UInt8] = []
+        var nextID = 1
+
+        mutating func disconnect() {
+            socket?.close()
+            socket = nil
+            received.removeAll()
+        }
+    }
 
     /// How long a call waits for its answer: long enough for a person to read a summary and confirm.
     public static let answerTimeout = 120
 
+    /// `socketPath` must be absolute (`absolutePath(_:)` makes a relative one so); a relative one is refused at
+    /// the first call.
     public init(socketPath: String) {
         self.socketPath = socketPath
     }
@@ -22,15 +43,31 @@ public final class AgentClient: @unchecked Sendable {
         SessionStore.defaultDirectory(environment: environment) + "/agent.sock"
     }
 
-    /// Whether an agent answers at `path` (a connection is accepted there).
+    /// `path` anchored to the working directory when it is relative, so that it names the same socket from
+    /// anywhere; an empty path, or a relative one with no working directory to anchor it, is refused.
+    public static func absolutePath(_ path: String) throws -> String {
+        guard !path.isEmpty else { throw AgentError.socketPathTooLong(path) }
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil, buffer[0] == CChar(UInt8(ascii: "/")) else {
+            throw AgentError.socketPathNotAbsolute(path)
+        }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var relative = Substring(path)
+        while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
+        return (directory == "/" ? "" : directory) + "/" + relative
+    }
+
+    /// Whether an agent of this user answers at `path`; a socket it must not trust is an error, not a no.
     public static func isListening(at path: String) throws -> Bool {
-        try UnixSocket.connect(to: path) != nil
+        try UnixSocket.connectToOwnServer(at: path) != nil
     }
 
     // MARK: Calls
 
     /// What `status` reports.
     public struct Status: Sendable {
+        /// The agent's process, as the kernel reports the server of this connection (not as the answer says).
         public let pid: Int
         public let keys: Int
         public let ttl: Int?
@@ -39,10 +76,10 @@ public final class AgentClient: @unchecked Sendable {
     }
 
     public func status() throws -> Status {
-        let result = try call(.status, [])
-        guard let pid = result["pid"]?.integer(as: Int.self), let keys = result["keys"]?.integer(as: Int.self),
-              case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks pid, keys or confirm") }
-        return Status(pid: pid, keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
+        let (result, pid) = try call(.status, []) { $0.socket?.peer()?.pid }
+        guard let pid, let keys = result["keys"]?.integer(as: Int.self),
+              case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks keys or confirm") }
+        return Status(pid: Int(pid), keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
                       confirms: confirms)
     }
 
@@ -67,6 +104,18 @@ public final class AgentClient: @unchecked Sendable {
         try count(try call(.removeKey, [("name", .string(name.rawValue)), ("keystore", .string(keystore))]))
     }
 
+    /// Asks the agent to stop (it drops its keys and removes its socket), and waits up to 5 s until it has:
+    /// `AgentError.didNotStop` if it still answers then. Nothing is signalled.
+    public func shutdown() throws {
+        guard case .boolean(true)? = try call(.shutdown, [])["stopping"] else { throw AgentError.badAnswer("shutdown did not say it is stopping") }
+        state.withLock { $0.disconnect() }
+        for _ in 0..<500 {
+            guard try Self.isListening(at: socketPath) else { return }
+            usleep(10_000)
+        }
+        throw AgentError.didNotStop(socketPath)
+    }
+
     private func count(_ result: [String: StrictJSON.Value]) throws -> Int {
         guard let removed = result["removed"]?.integer(as: Int.self) else { throw AgentError.badAnswer("no count of keys removed") }
         return removed
@@ -76,15 +125,15 @@ public final class AgentClient: @unchecked Sendable {
     /// goes as 32 raw bytes after the agent's go-ahead, from guarded memory to the socket: never in JSON, never
     /// in a string.
     public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
-        try turns.locked {
+        try state.withLock { channel in
             let params: [(String, AgentJSON)] = [("name", .string(signer.name.rawValue)), ("keystore", .string(keystore)),
                                                  ("address", .string(signer.address))] + (ttl.map { [("ttl", .integer($0))] } ?? [])
             // The agent closes the connection after an addKey, whatever happens.
-            defer { disconnect() }
-            let goAhead = try exchange(.addKey, params)
+            defer { channel.disconnect() }
+            let goAhead = try exchange(&channel, .addKey, params)
             guard goAhead["send"]?.integer(as: Int.self) == 32 else { throw AgentError.badAnswer("addKey did not ask for the seed") }
-            guard let socket, socket.write(signer.keyPair.seed) else { throw AgentError.connectionLost(Self.closed) }
-            guard try answer(to: nextID - 1)["address"]?.string == signer.address else {
+            guard let socket = channel.socket, socket.write(signer.keyPair.seed) else { throw AgentError.connectionLost(Self.closed) }
+            guard try answer(&channel, to: channel.nextID - 1)["address"]?.string == signer.address else {
                 throw AgentError.badAnswer("addKey did not confirm the address")
             }
         }
@@ -99,77 +148,83 @@ public final class AgentClient: @unchecked Sendable {
 
     /// One request, and its result object. Errors in the answer become `AgentError`s.
     package func call(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
-        try turns.locked {
+        try call(method, params) { _ in () }.0
+    }
+
+    /// The same, with what `alsoRead` reads of the connection that answered, while it is still this call's.
+    private func call<Extra>(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)],
+                             alsoRead: (borrowing Channel) -> Extra) throws -> ([String: StrictJSON.Value], Extra) {
+        try state.withLock { channel in
             do {
-                return try exchange(method, params)
+                let result = try exchange(&channel, method, params)
+                return (result, alsoRead(channel))
             } catch let error as AgentError {
                 // Whatever was half-read is no longer in step with the requests: start afresh next time.
-                if case .connectionLost = error { disconnect() }
-                if case .badAnswer = error { disconnect() }
+                if case .connectionLost = error { channel.disconnect() }
+                if case .badAnswer = error { channel.disconnect() }
                 throw error
             }
         }
     }
 
-    /// Must hold `turns`. A kept connection the agent has closed since (it restarted, or ended the connection
-    /// after an error) is replaced once by a new one; a new one that fails is the error.
-    private func exchange(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
-        guard socket != nil else { return try exchangeOnce(method, params) }
+    /// A kept connection the agent has closed since (it restarted, or ended a connection left unused) is
+    /// replaced by a new one before the request is sent. One the agent closes just as the request goes out is
+    /// replaced once too: the agent closes an unused connection only when no request has begun on it, so the
+    /// request was never read, and sending it again cannot make it happen twice.
+    private func exchange(_ channel: inout Channel, _ method: AgentProtocol.Method,
+                          _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
+        if channel.socket?.isStale == true { channel.disconnect() }
+        guard channel.socket != nil else { return try exchangeOnce(&channel, method, params) }
         do {
-            return try exchangeOnce(method, params)
-        } catch AgentError.connectionLost(let reason) where reason == Self.closed {
-            disconnect()
-            return try exchangeOnce(method, params)
+            return try exchangeOnce(&channel, method, params)
+        } catch AgentError.connectionLost(let reason) where reason == Self.closed || reason == Self.closedUnanswered {
+            channel.disconnect()
+            return try exchangeOnce(&channel, method, params)
         }
     }
 
     private static let closed = "closed the connection"
     private static let closedUnanswered = "closed the connection without answering (it may have stopped)"
 
-    private func exchangeOnce(_ method: AgentProtocol.Method, _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
-        let socket = try connected()
-        let id = nextID
-        nextID += 1
+    private func exchangeOnce(_ channel: inout Channel, _ method: AgentProtocol.Method,
+                              _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
+        let socket = try connected(&channel)
+        let id = channel.nextID
+        channel.nextID += 1
         let request = AgentJSON.object([("jsonrpc", .string("2.0")), ("id", .integer(id)), ("method", .string(method.rawValue)),
                                         ("params", .object(params))])
         guard socket.write(Array(request.text.utf8) + [0x0A]) else {
-            disconnect()
+            channel.disconnect()
             throw AgentError.connectionLost(Self.closed)
         }
         let address: String? = params.first { $0.0 == "address" }.flatMap { if case .string(let text) = $0.1 { text } else { nil } }
-        return try answer(to: id, address: address)
+        return try answer(&channel, to: id, address: address)
     }
 
-    private func connected() throws -> UnixSocket {
-        if let socket { return socket }
-        guard let socket = try UnixSocket.connect(to: socketPath) else { throw AgentError.notRunning(socketPath) }
+    private func connected(_ channel: inout Channel) throws -> UnixSocket {
+        if let socket = channel.socket { return socket }
+        guard let socket = try UnixSocket.connectToOwnServer(at: socketPath) else { throw AgentError.notRunning(socketPath) }
         socket.setTimeouts(seconds: Self.answerTimeout)
-        self.socket = socket
+        channel.socket = socket
         return socket
     }
 
-    private func disconnect() {
-        socket?.close()
-        socket = nil
-        received.removeAll()
-    }
-
     /// Reads the answer line to request `id`, made for `address` (to name it in "no such key").
-    private func answer(to id: Int, address: String? = nil) throws -> [String: StrictJSON.Value] {
-        guard let socket else { throw AgentError.connectionLost(Self.closed) }
+    private func answer(_ channel: inout Channel, to id: Int, address: String? = nil) throws -> [String: StrictJSON.Value] {
+        guard let socket = channel.socket else { throw AgentError.connectionLost(Self.closed) }
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while !received.contains(0x0A) {
-            guard received.count <= AgentProtocol.largestRequest else { throw AgentError.badAnswer("an answer over 1 MiB") }
+        while !channel.received.contains(0x0A) {
+            guard channel.received.count <= AgentProtocol.largestRequest else { throw AgentError.badAnswer("an answer over 1 MiB") }
             guard let count = chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) else {
                 // A reset (the agent closed the connection unread, as it does for another user) or the timeout.
                 throw AgentError.connectionLost(UnixSocket.timedOut ? "did not answer within \(Self.answerTimeout) s" : Self.closedUnanswered)
             }
             guard count > 0 else { throw AgentError.connectionLost(Self.closedUnanswered) }
-            received.append(contentsOf: chunk[..<count])
+            channel.received.append(contentsOf: chunk[..<count])
         }
-        let newline = received.firstIndex(of: 0x0A)!
-        let line = Array(received[..<newline])
-        received.removeFirst(newline + 1)
+        let newline = channel.received.firstIndex(of: 0x0A)!
+        let line = Array(channel.received[..<newline])
+        channel.received.removeFirst(newline + 1)
         let members: [String: StrictJSON.Value]
         do {
             members = try StrictJSON.parse(line, integersOnly: false)

@@ -8,7 +8,9 @@ import StellarKeys
 /// One client's connection to the agent, served on its own thread: request lines in, one answer line each,
 /// until the client closes it. A request that is malformed gets an error and the connection goes on; one that
 /// grows past the cap, is left unfinished for `Options.requestTimeout`, or ends without its newline gets an
-/// error and the connection is closed, since what follows it cannot be trusted to start a request.
+/// error and the connection is closed, since what follows it cannot be trusted to start a request. A connection
+/// that begins no request for `requestTimeout` (after it opened, or after its last answer) is closed without a
+/// word: a client that keeps one waiting makes another when it needs one.
 struct AgentConnection {
     let agent: KeystoreAgent
     let socket: UnixSocket
@@ -20,11 +22,16 @@ struct AgentConnection {
         caller = AgentCaller(pid: peer.pid)
     }
 
-    private func log(_ text: String) { agent.options.log("\(KeystoreAgent.timestamp()) \(caller) \(text)") }
+    /// Entries hold what clients sent (names, addresses, reasons): escaped, so that none can forge a line.
+    private func log(_ entries: [String]) {
+        guard !entries.isEmpty else { return }
+        let prefix = "\(KeystoreAgent.timestamp()) \(caller) "
+        agent.options.log(entries.map { prefix + TerminalText.escaped($0, limit: nil) }.joined(separator: "\n"))
+    }
 
     private func fail(_ message: String, id: [UInt8] = Array("null".utf8)) {
         _ = socket.write(AgentJSON.error(id: id, code: .invalidRequest, message: message))
-        log("request refused: \(message)")
+        log(["request refused: \(message)"])
     }
 
     /// The answers and log lines of the requests of one read, written together: one write each, however many
@@ -35,53 +42,49 @@ struct AgentConnection {
     }
 
     private func flush(_ round: inout Round) -> Bool {
-        if !round.log.isEmpty {
-            let prefix = "\(KeystoreAgent.timestamp()) \(caller) "
-            agent.options.log(round.log.map { prefix + $0 }.joined(separator: "\n"))
-        }
+        log(round.log)
         defer { round = Round() }
         return round.answers.isEmpty || socket.write(round.answers)
     }
 
     func serve() {
-        var pending: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        // When the request begun in `pending` must be complete: a client that trickles bytes cannot hold its
-        // thread for longer than one that sends nothing.
-        var deadline = 0.0
+        // One more byte than the longest request, so that one too long is seen as such without reading further.
+        let buffer = ReadBuffer(limit: AgentProtocol.largestRequest + 1)
+        let timeout = Double(agent.options.requestTimeout)
+        // When the next request must have begun (nothing pending) or be finished (part of it pending): a client
+        // that trickles bytes cannot hold its thread longer than one that sends nothing.
+        var deadline = KeystoreAgent.monotonicSeconds() + timeout
         while true {
-            if !pending.isEmpty {
-                let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
-                guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
-                    return fail("the request was not finished within \(agent.options.requestTimeout) s")
-                }
-            }
-            let count = chunk.withUnsafeMutableBytes { socket.read(into: $0) } ?? 0
-            guard count > 0 else {
-                if !pending.isEmpty { fail("the request ended before its newline") }
+            let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
+            guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
+                if buffer.count > 0 { fail("the request was not finished within \(agent.options.requestTimeout) s") }
                 return
             }
-            pending.append(contentsOf: chunk[..<count])
+            let pendingBefore = buffer.count
+            let count = buffer.read(from: socket) ?? 0
+            guard count > 0 else {
+                if buffer.count > 0 { fail("the request ended before its newline") }
+                return
+            }
             var start = 0
             var round = Round()
-            while let newline = pending[start...].firstIndex(of: 0x0A) {
-                let line = Array(pending[start..<newline])
+            // What was pending before this read held no newline: the search starts at the new bytes.
+            var searched = pendingBefore
+            while let newline = buffer.newline(from: max(start, searched)) {
+                searched = newline + 1
+                let line = Array(buffer.bytes[start..<newline])
                 start = newline + 1
                 guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-                let rest = pending.count - start
-                guard handle(line, bytesAfter: rest, into: &round) else {
+                guard handle(line, bytesAfter: buffer.count - start, into: &round) else {
                     _ = flush(&round)
                     return
                 }
             }
             guard flush(&round) else { return }
-            if start > 0 || pending.count == count {
-                deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
-            }
-            pending.removeFirst(start)
-            if pending.count > AgentProtocol.largestRequest {
-                return fail("the request is longer than \(AgentProtocol.largestRequest >> 20) MiB")
-            }
+            // A new deadline once everything was answered, or when what is pending began with this read.
+            if start > 0 || pendingBefore == 0 { deadline = KeystoreAgent.monotonicSeconds() + timeout }
+            buffer.removeFirst(start)
+            if buffer.isFull { return fail("the request is longer than \(AgentProtocol.largestRequest >> 20) MiB") }
         }
     }
 
@@ -95,15 +98,24 @@ struct AgentConnection {
             round.log.append("request refused: \(error.message)")
             return true
         }
-        if request.method == .addKey {
+        switch request.method {
+        case .addKey:
             // Its go-ahead and seed are a conversation of their own: what came before it is answered first.
             guard flush(&round) else { return false }
             return add(request, bytesAfter: bytesAfter)
+        case .shutdown:
+            // Answered before the agent stops, which closes every connection.
+            round.answers += AgentJSON.result(id: request.id, .object([("stopping", .boolean(true))]))
+            round.log.append("shutdown ok")
+            _ = flush(&round)
+            agent.stop()
+            return false
+        default:
+            let (response, entry) = agent.answer(request, from: caller)
+            round.answers += response
+            round.log.append(entry)
+            return true
         }
-        let (response, entry) = agent.answer(request, from: caller)
-        round.answers += response
-        round.log.append(entry)
-        return true
     }
 
     /// `addKey {name, keystore, address, ttl?}`: answered `{"send": 32}`; then exactly 32 bytes of seed, read
@@ -132,27 +144,13 @@ struct AgentConnection {
                 throw AgentError.seedRefused("the seed is not the key of \(TerminalText.escaped(address, limit: 60))")
             }
             agent.add(Signer(name: name, keyPair: keyPair, isFromPhrase: nil), keystore: keystore, ttl: ttl)
-            log("addKey \(name.rawValue) \(address) ok")
+            log(["addKey \(name.rawValue) \(address) ok"])
             _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
         } catch {
             let message = (error as? AgentRequest.Refusal)?.message ?? (error as? KeystoreError)?.message ?? "\(error)"
             fail(message, id: request.id)
         }
         return false
-    }
-}
-
-/// A mutex for the agent's state (the library also builds for Apple platforms older than Synchronization's).
-final class Lock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    func locked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }
 
@@ -164,7 +162,9 @@ enum Threads {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    static func detach(_ body: @escaping () -> Void) {
+    /// False when no thread could be made: the caller must not do the work itself, or one client could hold
+    /// up the thread that accepts every other and expires keys.
+    static func detach(_ body: @escaping () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -175,10 +175,11 @@ enum Threads {
             Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
             return nil
         }, box)
-        if started != 0 {
-            // No thread to spare: this connection is answered on the caller's instead of being dropped.
-            Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
+        guard started == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return false
         }
+        return true
     }
 }
 

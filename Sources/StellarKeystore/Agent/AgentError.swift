@@ -30,6 +30,35 @@ public enum AgentError: KeystoreError, Equatable {
     case wrongSignature(String)
     /// A key handed to the agent did not arrive as sent.
     case seedRefused(String)
+    /// A socket this client will not talk to, and why; nothing was sent to it.
+    case untrustedSocket(String, SocketDistrust)
+    /// A relative socket path, which names a different socket in every directory.
+    case socketPathNotAbsolute(String)
+    /// The agent was asked to stop and still answers.
+    case didNotStop(String)
+
+    /// Why a client refuses a socket: anything but a server of its own user, in a directory only that user can
+    /// change, could be another user's server waiting for a key.
+    public enum SocketDistrust: Sendable, Equatable {
+        case directoryNotPrivate(owner: UInt32, mode: UInt32)
+        case directoryIsSymlink
+        case directoryNotADirectory
+        case socketNotOwned(owner: UInt32)
+        case serverNotOwned(uid: UInt32)
+        case serverUnknown
+
+        var reason: String {
+            switch self {
+            case .directoryNotPrivate(let owner, let mode):
+                "its directory is not private to you (owner uid \(owner), mode \(String(mode, radix: 8).leftPadded(to: 4)))"
+            case .directoryIsSymlink: "its directory is a symbolic link"
+            case .directoryNotADirectory: "its directory is not a directory"
+            case .socketNotOwned(let owner): "it belongs to uid \(owner)"
+            case .serverNotOwned(let uid): "the server runs as uid \(uid)"
+            case .serverUnknown: "the system cannot say who the server is"
+            }
+        }
+    }
 
     public var message: String {
         switch self {
@@ -61,6 +90,12 @@ public enum AgentError: KeystoreError, Equatable {
             "The agent's signature does not verify for \(address); it was not used."
         case .seedRefused(let reason):
             "The key was not added: \(reason)."
+        case .untrustedSocket(let path, let distrust):
+            "Refusing the agent socket \(TerminalText.escaped(path, limit: nil)): \(distrust.reason). Nothing was sent."
+        case .socketPathNotAbsolute(let path):
+            "The agent socket path \(TerminalText.escaped(path, limit: nil)) is not absolute."
+        case .didNotStop(let path):
+            "The agent at \(TerminalText.escaped(path, limit: nil)) did not stop."
         }
     }
 
@@ -80,4 +115,8 @@ public enum AgentError: KeystoreError, Equatable {
         default: nil
         }
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

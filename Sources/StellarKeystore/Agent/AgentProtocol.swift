@@ -15,7 +15,7 @@ public enum AgentProtocol {
 
     public enum Method: String, Sendable, CaseIterable {
         case getAddress, signMessage, signTransaction, signAuthEntry, signPayload
-        case listKeys, status, lock, addKey, removeKey
+        case listKeys, status, lock, addKey, removeKey, shutdown
 
         /// Whether it makes a signature, and so is logged with its summary and, under `--confirm`, shown first.
         var signs: Bool { [.signMessage, .signTransaction, .signAuthEntry, .signPayload].contains(self) }

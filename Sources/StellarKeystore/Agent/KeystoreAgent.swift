@@ -5,6 +5,7 @@ import Darwin
 #endif
 import StellarKeys
 import StellarTransactions
+import Synchronization
 
 /// A signing agent: keys unlocked once, held in this process's guarded memory, and used over a Unix socket by
 /// processes of the same user (docs/AGENT.md). The command line runs one with `keystore agent`; an app could
@@ -16,10 +17,12 @@ import StellarTransactions
 /// agent.run()      // until `stop()`, or SIGTERM, SIGINT, SIGHUP with `stoppingOnSignals`
 /// ```
 ///
-/// Each connection has its own thread, so a slow or silent client holds up only itself. A connection from
-/// another uid is closed before a byte of it is read (`SO_PEERCRED`), whatever the socket's mode. Keys are never
-/// written anywhere; they are dropped (their memory zeroed and freed) at their TTL, after `idle` unused, on
-/// `lock`, and when the agent stops.
+/// Each connection has its own thread, so a slow or silent client holds up only itself; beyond
+/// `maximumConnections` at once, or when no thread or descriptor can be had, a new connection is closed at once,
+/// never served by the thread that accepts the others and expires keys. A connection from another uid is closed
+/// before a byte of it is read (`SO_PEERCRED`), whatever the socket's mode. Keys are never written anywhere; they
+/// are dropped (their memory zeroed and freed) at their TTL, after `idle` unused, on `lock`, and when the agent
+/// stops.
 public final class KeystoreAgent: @unchecked Sendable {
     public struct Options: Sendable {
         /// The longest any key is held, in seconds (nil: until dropped otherwise).
@@ -34,18 +37,22 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var log: @Sendable (String) -> Void
         /// Seconds on a clock that only moves forward.
         public var now: @Sendable () -> Double
-        /// Seconds a client may take to finish a request it has begun (or to send a seed it was asked for).
+        /// Seconds a client may take to finish a request it has begun (or to send a seed it was asked for), and
+        /// to begin one on a connection that is open and has been answered.
         public var requestTimeout: Int32
+        /// Connections served at once; one more is closed as soon as it is accepted.
+        public var maximumConnections: Int
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     log: @escaping @Sendable (String) -> Void = { _ in }, now: @escaping @Sendable () -> Double = KeystoreAgent.monotonicSeconds,
-                    requestTimeout: Int32 = 10) {
+                    requestTimeout: Int32 = 10, maximumConnections: Int = 64) {
             self.ttl = ttl
             self.idle = idle
             self.confirm = confirm
             self.log = log
             self.now = now
             self.requestTimeout = requestTimeout
+            self.maximumConnections = maximumConnections
         }
     }
 
@@ -53,11 +60,22 @@ public final class KeystoreAgent: @unchecked Sendable {
     public let options: Options
     private let listener: UnixSocket
     private let wakeRead: Int32, wakeWrite: Int32
-    private let lock = Lock()
-    private let confirming = Lock()
-    private var keys: [HeldKey] = []
-    private var connections: [Int32] = []
-    private var stopped = false
+    /// A descriptor kept open to be given up when the process has no other: then a waiting connection can be
+    /// accepted and closed, instead of staying in the queue and waking the loop again at once.
+    private var spareDescriptor: Int32
+    private let state = Mutex(State())
+    private let confirming = Mutex(())
+
+    private struct State {
+        var keys: [HeldKey] = []
+        var connections: [ObjectIdentifier: UnixSocket] = [:]
+        var stopped = false
+
+        /// Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
+        mutating func dropExpired(_ now: Double, idle: Int?) {
+            keys.removeAll { key in key.deadline(idle: idle).map { now >= $0 } ?? false }
+        }
+    }
 
     struct HeldKey {
         let name: IdentityName
@@ -89,6 +107,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, O_NONBLOCK)
         }
         (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
+        spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         do {
             var info = stat()
             if lstat(socketPath, &info) == 0 {
@@ -100,6 +119,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         } catch {
             close(wakeRead)
             close(wakeWrite)
+            close(spareDescriptor)
             throw error
         }
     }
@@ -107,6 +127,7 @@ public final class KeystoreAgent: @unchecked Sendable {
     deinit {
         close(wakeRead)
         close(wakeWrite)
+        close(spareDescriptor)
     }
 
     public static func monotonicSeconds() -> Double {
@@ -122,9 +143,9 @@ public final class KeystoreAgent: @unchecked Sendable {
     public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) {
         let now = options.now()
         let limit = [ttl, options.ttl].compactMap { $0 }.min()
-        lock.locked {
-            keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
-            keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
+        state.withLock { state in
+            state.keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
+            state.keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
                                 expiresAt: limit.map { now + Double($0) }, lastUsed: now))
         }
         wake()
@@ -142,9 +163,9 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     public func heldKeys() -> [KeyInfo] {
         let now = options.now()
-        return lock.locked {
-            dropExpired(now)
-            return keys.map { key in
+        return state.withLock { state in
+            state.dropExpired(now, idle: options.idle)
+            return state.keys.map { key in
                 KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.address,
                         expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
                         idleExpiresIn: key.idleDeadline(options.idle).map { Int(($0 - now).rounded(.up)) })
@@ -155,55 +176,59 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// Drops every key; returns how many there were.
     @discardableResult
     public func lockAll() -> Int {
-        lock.locked {
-            defer { keys.removeAll() }
-            return keys.count
+        state.withLock { state in
+            defer { state.keys.removeAll() }
+            return state.keys.count
         }
     }
 
     /// Drops the keys matching `address`, or `name` (in `keystore`, when given); returns how many.
     func remove(address: String?, name: String?, keystore: String?) -> Int {
-        lock.locked {
-            let before = keys.count
-            keys.removeAll { key in
+        state.withLock { state in
+            let before = state.keys.count
+            state.keys.removeAll { key in
                 if let address { return key.address == address }
                 return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
             }
-            return before - keys.count
+            return before - state.keys.count
         }
     }
 
-    /// Must hold `lock`. Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
-    private func dropExpired(_ now: Double) {
-        keys.removeAll { key in key.deadline(idle: options.idle).map { now >= $0 } ?? false }
-    }
-
-    /// When the next key is due to go, so that the accept loop wakes for it.
-    private func nextExpiry() -> Double? {
-        lock.locked {
-            keys.compactMap { $0.deadline(idle: options.idle) }.min()
-        }
-    }
-
-    /// The key a request names (by `address`), or the only one held; marked used.
-    private func key(for address: String?) throws(AgentError) -> HeldKey {
+    /// Drops the keys whose time is up, and says when the next one is due to go, so that the accept loop wakes
+    /// for it.
+    private func expireKeys() -> Double? {
         let now = options.now()
-        return try lock.locked { () throws(AgentError) -> HeldKey in
-            dropExpired(now)
+        return state.withLock { state in
+            state.dropExpired(now, idle: options.idle)
+            return state.keys.compactMap { $0.deadline(idle: options.idle) }.min()
+        }
+    }
+
+    /// The key a request names (by `address`), or the only one held; marked used when it is to sign (`idle` is
+    /// time unused for signing: asking for an address does not keep a key).
+    private func key(for address: String?, signing: Bool) throws(AgentError) -> HeldKey {
+        let now = options.now()
+        return try state.withLock { (state) throws(AgentError) -> HeldKey in
+            state.dropExpired(now, idle: options.idle)
             let index: Int
             if let address {
-                guard let found = keys.firstIndex(where: { $0.address == address }) else {
+                guard let found = state.keys.firstIndex(where: { $0.address == address }) else {
                     throw AgentError.keyNotHeld(address)
                 }
                 index = found
             } else {
-                guard keys.count == 1 else { throw keys.isEmpty ? AgentError.noKeys : AgentError.severalKeys(keys.count) }
+                guard state.keys.count == 1 else {
+                    throw state.keys.isEmpty ? AgentError.noKeys : AgentError.severalKeys(state.keys.count)
+                }
                 index = 0
             }
-            keys[index].lastUsed = now
-            return keys[index]
+            if signing { state.keys[index].lastUsed = now }
+            return state.keys[index]
         }
     }
+
+    /// How many connections are being served.
+    var connectionCount: Int { state.withLock { $0.connections.count } }
 
     // MARK: Running
 
@@ -213,24 +238,55 @@ public final class KeystoreAgent: @unchecked Sendable {
         if stoppingOnSignals { Signals.stop(on: [SIGTERM, SIGINT, SIGHUP], writingTo: wakeWrite) }
         while true {
             let now = options.now()
-            let timeout = nextExpiry().map { Int32(min(max(($0 - now) * 1000, 0), 3_600_000).rounded(.up)) } ?? -1
+            let timeout = expireKeys().map { Int32(min(max(($0 - now) * 1000, 0), 3_600_000).rounded(.up)) } ?? -1
             guard let ready = UnixSocket.waitForInput([listener.fd, wakeRead], milliseconds: timeout) else { break }
             if ready[1] {
                 var byte: UInt8 = 0
                 while read(wakeRead, &byte, 1) == 1 {}
-                if lock.locked({ stopped }) || Signals.received { break }
+                if state.withLock({ $0.stopped }) || Signals.received { break }
             }
-            lock.locked { dropExpired(options.now()) }
-            if ready[0] {
-                while let connection = listener.accept() { accepted(connection) }
-            }
+            if ready[0] { acceptWaiting() }
         }
         shutDown()
     }
 
+    /// Accepts every connection waiting. Out of descriptors, the spare one is given up to accept a waiting
+    /// connection and close it, until none waits: the loop must not wake again and again for connections it
+    /// cannot take.
+    private func acceptWaiting() {
+        var refusedForDescriptors = 0
+        loop: while true {
+            switch listener.accept() {
+            case .connection(let connection): accepted(connection)
+            case .none: break loop
+            case .failed: continue
+            case .outOfDescriptors:
+                guard spareDescriptor >= 0 else {
+                    // Not even the spare: the system as a whole is out. Wait a little before trying again.
+                    usleep(50_000)
+                    spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    break loop
+                }
+                // Linux says EMFILE before it looks at the queue: only the accept with a descriptor free says
+                // whether a connection waits.
+                close(spareDescriptor)
+                let waiting = listener.accept()
+                if case .connection(let connection) = waiting {
+                    connection.close()
+                    refusedForDescriptors += 1
+                }
+                spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                if case .none = waiting { break loop }
+            }
+        }
+        if refusedForDescriptors > 0 {
+            options.log("\(Self.timestamp()) closed \(refusedForDescriptors) connection(s) at once: no file descriptor left")
+        }
+    }
+
     /// Makes `run` return; safe from any thread.
     public func stop() {
-        lock.locked { stopped = true }
+        state.withLock { $0.stopped = true }
         wake()
     }
 
@@ -242,9 +298,9 @@ public final class KeystoreAgent: @unchecked Sendable {
     private func shutDown() {
         unlink(socketPath)
         listener.close()
-        lock.locked {
-            keys.removeAll()
-            for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
+        state.withLock { state in
+            state.keys.removeAll()
+            for connection in state.connections.values { connection.hangUp() }
         }
         if Signals.installed { Signals.restore() }
     }
@@ -255,10 +311,23 @@ public final class KeystoreAgent: @unchecked Sendable {
             options.log("\(Self.timestamp()) refused a connection from \(who): not this agent's user")
             return
         }
-        lock.locked { connections.append(connection.fd) }
-        Threads.detach { [self] in
+        let id = ObjectIdentifier(connection)
+        let admitted = state.withLock { state in
+            guard state.connections.count < options.maximumConnections else { return false }
+            state.connections[id] = connection
+            return true
+        }
+        guard admitted else {
+            options.log("\(Self.timestamp()) closed a connection from pid \(peer.pid) at once: \(options.maximumConnections) are open already")
+            return
+        }
+        let started = Threads.detach { [self] in
             AgentConnection(agent: self, socket: connection, peer: peer).serve()
-            lock.locked { connections.removeAll { $0 == connection.fd } }
+            state.withLock { _ = $0.connections.removeValue(forKey: id) }
+        }
+        if !started {
+            state.withLock { _ = $0.connections.removeValue(forKey: id) }
+            options.log("\(Self.timestamp()) closed a connection from pid \(peer.pid) at once: no thread to serve it")
         }
     }
 
@@ -289,11 +358,11 @@ public final class KeystoreAgent: @unchecked Sendable {
         }
         switch request.method {
         case .getAddress:
-            let key = try key(for: try request.string("address"))
+            let key = try key(for: try request.string("address"), signing: false)
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let key = try key(for: try request.string("address"))
+            let key = try key(for: try request.string("address"), signing: true)
             try confirm(key, peer, ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):",
                                     "  payload (hex): \(Self.hexPreview(payload))"])
             return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
@@ -304,7 +373,7 @@ public final class KeystoreAgent: @unchecked Sendable {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let key = try key(for: try request.string("address"))
+            let key = try key(for: try request.string("address"), signing: true)
             let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
             try confirm(key, peer, ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown])
             return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
@@ -312,7 +381,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let key = try key(for: try request.string("address"))
+            let key = try key(for: try request.string("address"), signing: true)
             let summary = TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
             try confirm(key, peer, summary.lines)
             let result = try key.signer.signTransaction(envelope, on: network)
@@ -322,7 +391,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
             try preimage.check(on: network)
-            let key = try key(for: try request.string("address"))
+            let key = try key(for: try request.string("address"), signing: true)
             try confirm(key, peer, preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)))
             let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
@@ -346,15 +415,15 @@ public final class KeystoreAgent: @unchecked Sendable {
             }
             let removed = remove(address: address, name: name, keystore: try request.string("keystore"))
             return (.object([("removed", .integer(removed))]), address ?? name ?? "")
-        case .addKey:
-            throw AgentRequest.Refusal(id: request.id, message: "addKey is answered by the connection")
+        case .addKey, .shutdown:
+            throw AgentRequest.Refusal(id: request.id, message: "\(request.method.rawValue) is answered by the connection")
         }
     }
 
     /// Asks the `confirm` callback, one request at a time; a "no" is SEP-43's −4.
     private func confirm(_ key: HeldKey, _ caller: AgentCaller, _ lines: [String]) throws(AgentError) {
         guard let confirm = options.confirm else { return }
-        let yes = confirming.locked { confirm(AgentConfirmation(caller: caller.description, lines: lines)) }
+        let yes = confirming.withLock { _ in confirm(AgentConfirmation(caller: caller.description, lines: lines)) }
         guard yes else { throw AgentError.rejected }
     }
 

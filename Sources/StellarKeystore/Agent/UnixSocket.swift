@@ -62,6 +62,8 @@ final class UnixSocket: @unchecked Sendable {
             unlink(path)
             throw AgentError.system("listen", code)
         }
+        // Accepting never blocks: the agent's loop accepts until none is waiting.
+        _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
         return socket
     }
 
@@ -83,14 +85,67 @@ final class UnixSocket: @unchecked Sendable {
         }
     }
 
-    /// The next connection, or nil when none is waiting.
-    func accept() -> UnixSocket? {
-        var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&waiting, 1, 0) == 1 else { return nil }
+    /// A connection to a server of this process's own user at `path`, or nil when nothing listens there. Before
+    /// a byte is sent: the path must be absolute; its directory a real directory (not a symlink) owned by the
+    /// effective uid, with no access for group or others; the socket owned by the effective uid; and the server's
+    /// uid, as the kernel recorded it when the server began to listen (`SO_PEERCRED`), the effective uid. The
+    /// last is what counts, since it cannot be forged; the others refuse a planted socket with a clearer reason,
+    /// and before it could learn anything from a connection.
+    static func connectToOwnServer(at path: String) throws -> UnixSocket? {
+        guard path.hasPrefix("/") else { throw AgentError.socketPathNotAbsolute(path) }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let me = geteuid()
+        var info = stat()
+        if !directory.isEmpty {
+            guard lstat(directory, &info) == 0 else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw AgentError.system("read \(directory)", errno)
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: break
+            case S_IFLNK: throw AgentError.untrustedSocket(path, .directoryIsSymlink)
+            default: throw AgentError.untrustedSocket(path, .directoryNotADirectory)
+            }
+            guard info.st_uid == me, info.st_mode & 0o077 == 0 else {
+                throw AgentError.untrustedSocket(path, .directoryNotPrivate(owner: info.st_uid, mode: info.st_mode & 0o7777))
+            }
+        }
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw AgentError.system("read \(path)", errno)
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw AgentError.notASocket(path) }
+        guard info.st_uid == me else { throw AgentError.untrustedSocket(path, .socketNotOwned(owner: info.st_uid)) }
+        guard let socket = try connect(to: path) else { return nil }
+        guard let server = socket.peer() else { throw AgentError.untrustedSocket(path, .serverUnknown) }
+        guard server.uid == me else { throw AgentError.untrustedSocket(path, .serverNotOwned(uid: server.uid)) }
+        return socket
+    }
+
+    /// What one `accept` gave.
+    enum Accepted {
+        case connection(UnixSocket)
+        /// None is waiting.
+        case none
+        /// This process has no descriptor left for it; the connection is still waiting.
+        case outOfDescriptors
+        /// It failed for this connection alone (it was reset before it could be accepted, a signal): try again.
+        case failed
+    }
+
+    /// The next waiting connection; the listening socket is non-blocking.
+    func accept() -> Accepted {
         let client = Glibc.accept(fd, nil, nil)
-        guard client >= 0 else { return nil }
-        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-        return UnixSocket(fd: client)
+        if client >= 0 {
+            // The agent starts no process, so a descriptor cannot leak between accept and here.
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            return .connection(UnixSocket(fd: client))
+        }
+        switch errno {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .outOfDescriptors
+        case EINTR, ECONNABORTED, EPROTO: return .failed
+        default: return .none  // EAGAIN, or an error no retry would mend: wait for the next wake-up
+        }
     }
 
     /// Who is at the other end, as the kernel recorded it at `connect`: not forgeable by the peer.
@@ -124,6 +179,16 @@ final class UnixSocket: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             return count < 0 ? nil : count
         }
+    }
+
+    /// Ends the connection both ways, waking a thread blocked on it; the descriptor stays its owner's to close.
+    func hangUp() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Whether the peer has closed its end or sent something unasked: a kept connection in either state is of no
+    /// more use.
+    var isStale: Bool {
+        var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&polled, 1, 0) != 0
     }
 
     /// Whether the last failed read ran out of time (`setTimeouts`), rather than failing otherwise.
