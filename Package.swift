@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 // The architecture, as SwiftPM enforces it: each target imports only the ones below it, so a cycle or a
@@ -9,6 +9,9 @@ import PackageDescription
 //                  └──────────────────────────────────┘
 //   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
 //   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
+// Every target builds without a warning: one is an error, so that none piles up unseen.
+let warningsAreErrors: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
 let package = Package(
     name: "keystore",
     products: [
@@ -38,36 +41,37 @@ let package = Package(
         // by a web sign-in.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         // Keys and what is done with them alone: libsodium, secret memory, StrKeys, SEP-53, SEP-5 phrases.
-        .target(name: "StellarKeys", dependencies: ["CSodium", "CPlatform"]),
+        .target(name: "StellarKeys", dependencies: ["CSodium", "CPlatform"], swiftSettings: warningsAreErrors),
         // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
-        .target(name: "StellarTransactions", dependencies: ["StellarKeys"]),
+        .target(name: "StellarTransactions", dependencies: ["StellarKeys"], swiftSettings: warningsAreErrors),
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
-        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "CPlatform"]),
-        .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"]),
+        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "CPlatform"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // SEP-10 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
-        .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "CCurl"]),
+        .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "CCurl"], swiftSettings: warningsAreErrors),
         .executableTarget(
             name: "keystore",
             dependencies: [
                 "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: warningsAreErrors
         ),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
-        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"]),
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
-        .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM"),
-        .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures"),
+        .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
+        .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: warningsAreErrors),
         // One test target per library target.
-        .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"]),
-        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "TestFixtures"]),
-        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"]),
+        .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTPMTests",
-                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"]),
-        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"]),
+                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         // An app's view of the library: public API only, no @testable.
-        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM"]),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
     ]
 )

@@ -10,6 +10,7 @@ import Glibc
     // MARK: Sessions across key and PIN changes
     @Test func changePINEndsTheIdentitysSessions() throws {
         let (home, process, token) = try goldenSession()
+        defer { withExtendedLifetime(home) {} }  // its deinit removes the keystore the test runs in
         #expect(try signWith(process, token: token).status == 0)
         let change = try process.run(["change-pin", "--name", Self.golden.name, "--pin-stdin", "--new-pin-fd", "3"],
                                      stdin: Array("\(Self.golden.pin)\n".utf8), files: [3: Array("918273\n".utf8)])
@@ -21,6 +22,7 @@ import Glibc
                       ["recover", "--replace", "--kdf", "interactive", "--pin-stdin"]])
     func replacingAnIdentityEndsItsSessions(_ command: [String]) throws {
         let (home, process, token) = try goldenSession()
+        defer { withExtendedLifetime(home) {} }  // its deinit removes the keystore the test runs in
         let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe\n"
         let replace = try process.run(command + ["--name", Self.golden.name],
                                       stdin: Array(((command[0] == "recover" ? phrase : "") + "918273\n").utf8))

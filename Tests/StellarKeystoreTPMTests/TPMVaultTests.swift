@@ -239,8 +239,8 @@ struct TPMVaultTests {
         _ = try keystore.signUp(name: IdentityName("plain"), kdf: .interactive) { pin }
         try Data(#"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.36}}"#.utf8)
             .write(to: URL(fileURLWithPath: directory.path + "/" + KDFCalibration.fileName))
-        #expect(try keystore.isWeakerThanThisMachineAffords(IdentityName("plain")) == true)
-        #expect(try keystore.isWeakerThanThisMachineAffords(IdentityName("bound")) == false)
+        #expect(keystore.isWeakerThanThisMachineAffords(IdentityName("plain")) == true)
+        #expect(keystore.isWeakerThanThisMachineAffords(IdentityName("bound")) == false)
     }
 
     @Test func aTPMVaultsFieldsAreCheckedWhenParsed() throws {

@@ -20,7 +20,7 @@ import TestFixtures
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore")
         let key = try KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
-        let name = try IdentityName("golden")
+        let name = IdentityName("golden")
         let pin = try PIN("270419")
         _ = try keystore.signUp(name: name, kdf: .interactive, key: .imported(key)) { pin }
         let signer = try keystore.signIn(name: name) { pin }

@@ -32,9 +32,9 @@ import Glibc
     @Test func theSweepDeletesOnlyAtomicFilesOwnTemporaryNames() throws {
         try store.create(seal("alice"))
         let planted = ["x.tmp-1.vault", ".x.tmp-2.throttle", "alice.vault.tmp-zzzzzzzzzzzz", "alice.vault.tmp-0123456789ab.bak"]
-        for name in planted { FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data("keep".utf8)) }
+        for name in planted { #expect(FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data("keep".utf8))) }
         let abandoned = "alice.vault.tmp-0123456789ab"
-        FileManager.default.createFile(atPath: "\(directory.path)/\(abandoned)", contents: Data("junk".utf8))
+        #expect(FileManager.default.createFile(atPath: "\(directory.path)/\(abandoned)", contents: Data("junk".utf8)))
         try store.create(seal("bob"))
         let left = Set(directory.contents().keys)
         #expect(left.isSuperset(of: planted), "\(left)")
@@ -151,7 +151,7 @@ import Glibc
         let clock = ManualClock()
         let sessions = SessionStore(directory: runtime.path, now: { [clock] in clock.now })
         let keyPair = KeyPair.random()
-        let identity = SessionStore.Owner(keystore: directory.path, name: try IdentityName("alice"))
+        let identity = SessionStore.Owner(keystore: directory.path, name: IdentityName("alice"))
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
         let file = try #require(try AtomicFile.read(sessions.path(of: token), limit: 4096))
         clock.advance(3600)
@@ -193,7 +193,7 @@ import Glibc
     // MARK: 18. A PIN change that lost a race
 
     @Test func aPINChangeThatLostTheRaceCountsNoFailure() throws {
-        let alice = try IdentityName("alice")
+        let alice = IdentityName("alice")
         try store.create(seal("alice"))
         let seen = try store.vault(named: alice)
         // Another process changes the PIN while this one waits for the lock.
@@ -207,7 +207,7 @@ import Glibc
     // MARK: 13. No attempt without a record of it
 
     @Test func anAttemptIsRecordedBeforeThePINIsTried() throws {
-        let alice = try IdentityName("alice")
+        let alice = IdentityName("alice")
         try store.create(seal("alice"))
         try store.attempts.record(alice)
         // Had the process died during the key derivation, the attempt would still count.

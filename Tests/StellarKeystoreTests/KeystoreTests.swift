@@ -30,7 +30,7 @@ import TestFixtures
 
     @Test func noPINIsAskedWhileAWaitIsRunning() throws {
         let keystore = try keystore()
-        let name = try IdentityName("alice")
+        let name = IdentityName("alice")
         _ = try signUp(keystore)
         for _ in 0..<5 { _ = try? keystore.signIn(name: name) { try PIN("503816") } }
         var asked = false
@@ -154,7 +154,7 @@ import TestFixtures
     /// `IdentityName.init` is passed as a function (the literal's initializer traps, and must never be picked).
     @Test func namesFromOutsideAreCheckedNeverTrapped() throws {
         let literal: IdentityName = "alice"
-        #expect(literal == (try IdentityName("alice")))
+        #expect(literal == (try IdentityName(String("alice"))))
         let typed = ["bob", "Not A Name"]
         #expect(throws: VaultError.invalidName("Not A Name")) { try typed.map(IdentityName.init) }
         #expect(throws: VaultError.invalidName("x.vault")) { try Optional("x.vault").map(IdentityName.init) }

@@ -70,7 +70,7 @@ import TestFixtures
     @Test func temporaryFilesAndOtherNamesAreNotBackups() throws {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         for name in ["alice.vault.backup-1.tmp-0123456789ab", "Alice.vault.backup-1", "notes.txt", "alice.vault"] {
-            FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data())
+            #expect(FileManager.default.createFile(atPath: "\(directory.path)/\(name)", contents: Data()))
         }
         #expect(try store.backups.list().isEmpty)
         #expect(try Backups(directory: directory.path + "/none").list().isEmpty)
@@ -79,7 +79,7 @@ import TestFixtures
     @Test func keepingTwiceInOneSecondGivesTwoNames() throws {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         let path = directory.path + "/alice.vault"
-        FileManager.default.createFile(atPath: path, contents: Data("v".utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("v".utf8)))
         let now = Date()
         let names = try (0..<20).map { _ in try store.backups.keep(path, at: now) }
         #expect(Set(names).count == 20)

@@ -16,7 +16,7 @@ import TestFixtures
     init() throws {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         let store = try VaultStore(directory: directory.path)
-        for name in [IdentityName.default, try IdentityName("other")] {
+        for name in [IdentityName.default, IdentityName("other")] {
             try store.create(Vault.seal(keyPair, name: name, pin: PIN("270419"), kdf: cheapKDF))
         }
     }
@@ -33,7 +33,7 @@ import TestFixtures
     }
 
     @Test func changingThePINEndsTheSessionsOfTheIdentityOnly() throws {
-        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: IdentityName("other"))
         let ended = try sessions.open(keyPair, for: identity, ttl: 60)
         let kept = try sessions.open(keyPair, for: other, ttl: 60)
         let store = try VaultStore(directory: directory.path, sessions: sessions)
@@ -108,7 +108,7 @@ import TestFixtures
 
     @Test func aSessionServesOnlyItsOwnIdentity() throws {
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
-        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: IdentityName("other"))
         #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: other) }
         let elsewhere = SessionStore.Owner(keystore: "/somewhere/else", name: .default)
         #expect(throws: SessionError.otherIdentity(name: "default")) { try sessions.keyPair(for: token, identity: elsewhere) }
@@ -135,7 +135,7 @@ import TestFixtures
     }
 
     @Test func logoutAllEndsEverySessionOfTheIdentityOnly() throws {
-        let other = SessionStore.Owner(keystore: directory.path, name: try IdentityName("other"))
+        let other = SessionStore.Owner(keystore: directory.path, name: IdentityName("other"))
         let first = try sessions.open(keyPair, for: identity, ttl: 60)
         _ = try sessions.open(keyPair, for: identity, ttl: 60)
         let kept = try sessions.open(keyPair, for: other, ttl: 60)

@@ -9,7 +9,7 @@ import TestFixtures
     let directory = TemporaryDirectory()
     let clock = ManualClock()
     var store: VaultStore { try! VaultStore(directory: directory.path + "/keys", now: { [clock] in clock.now }) }
-    let alice = try! IdentityName("alice")
+    let alice = IdentityName("alice")
     let pin = try! PIN("270419")
     let wrong = try! PIN("503816")
 
@@ -121,7 +121,7 @@ import TestFixtures
     }
 
     @Test func throttlingIsPerIdentity() throws {
-        let bob = try IdentityName("bob")
+        let bob = IdentityName("bob")
         try store.create(seal())
         try store.create(seal(name: bob))
         for _ in 0..<5 { _ = try? store.unlock(alice, pin: wrong) }

@@ -55,7 +55,7 @@ struct VaultJSON {
 @Suite struct VaultTests {
     let keyPair = KeyPair.random()
     let pin = try! PIN("270419")
-    let name = try! IdentityName("alice")
+    let name = IdentityName("alice")
 
     func sealed() throws -> [UInt8] {
         try Vault.seal(keyPair, name: name, pin: pin, kdf: cheapKDF).encoded()
