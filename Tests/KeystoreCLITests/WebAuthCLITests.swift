@@ -186,8 +186,20 @@ final class WebAuthInteropCLITests {
     @Test func aRedirectToAnotherHostIsNotFollowed() throws {
         try server.setMode("redirect-elsewhere")
         let result = try home.run(["web-auth", server.url, "--name", golden.name])
-        #expect(result.status == 13 && result.stderr.contains("another host or scheme; it was not followed"), "\(result.stderr)")
+        #expect(result.status == 13 && result.stderr.contains("another scheme, host or port; it was not followed"), "\(result.stderr)")
         #expect(try server.log().count == 1)
+    }
+
+    /// Another port of the same host is another server (which any local user may run): a redirect there is not
+    /// followed, and that server is never asked anything.
+    @Test func aRedirectToAnotherPortOfTheSameHostIsNotFollowed() throws {
+        let other = try SEP10Server(clientDomainKey: Self.clientDomainKey)
+        try server.setMode("redirect-to-port-\(other.port)")
+        let result = try home.run(["web-auth", server.url, "--name", golden.name])
+        #expect(result.status == 13 && result.stderr.contains("redirects to http://127.0.0.1:\(other.port)/auth?"), "\(result.stderr)")
+        #expect(result.stderr.contains("another scheme, host or port; it was not followed"), "\(result.stderr)")
+        #expect(try server.log().count == 1)
+        #expect(try other.log().isEmpty, "the other port was asked for a challenge")
     }
 
     @Test func anAnswerOverTheCapIsRefused() throws {
