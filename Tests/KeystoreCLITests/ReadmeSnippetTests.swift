@@ -44,4 +44,25 @@ extension ReadmeTests {
             #expect(result.status == 0, "\(result.stderr)")
         }
     }
+
+    /// docs/LIBRARY.md's package lines, in an app next to a clone whose folder is not named `keystore`: SwiftPM
+    /// names a path dependency after its folder unless `name:` says otherwise, and `package: "keystore"` must
+    /// still find it. `swift package describe` loads the package graph without building anything.
+    @Test func theLibraryPackageLinesWorkWhateverTheClonesFolderIsCalled() throws {
+        let lines = try Self.block("swift", containing: "// Package.swift", in: Self.document("docs/LIBRARY.md"))
+        try #require(lines.contains("\"../keystore\""), "the package line no longer names ../keystore")
+        try Self.withScratch { scratch in
+            try FileManager.default.createSymbolicLink(atPath: scratch + "/keystore-clone", withDestinationPath: Self.root.path)
+            try FileManager.default.createDirectory(atPath: scratch + "/app/Sources/MyApp", withIntermediateDirectories: true)
+            let manifest = "// swift-tools-version:6.0\nimport PackageDescription\n\nlet package = Package(\n    name: \"MyApp\",\n"
+                + lines.replacingOccurrences(of: "\"../keystore\"", with: "\"../keystore-clone\"") + ")\n"
+            try manifest.write(toFile: scratch + "/app/Package.swift", atomically: false, encoding: .utf8)
+            try "import StellarKeystore\n".write(toFile: scratch + "/app/Sources/MyApp/main.swift", atomically: false, encoding: .utf8)
+            var swift = KeystoreProcess(program: "swift")
+            swift.environment["TMPDIR"] = scratch
+            let result = try swift.run(["package", "describe", "--package-path", scratch + "/app",
+                                        "--scratch-path", scratch + "/build"], timeout: 300)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
 }
