@@ -65,4 +65,48 @@ extension ReadmeTests {
             #expect(result.status == 0, "\(result.stderr)")
         }
     }
+
+    /// The two lines that start a software TPM and point keystore at it, as README and SECURITY.md give them, run
+    /// in a temporary HOME (on free ports rather than 2321 and 2322, which someone's TPM may hold): `tpm-status`
+    /// then reads that TPM. The swtpm is stopped and its state removed.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm"), "swtpm is not installed"))
+    func theSoftwareTPMLinesStartATPMKeystoreUses() throws {
+        let block = try Self.block(containing: "swtpm socket")
+        #expect(try Self.block("sh", containing: "swtpm socket", in: Self.document("SECURITY.md")) == block)
+        let port = try Self.freePortPair()
+        try Self.withScratch { home in
+            let lines = block.replacingOccurrences(of: "2321", with: "\(port)").replacingOccurrences(of: "2322", with: "\(port + 1)")
+            var bash = KeystoreProcess(program: "/bin/bash")
+            bash.environment["HOME"] = home
+            bash.environment.updateValue(nil, forKey: "KEYSTORE_TPM_TCTI")
+            bash.environment["PATH"] = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"
+            let script = "cd \"$HOME\"\n" + lines + """
+                swtpm=$!
+                for _ in $(seq 100); do keystore tpm-status > status 2>&1 && break; sleep 0.1; done
+                kill $swtpm; wait $swtpm
+                cat status
+                """
+            let result = try bash.run(["-c", script])
+            // `$!` must have been swtpm itself, or it outlives the test: none with this HOME's state is left.
+            let left = try KeystoreProcess(program: "pgrep").run(["-f", "dir=\(home)/"]).stdout.split(separator: "\n").compactMap { pid_t($0) }
+            for pid in left { kill(pid, SIGKILL) }
+            #expect(left.isEmpty, "the swtpm started by the lines was still running")
+            #expect(result.stdout.contains("TPM:               swtpm:host=127.0.0.1,port=\(port)\n"), "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("lockout auth set:"), "\(result.stdout)")
+        }
+    }
+
+    /// A loopback port with the next one free too, as SoftwareTPM picks them.
+    static func freePortPair() throws -> Int {
+        func isFree(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: UInt16(port).bigEndian,
+                                      sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+        }
+        return try #require((0..<50).lazy.map { _ in Int.random(in: 20_000...60_000) }.first { isFree($0) && isFree($0 + 1) })
+    }
 }
