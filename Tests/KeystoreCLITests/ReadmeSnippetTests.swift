@@ -24,6 +24,26 @@ extension ReadmeTests {
         return try body(scratch)
     }
 
+    /// The set-up is two commands, and CI runs the second after installing the same Debian packages: so the first
+    /// installs every package `.ci/run` installs, python3-venv included (the SEP-10 interop tests make their
+    /// stellar-sdk virtualenv with it), and `.ci/run` ends with exactly the README's test command.
+    @Test func theSetUpLineInstallsWhatCIInstallsAndCIRunsTheTestLine() throws {
+        let lines = try Self.block(containing: "apt-get install").split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "the set-up is two commands: \(lines)")
+        func packages(_ command: String) throws -> Set<String> {
+            let install = try #require(command.range(of: "apt-get install")).upperBound
+            let words = command[install...].prefix { $0 != "&" }.split(whereSeparator: \.isWhitespace).map(String.init)
+            return Set(words.filter { !$0.hasPrefix("-") })
+        }
+        let readme = try packages(lines[0])
+        let ci = try Self.document(".ci/run").replacingOccurrences(of: "\\\n", with: " ")
+        let ciInstall = try #require(ci.split(separator: "\n").first { $0.contains("apt-get install") })
+        #expect(readme.contains("python3-venv"))
+        #expect(try packages(String(ciInstall)).subtracting(readme).isEmpty, "the README's set-up lacks what CI installs")
+        let ciLast = try #require(ci.split(separator: "\n").last { !$0.isEmpty && !$0.hasPrefix("#") })
+        #expect(String(ciLast) == lines[1], "CI runs \(ciLast), the README \(lines[1])")
+    }
+
     /// The README's Library block, verbatim, type-checks against the library this run built (swiftc with the
     /// build's modules: a second of work, not a package build). `path` is the app's own, given beside it.
     @Test func theLibraryBlockCompilesAsWritten() throws {
