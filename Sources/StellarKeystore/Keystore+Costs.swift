@@ -26,6 +26,13 @@ extension Keystore {
         return (calibration.level, true)
     }
 
+    /// What a new encryption at `choice` costs, and whether that cost was named (`Vault.isKDFChosen`). For `auto`
+    /// this may measure the machine (`level(for:)`): it is called only once the PINs are accepted, so that a
+    /// command refused for its PIN measures nothing and keeps nothing.
+    func cost(of choice: KDFChoice) throws -> (parameters: KDFParameters, chosen: Bool) {
+        (try level(for: choice).level.parameters, choice != .auto)
+    }
+
     /// The calibration kept for this keystore, if any, with the time it was measured (the file's). A file that
     /// another user owns, or that group or others may write, is ignored with a warning: whoever planted it could
     /// make every new vault's Argon2id as light as they like while `auto` claims the machine's strongest.
@@ -42,20 +49,22 @@ extension Keystore {
         return calibration
     }
 
-    /// Whether an identity's vault costs less to attack than this machine's calibrated level: an old vault made
-    /// on a slower machine, or with `--kdf interactive`. Nil when it cannot tell (no calibration yet, or an
-    /// unreadable vault): a login must not start measuring. Never true of a TPM-bound vault: a copy of it cannot
+    /// Whether an identity's vault costs less to attack than this machine's calibrated level: one that `auto` made
+    /// on a slower machine, or one from before vaults recorded a level chosen on purpose. Nil when it cannot tell
+    /// (no calibration yet, or an unreadable vault): a login must not start measuring. Never true of a vault whose
+    /// level was named (`Vault.isKDFChosen`): whoever chose it knew; nor of a TPM-bound vault: a copy of it cannot
     /// be attacked offline at any cost, and its Argon2id is only defence in depth.
     public func isWeakerThanThisMachineAffords(_ name: IdentityName) -> Bool? {
         guard let calibration = calibration(), let vault = try? vaults.vault(named: name) else { return nil }
-        if vault.isTPMBound { return false }
+        if vault.isTPMBound || vault.isKDFChosen { return false }
         let affordable = calibration.level.parameters
         return vault.kdf.opsLimit * vault.kdf.memLimit < affordable.opsLimit * affordable.memLimit
     }
 
     /// Re-encrypts an identity under the same PIN at `choice`'s cost (default: what this machine affords), with
-    /// new salt and nonce, atomically, ending its sessions. A vault already there (for `auto`: at that cost or
-    /// above it) is left as it is, its sessions too, without asking for the PIN: `changed` is then false.
+    /// new salt and nonce, atomically, ending its sessions; a named level is recorded as chosen. A vault already
+    /// there (for `auto`: at that cost or above it) is left as it is, its sessions too, without asking for the
+    /// PIN: `changed` is then false.
     @discardableResult
     public func upgrade(name: IdentityName, to choice: KDFChoice = .auto, pin: () throws -> PIN)
         throws -> (vault: Vault, level: KDFParameters.Level, changed: Bool)
@@ -67,7 +76,7 @@ extension Keystore {
         if isThere { return (vault, level, false) }
         let seen = try vaultReadyForPIN(name)
         let pin = try pin()
-        return (try vaults.changePIN(name, from: pin, to: pin, kdf: target, expecting: seen), level, true)
+        return (try vaults.changePIN(name, from: pin, to: pin, kdf: target, kdfChosen: choice != .auto, expecting: seen), level, true)
     }
 
     private var calibrationPath: String { "\(vaults.directory)/\(KDFCalibration.fileName)" }

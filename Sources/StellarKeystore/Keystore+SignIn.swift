@@ -28,22 +28,24 @@ extension Keystore {
     /// when the identity is ready. With `checkingCurrentFirst` (a person choosing the new PIN), `new` is asked
     /// only after `current` proved right, so that whoever mistyped the current PIN hears so before choosing a new
     /// one; a script saves that second key derivation. A PIN change that loses a race with another is not counted
-    /// as a wrong PIN (`VaultError.changedWhileWaiting`).
+    /// as a wrong PIN (`VaultError.changedWhileWaiting`). `kdf` nil keeps the vault's cost; a choice is resolved
+    /// as for `signUp`, once the new PIN is accepted.
     @discardableResult
-    public func changePIN(name: IdentityName, kdf: KDFParameters.Level? = nil, checkingCurrentFirst: Bool = true,
+    public func changePIN(name: IdentityName, kdf: KDFChoice? = nil, checkingCurrentFirst: Bool = true,
                           from current: () throws -> PIN, to new: () throws -> PIN) throws -> Vault {
         let seen = try vaultReadyForPIN(name)
         let currentPIN = try current()
         if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
         let newPIN = try new()
         try newPIN.checkStrength()
-        return try vaults.changePIN(name, from: currentPIN, to: newPIN, kdf: kdf?.parameters, expecting: seen)
+        let cost = try kdf.map { try self.cost(of: $0) }
+        return try vaults.changePIN(name, from: currentPIN, to: newPIN, kdf: cost?.parameters, kdfChosen: cost?.chosen, expecting: seen)
     }
 
     /// `changePIN` off the caller's actor, with both PINs known (one key derivation for the current one).
     @discardableResult
     @concurrent
-    public func changePIN(name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters.Level? = nil) async throws -> Vault {
+    public func changePIN(name: IdentityName, from current: PIN, to new: PIN, kdf: KDFChoice? = nil) async throws -> Vault {
         try changePIN(name: name, kdf: kdf, checkingCurrentFirst: false, from: { current }, to: { new })
     }
 }

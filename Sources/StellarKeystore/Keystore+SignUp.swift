@@ -32,26 +32,29 @@ extension Keystore {
         case phrase(words: Int = 24, account: UInt32 = 0)
     }
 
-    /// Creates an identity holding `key`, under a new PIN (checked for strength). An existing identity is
-    /// refused unless `replacing`, which keeps its vault as a backup and ends its sessions. `boundToTPM`: the
-    /// vault opens only with this machine's TPM as well (`Keystore.tpmBindingNotice`). `pin` is asked only once
-    /// the name is free and, for a binding, the TPM ready, so that nobody chooses a PIN for nothing.
-    public func signUp(name: IdentityName, kdf: KDFParameters.Level = .moderate, key: NewKey = .random, replacing: Bool = false,
+    /// Creates an identity holding `key`, under a new PIN (checked for strength), at the cost `kdf` names (a
+    /// level, recorded as chosen: `Vault.isKDFChosen`) or, for `auto`, the one this machine affords, measured
+    /// once the PIN is accepted if it never was. An existing identity is refused unless `replacing`, which keeps
+    /// its vault as a backup and ends its sessions. `boundToTPM`: the vault opens only with this machine's TPM as
+    /// well (`Keystore.tpmBindingNotice`). `pin` is asked only once the name is free and, for a binding, the TPM
+    /// ready, so that nobody chooses a PIN for nothing.
+    public func signUp(name: IdentityName, kdf: KDFChoice = .moderate, key: NewKey = .random, replacing: Bool = false,
                        boundToTPM: Bool = false, pin: () throws -> PIN) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         if boundToTPM { try checkTPMReadyToBind() }
         let pin = try pin()
         try pin.checkStrength()
+        let cost = try cost(of: kdf)
         switch key {
         case .random:
-            return try create(.random(), root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+            return try create(.random(), root: nil, name: name, pin: pin, kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
         case .imported(let keyPair):
-            return try create(keyPair, root: nil, name: name, pin: pin, kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+            return try create(keyPair, root: nil, name: name, pin: pin, kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
         case .phrase(let words, let account):
             let phrase = try Mnemonic.generate(wordCount: words)
             let root = AccountRoot(bip39Seed: try phrase.seed())
             let created = try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
-                                     kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+                                     kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
             return Created(name: created.name, address: created.address, path: created.path, backup: created.backup, phrase: phrase)
         }
     }
@@ -59,15 +62,15 @@ extension Keystore {
     /// `signUp` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main
     /// thread must not wait for. It takes the PIN itself, so that `await` picks it, in top-level code too.
     @concurrent
-    public func signUp(name: IdentityName, pin: PIN, kdf: KDFParameters.Level = .moderate, key: NewKey = .random,
+    public func signUp(name: IdentityName, pin: PIN, kdf: KDFChoice = .moderate, key: NewKey = .random,
                        replacing: Bool = false, boundToTPM: Bool = false) async throws -> Created {
         try signUp(name: name, kdf: kdf, key: key, replacing: replacing, boundToTPM: boundToTPM) { pin }
     }
 
     /// Restores an identity from a recovery phrase (and BIP39 passphrase), at account `account`, under a new PIN,
-    /// asked once the name is free (and the TPM ready, for a binding).
+    /// asked once the name is free (and the TPM ready, for a binding), at `kdf` as for `signUp`.
     public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
-                        kdf: KDFParameters.Level = .moderate, replacing: Bool = false, boundToTPM: Bool = false,
+                        kdf: KDFChoice = .moderate, replacing: Bool = false, boundToTPM: Bool = false,
                         pin: () throws -> PIN) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         if boundToTPM { try checkTPMReadyToBind() }
@@ -75,13 +78,13 @@ extension Keystore {
         try pin.checkStrength()
         let root = AccountRoot(bip39Seed: try phrase.seed(passphrase: passphrase))
         return try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
-                          kdf: kdf.parameters, replacing: replacing, boundToTPM: boundToTPM)
+                          kdf: try cost(of: kdf), replacing: replacing, boundToTPM: boundToTPM)
     }
 
     /// `recover` off the caller's actor.
     @concurrent
     public func recover(name: IdentityName, phrase: Mnemonic, passphrase: SecureBytes? = nil, account: UInt32 = 0,
-                        pin: PIN, kdf: KDFParameters.Level = .moderate, replacing: Bool = false,
+                        pin: PIN, kdf: KDFChoice = .moderate, replacing: Bool = false,
                         boundToTPM: Bool = false) async throws -> Created {
         try recover(name: name, phrase: phrase, passphrase: passphrase, account: account, kdf: kdf, replacing: replacing,
                     boundToTPM: boundToTPM) { pin }
@@ -95,9 +98,10 @@ extension Keystore {
     /// `renewing`: the binding a new vault inherits (`derive`), whose primary key must still be the TPM's and
     /// whose consent to an open lockout, if it had one, stands.
     func create(_ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, name: IdentityName, pin: PIN,
-                kdf: KDFParameters, replacing: Bool, boundToTPM: Bool = false, renewing: TPMSealedObject? = nil) throws -> Created {
-        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf, tpm: boundToTPM ? tpm() : nil,
-                                   renewing: renewing)
+                kdf: (parameters: KDFParameters, chosen: Bool), replacing: Bool, boundToTPM: Bool = false,
+                renewing: TPMSealedObject? = nil) throws -> Created {
+        let vault = try Vault.seal(keyPair, root: root, name: name, pin: pin, kdf: kdf.parameters, kdfChosen: kdf.chosen,
+                                   tpm: boundToTPM ? tpm() : nil, renewing: renewing)
         let backup = try vaults.create(vault, replacing: replacing)
         warnAboutPermissions(name)
         return Created(name: name, address: keyPair.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
@@ -118,7 +122,7 @@ extension Keystore {
         }
         do {
             // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
-            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: vault.kdf, replacing: false,
+            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: (vault.kdf, vault.isKDFChosen), replacing: false,
                               boundToTPM: vault.isTPMBound, renewing: vault.tpmObject)
         } catch VaultError.alreadyExists(let existing, _) {
             throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile

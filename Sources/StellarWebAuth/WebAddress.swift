@@ -42,6 +42,15 @@ public struct WebAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The port a connection goes to: the one written, else the scheme's (443 for https, 80 for http).
+    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+
+    /// Whether `other` is on the same origin (RFC 6454: scheme, host and port, a default port written or not):
+    /// another port of the same host is another server, which may be another person's.
+    public func isSameOrigin(as other: WebAddress) -> Bool {
+        scheme == other.scheme && host == other.host && effectivePort == other.effectivePort
+    }
+
     /// The origin (scheme, host, port) of this address.
     public var origin: String {
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host

@@ -31,7 +31,7 @@ public enum WebAuthClientError: KeystoreError, Equatable {
         case .timedOut(let url, let seconds): "\(TerminalText.escaped(url)) did not answer within \(seconds) s."
         case .responseTooLarge(let url, let limit): "\(TerminalText.escaped(url)) answered with more than \(limit / 1024) KiB; nothing was read."
         case .redirectElsewhere(let from, let to):
-            "\(TerminalText.escaped(from)) redirects to \(TerminalText.escaped(to)), another host or scheme; it was not followed."
+            "\(TerminalText.escaped(from)) redirects to \(TerminalText.escaped(to)), another scheme, host or port; it was not followed."
         case .tooManyRedirects(let url): "\(TerminalText.escaped(url)) redirects too many times."
         case .serverError(let url, let status, let body):
             "\(TerminalText.escaped(url)) answered HTTP \(status): " + Self.oneLine(body)

@@ -86,15 +86,16 @@ public struct WebAuthService: Sendable {
         return try WebAuthToken(token)
     }
 
-    /// At most a few redirects, each to the same host and scheme: a redirect elsewhere is refused, since the
-    /// domain is what the user trusted. A status other than 200 is the server's error.
+    /// At most a few redirects, each within the same origin (scheme, host and port): a redirect elsewhere is
+    /// refused, since the service is what the user trusted, and another port of its host may be anyone's. A
+    /// status other than 200 is the server's error.
     static func fetch(_ start: WebAddress, _ request: (WebAddress) throws -> HTTP.Response) throws -> HTTP.Response {
         var url = start
         for _ in 0..<4 {
             let response = try request(url)
             if (300..<400).contains(response.status), let location = response.location {
                 let next = try WebAddress(location)
-                guard next.host == url.host, next.scheme == url.scheme else {
+                guard next.isSameOrigin(as: url) else {
                     throw WebAuthClientError.redirectElsewhere(from: url.text, to: location)
                 }
                 url = next

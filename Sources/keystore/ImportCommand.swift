@@ -53,7 +53,7 @@ struct ImportStellarCLI: ParsableCommand {
             // What was found, before a person chooses a PIN for it.
             if pin.isInteractive { Console.note("importing \(importing.count) stellar-cli \(importing.count == 1 ? "identity" : "identities") from \(TerminalText.escaped(directory, limit: nil)): \(importing.map { TerminalText.escaped($0) }.joined(separator: ", "))") }
             return try pin.readNew()
-        }, kdf: store.level(for: kdf).level, deletePlaintext: deletePlaintext)
+        }, kdf: kdf, deletePlaintext: deletePlaintext)
         struct Line: Encodable {
             let source, outcome: String
             var name, address, reason: String?

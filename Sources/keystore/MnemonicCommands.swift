@@ -54,7 +54,7 @@ struct Recover: ParsableCommand {
         let mnemonic = try Self.readPhrase()
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
-                                           kdf: keystore.level(for: kdf).level, replacing: replace, boundToTPM: tpm) {
+                                           kdf: kdf, replacing: replace, boundToTPM: tpm) {
             try pin.readNew()
         }
         KDFOptions.sayWhatAutoChose(kdf, keystore)

@@ -84,7 +84,7 @@ struct Signup: ParsableCommand {
         if tpm { try TPMNotice.checkAndWarn(keystore) }
         // The seed first: with --pin-stdin it is the first line.
         let key: Keystore.NewKey = mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
-        let created = try keystore.signUp(name: name, kdf: keystore.level(for: kdf).level, key: key, replacing: replace,
+        let created = try keystore.signUp(name: name, kdf: kdf, key: key, replacing: replace,
                                           boundToTPM: tpm) { try pin.readNew() }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         if let phrase = created.phrase {
@@ -221,7 +221,7 @@ struct ChangePIN: ParsableCommand {
         let name = try identity.identity()
         let scripted = newPinFile != nil || newPinFd != nil
         let vault = try keystore.changePIN(
-            name: name, kdf: kdf.map { try keystore.level(for: $0).level }, checkingCurrentFirst: !scripted && pin.isInteractive,
+            name: name, kdf: kdf, checkingCurrentFirst: !scripted && pin.isInteractive,
             from: { try pin.read(prompt: "Current PIN: ") },
             to: {
                 if let newPinFile { return try PIN(SecretInput.line(fromFile: newPinFile)) }

@@ -11,7 +11,8 @@
 - GET /_control/mode?set=MODE sets the mode; GET /_control/log lists every request to /auth since the last set.
 
 Other modes, about HTTP rather than the challenge: "error" (400 with an error text holding an escape
-sequence), "redirect-elsewhere" (302 to another host), "huge" (a 1 MiB answer).
+sequence), "redirect-elsewhere" (302 to another host), "redirect-to-port-N" (302 to port N of the same host),
+"huge" (a 1 MiB answer).
 
 With --tls-cert and --tls-key it serves HTTPS instead (a certificate the client must refuse, in the tests).
 
@@ -101,6 +102,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(400, {"error": "Too many challenges \x1b[31mtry later"})
         if mode == "redirect-elsewhere":
             return self.answer(302, b"", headers=[("Location", f"http://localhost:{port}/auth?{url.query}")])
+        if mode.startswith("redirect-to-port-"):
+            other = int(mode[len("redirect-to-port-"):])
+            return self.answer(302, b"", headers=[("Location", f"http://{HOME}:{other}/auth?{url.query}")])
         if mode == "huge":
             return self.answer(200, b" " * (1 << 20))
         if query.get("home_domain") != HOME:

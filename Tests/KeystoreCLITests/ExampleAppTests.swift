@@ -9,7 +9,6 @@ import StellarKeystore
     func theBasicPayAuthExampleBuildsRunsAndSigns() throws {
         let package = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("Examples/BasicPayAuth").path
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-example-\(UUID().uuidString)").path
-        let home = try KeystoreHome()
         // SwiftPM keeps its lock files for a scratch path in TMPDIR: a directory of the test's own, removed after.
         let temporary = scratch + "-tmp"
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
@@ -23,8 +22,16 @@ import StellarKeystore
         swift.environment["TMPDIR"] = temporary
         let build = try swift.run(["build", "--package-path", package, "--scratch-path", scratch, "--product", "BasicPayAuth"], timeout: 600)
         try #require(build.status == 0, "\(build.stdout)\n\(build.stderr)")
-        let run = try KeystoreProcess(program: scratch + "/debug/BasicPayAuth").run([home.path + "/app"])
+        // Run as a person would, with no directory given: it works in one of its own in TMPDIR (a directory of
+        // the test's), and leaves nothing there.
+        let runTemporary = scratch + "-run"
+        try FileManager.default.createDirectory(atPath: runTemporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: runTemporary) }
+        var example = KeystoreProcess(program: scratch + "/debug/BasicPayAuth")
+        example.environment["TMPDIR"] = runTemporary
+        let run = try example.run([])
         try #require(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: runTemporary) == [], "the example left files behind")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         try #require(lines.count == 3)
         let signature = try #require(Data(base64Encoded: lines[2]))

@@ -17,6 +17,50 @@ import Glibc
         #expect(try home.run(["list"]).stdout.split(separator: "\n").count == 1)
     }
 
+    /// A sign-up refused for its PIN (malformed, or too easy to guess) measures nothing and keeps nothing: only a
+    /// sign-up that goes ahead calibrates.
+    @Test(arguments: ["12345", "123456"])
+    func aRefusedSignupMeasuresNothing(_ pin: String) throws {
+        let home = try KeystoreHome()
+        let refused = try home.run(["signup", "--pin-stdin"], stdin: pin + "\n")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/.kdf-calibration"), "a refused sign-up calibrated")
+        #expect(!refused.stderr.contains("--kdf auto chose"), "\(refused.stderr)")
+    }
+
+    /// A new user's trial: a sign-up refused for a 5-digit PIN, then one with --kdf interactive on purpose. That
+    /// vault records the choice, and no login nags about it, even once this machine is known to afford more.
+    @Test func aVaultWhoseLevelWasChosenIsNeverNagged() throws {
+        let home = try KeystoreHome()
+        #expect(try home.run(["signup", "--pin-stdin"], stdin: "27041\n").status == 2)
+        let signup = try home.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
+        try #require(signup.status == 0, "\(signup.stderr)")
+        #expect(!signup.stderr.contains("--kdf auto chose"), "\(signup.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/.kdf-calibration"), "a named level calibrated")
+        let vault = try String(contentsOfFile: home.vaultPath("default"), encoding: .utf8)
+        #expect(vault.contains("\"chosen\" : true") && vault.contains("\"memLimit\" : 67108864"), "\(vault)")
+        let login = try home.run(["login", "--pin-stdin"], stdin: "270419\n")
+        #expect(login.status == 0 && login.stderr.isEmpty, "\(login.stderr)")
+        // Once this machine is known to afford moderate (another sign-up measured it), still no notice for it.
+        let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
+        try calibration.write(toFile: home.path + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        let again = try home.run(["login", "--pin-stdin"], stdin: "270419\n")
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+        // A PIN change keeps the choice; a PIN change to --kdf auto gives it up, and the notice is back.
+        let kept = try home.run(["change-pin", "--pin-stdin", "--new-pin-fd", "3"], stdin: "270419\n", files: [3: "918273\n"])
+        #expect(kept.status == 0, "\(kept.stderr)")
+        let afterChange = try home.run(["login", "--pin-stdin"], stdin: "918273\n")
+        #expect(afterChange.status == 0 && afterChange.stderr.isEmpty, "\(afterChange.stderr)")
+        try #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
+            .write(toFile: home.path + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        let auto = try home.run(["change-pin", "--kdf", "auto", "--pin-stdin", "--new-pin-fd", "3"], stdin: "918273\n", files: [3: "270419\n"])
+        #expect(auto.status == 0, "\(auto.stderr)")
+        #expect(!(try String(contentsOfFile: home.vaultPath("default"), encoding: .utf8)).contains("chosen"))
+        try calibration.write(toFile: home.path + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        let nagged = try home.run(["login", "--pin-stdin"], stdin: "270419\n")
+        #expect(nagged.status == 0 && nagged.stderr.contains("'keystore upgrade --name default'"), "\(nagged.stderr)")
+    }
+
     /// A vault lighter than the machine affords: login says so, and upgrade re-encrypts it under the same PIN.
     @Test func loginSuggestsAnUpgradeAndUpgradeDoesIt() throws {
         let home = try KeystoreHome()

@@ -8,26 +8,9 @@ import TestFixtures
 import Glibc
 #endif
 
-/// The SEP-10 server of Tests/Interop/sep10-server.py, built from stellar-sdk's own code, on 127.0.0.1. Its
-/// Python is `$KEYSTORE_STELLAR_SDK_PYTHON`, else the virtualenv `.ci/run` makes
-/// (`~/.cache/keystore-ci/stellar-sdk/bin/python`); without one that imports stellar_sdk, the suite is skipped.
+/// The SEP-10 server of Tests/Interop/sep10-server.py, built from stellar-sdk's own code, on 127.0.0.1, run by
+/// `StellarSDKPython` (made on first use if need be; an error, not a skip, when it cannot be had).
 final class SEP10Server {
-    static let python: String? = {
-        let candidates = [ProcessInfo.processInfo.environment["KEYSTORE_STELLAR_SDK_PYTHON"],
-                          NSHomeDirectory() + "/.cache/keystore-ci/stellar-sdk/bin/python"].compactMap { $0 }
-        return candidates.first { path in
-            guard FileManager.default.isExecutableFile(atPath: path) else { return false }
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: path)
-            check.arguments = ["-c", "import stellar_sdk"]
-            check.standardOutput = FileHandle.nullDevice
-            check.standardError = FileHandle.nullDevice
-            guard (try? check.run()) != nil else { return false }
-            check.waitUntilExit()
-            return check.terminationStatus == 0
-        }
-    }()
-    static var isAvailable: Bool { python != nil }
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Interop/sep10-server.py").path
 
@@ -38,7 +21,7 @@ final class SEP10Server {
 
     init(clientDomainKey: String, tls: (certificate: String, key: String)? = nil) throws {
         let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: Self.python!)
+        process.executableURL = URL(fileURLWithPath: try StellarSDKPython.path())
         process.arguments = [Self.script, "--client-domain-key", clientDomainKey] + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? [])
         process.standardInput = input
         process.standardOutput = output
@@ -101,7 +84,7 @@ func jwtClaims(_ token: String) throws -> [String: Any] {
 }
 
 /// `keystore web-auth` against a real SEP-10 server made of stellar-sdk's code.
-@Suite(.serialized, .enabled(if: SEP10Server.isAvailable, "no Python with stellar-sdk: run .ci/run, or set KEYSTORE_STELLAR_SDK_PYTHON"))
+@Suite(.serialized)
 final class WebAuthInteropCLITests {
     static let fixtures = try! WebAuthChallengeFixtures.load()
     let server: SEP10Server
@@ -186,8 +169,20 @@ final class WebAuthInteropCLITests {
     @Test func aRedirectToAnotherHostIsNotFollowed() throws {
         try server.setMode("redirect-elsewhere")
         let result = try home.run(["web-auth", server.url, "--name", golden.name])
-        #expect(result.status == 13 && result.stderr.contains("another host or scheme; it was not followed"), "\(result.stderr)")
+        #expect(result.status == 13 && result.stderr.contains("another scheme, host or port; it was not followed"), "\(result.stderr)")
         #expect(try server.log().count == 1)
+    }
+
+    /// Another port of the same host is another server (which any local user may run): a redirect there is not
+    /// followed, and that server is never asked anything.
+    @Test func aRedirectToAnotherPortOfTheSameHostIsNotFollowed() throws {
+        let other = try SEP10Server(clientDomainKey: Self.clientDomainKey)
+        try server.setMode("redirect-to-port-\(other.port)")
+        let result = try home.run(["web-auth", server.url, "--name", golden.name])
+        #expect(result.status == 13 && result.stderr.contains("redirects to http://127.0.0.1:\(other.port)/auth?"), "\(result.stderr)")
+        #expect(result.stderr.contains("another scheme, host or port; it was not followed"), "\(result.stderr)")
+        #expect(try server.log().count == 1)
+        #expect(try other.log().isEmpty, "the other port was asked for a challenge")
     }
 
     @Test func anAnswerOverTheCapIsRefused() throws {

@@ -119,7 +119,13 @@ import TestFixtures
 
     @Test func upgradeRaisesTheCostUnderTheSamePINAndEndsSessions() throws {
         let keystore = try keystore()
-        let created = try signUp(keystore)
+        // A vault `auto` made at interactive, on a machine measured to afford no more; then the machine, or its
+        // measurement, changes.
+        try FileManager.default.createDirectory(atPath: keystore.directory, withIntermediateDirectories: true)
+        try #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
+            .write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .auto) { pin }
+        #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
         // As if this machine had measured that it affords moderate.
         let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
@@ -130,6 +136,16 @@ import TestFixtures
         #expect(try keystore.signIn(name: created.name) { pin }.address == created.address)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+    }
+
+    /// An app (or a person) that named a level chose it: such a vault is never called cheaper than the machine
+    /// affords, however strong the calibration says the machine is.
+    @Test func aVaultWhoseLevelWasNamedIsNeverCalledTooCheap() throws {
+        let keystore = try keystore()
+        let created = try signUp(keystore)  // .interactive
+        let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
+        try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
+        #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
     }
 
     @Test func upgradingAVaultAlreadyThereChangesNothingAndAsksNothing() throws {

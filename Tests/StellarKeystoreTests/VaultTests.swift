@@ -68,6 +68,28 @@ struct VaultJSON {
         #expect(opened == keyPair && opened.seed.isEqual(to: keyPair.seed))
     }
 
+    /// A level named on purpose is recorded as `kdf.chosen`, only then, and outside the check digest: a reader
+    /// that does not know the field (an older keystore, docs/FORMAT.md's recipe) computes the same digest and
+    /// opens the vault alike. Anything but true or false there is damage.
+    @Test func aChosenLevelIsRecordedOutsideTheCheckDigest() throws {
+        let bytes = try Vault.seal(keyPair, name: name, pin: pin, kdf: cheapKDF, kdfChosen: true).encoded()
+        #expect(try Vault(file: bytes, path: "v").isKDFChosen)
+        #expect(!String(decoding: try sealed(), as: UTF8.self).contains("chosen"))
+        #expect(!(try Vault(file: sealed(), path: "v")).isKDFChosen)
+        var json = try VaultJSON(bytes)
+        #expect(json["kdf.chosen"] as? Bool == true)
+        let check = json["check"] as? String
+        json.recomputeCheck()
+        #expect(json["check"] as? String == check, "kdf.chosen is in the check digest")
+        json["kdf.chosen"] = nil
+        let without = try Vault(file: json.bytes, path: "v")
+        #expect(try !without.isKDFChosen && without.open(pin: pin) == keyPair)
+        for value: Any in [1, "true", [true]] {
+            json["kdf.chosen"] = value
+            #expect(throws: VaultError.self, "\(value)") { try Vault(file: json.bytes, path: "v") }
+        }
+    }
+
     @Test func wrongPINIsIncorrectPIN() throws {
         let vault = try Vault(file: sealed(), path: "v")
         #expect(throws: VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)) { try vault.open(pin: PIN("270418")) }

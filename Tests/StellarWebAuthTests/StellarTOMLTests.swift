@@ -44,6 +44,45 @@ import Testing
     func whatIsNotTOMLIsAnErrorNotAGuess(_ text: String, _ said: String) {
         #expect { try StellarTOML(Array(text.utf8)) } throws: { "\($0)".contains(said) }
     }
+
+    /// TOML defines a key once, as a value or as a table (dotted keys and `[headers]` make tables): a key that is
+    /// both is not TOML, and another reader could take either. In either order, and with a header after the root.
+    @Test(arguments: [
+        "SIGNING_KEY.x = 1\nSIGNING_KEY = \"GA\"",
+        "SIGNING_KEY = \"GA\"\nSIGNING_KEY.x = 1",
+        "SIGNING_KEY.x.y = 1\nSIGNING_KEY.x = \"GA\"",
+        "\"SIGNING_KEY\".x = 1\nSIGNING_KEY = \"GA\"",
+        "SIGNING_KEY = \"GA\"\n[SIGNING_KEY]\nx = 1",
+        "SIGNING_KEY = \"GA\"\n[ SIGNING_KEY . x ]\ny = 1",
+        "SIGNING_KEY = \"GA\"\n[[SIGNING_KEY]]\nx = 1",
+        "SIGNING_KEY = \"GA\"\n[DOCUMENTATION]\nA = 1\n[SIGNING_KEY]",
+        "SIGNING_KEY = { x = 1 }\n[SIGNING_KEY]",
+        "A.b = 1\n[A]",
+        "A.b.c = 1\n[A.b]",
+        "A.b = 1\n[[A]]",
+    ])
+    func aKeyThatIsBothATableAndAValueIsAnError(_ text: String) {
+        #expect(throws: WebAuthClientError.self, "\(text)") { try StellarTOML(Array(text.utf8)) }
+    }
+
+    /// What TOML allows around the same keys still reads: a table extended by dotted keys, a sub-table of one made
+    /// by dotted keys, a quoted key holding a dot (one key, not a table), and a date-time written with a space.
+    @Test func tablesThatDoNotCollideAreRead() throws {
+        let toml = try StellarTOML(Array("""
+            A.b = 1
+            A.c = 2
+            "SIGNING_KEY.x" = 3
+            SIGNING_KEY = "GA"
+            WHEN = 1979-05-27 07:32:00Z
+            [A.d]
+            x = 1
+            [[CURRENCIES]]
+            code = "USD"
+            [[CURRENCIES]]
+            code = "EUR"
+            """.utf8))
+        #expect(toml.strings == ["SIGNING_KEY": "GA"])
+    }
 }
 
 @Suite struct WebAddressTests {

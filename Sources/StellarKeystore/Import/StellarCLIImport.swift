@@ -43,14 +43,14 @@ extension Keystore {
     }
 
     /// Imports stellar-cli identities (`names`, or all of them) from `configDirectory`, each encrypted under one
-    /// PIN (asked once, and only if there is something to import) at `kdf`. stellar-cli keeps seeds in plaintext;
+    /// PIN (asked once, and only if there is something to import) at `kdf` (resolved as for `signUp`). stellar-cli keeps seeds in plaintext;
     /// with `deletePlaintext`, each TOML file is overwritten and unlinked, but only after its vault is written
     /// and opened again with the PIN, so that a crash at any moment leaves the seed in the file or in the vault.
     ///
     /// `pin` is given the stellar-cli names about to be imported, so that a person hears what was found before
     /// choosing a PIN for it.
     public func importStellarCLI(from configDirectory: String, names: [String], pin: (_ importing: [String]) throws -> PIN,
-                                 kdf: KDFParameters.Level, deletePlaintext: Bool) throws -> [StellarCLIImportResult] {
+                                 kdf: KDFChoice, deletePlaintext: Bool) throws -> [StellarCLIImportResult] {
         let folder = configDirectory + "/identity"
         guard let files = AtomicFile.fileNames(in: folder) else { throw StellarCLIImportError.noConfigDirectory(configDirectory) }
         let available = files.filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(".toml".count)) }.sorted()
@@ -94,17 +94,18 @@ extension Keystore {
         guard !planned.isEmpty else { return results }
         let pin = try pin(planned.map(\.source))
         try pin.checkStrength()
+        let cost = try cost(of: kdf)
         for item in planned {
             let index = item.result
             do {
                 let created: Created
                 switch item.identity {
                 case .secretKey(let seed):
-                    created = try create(KeyPair(secretSeed: seed), root: nil, name: item.name, pin: pin, kdf: kdf.parameters, replacing: false)
+                    created = try create(KeyPair(secretSeed: seed), root: nil, name: item.name, pin: pin, kdf: cost, replacing: false)
                 case .seedPhrase(let phrase, let account):
                     let root = AccountRoot(bip39Seed: try Mnemonic(phrase).seed())
                     created = try create(root.keyPair(account: account), root: (root, account), name: item.name, pin: pin,
-                                         kdf: kdf.parameters, replacing: false)
+                                         kdf: cost, replacing: false)
                 default:
                     continue
                 }

@@ -24,6 +24,11 @@ public struct Vault: Sendable, Equatable {
     public let name: IdentityName
     public let publicKey: PublicKey
     public let kdf: KDFParameters
+    /// Whether `kdf` is a level that whoever made the vault named (an app's `.interactive`, a person's `--kdf
+    /// interactive`), rather than one `KDFChoice.auto` picked: a cost chosen on purpose is never called too
+    /// cheap for the machine (`Keystore.isWeakerThanThisMachineAffords`). Recorded as `kdf.chosen`, which
+    /// readers that do not know it ignore (docs/FORMAT.md).
+    public let isKDFChosen: Bool
     public let createdAt: String
     /// The SEP-5 account number of this identity's key, for a vault made from a recovery phrase (version 2).
     public let account: UInt32?
@@ -39,10 +44,11 @@ public struct Vault: Sendable, Equatable {
     /// root that `keyPair` is account `root.account` of (format version 2). With `tpm`, the key also needs a
     /// fresh secret sealed in that TPM (format version 3). `renewing` is the sealed object of the binding this
     /// vault replaces, if any: its primary key's Name must still be the TPM's, so that nothing between here and
-    /// the TPM can pose as it now (`TPM.seal`).
+    /// the TPM can pose as it now (`TPM.seal`). `kdfChosen`: `kdf` was named, not picked by `auto` (`isKDFChosen`).
     public static func seal(
         _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
-        kdf: KDFParameters = .default, tpm: TPMSealer? = nil, renewing previous: TPMSealedObject? = nil, createdAt: Date = Date()
+        kdf: KDFParameters = .default, kdfChosen: Bool = false, tpm: TPMSealer? = nil, renewing previous: TPMSealedObject? = nil,
+        createdAt: Date = Date()
     ) throws -> Vault {
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let nonce = Sodium.randomBytes(count: Sodium.secretBoxNonceBytes)
@@ -61,7 +67,7 @@ public struct Vault: Sendable, Equatable {
         }
         let ciphertext = plaintext.sealed(nonce: nonce, key: key)
         return Vault(
-            name: name, publicKey: keyPair.publicKey, kdf: kdf, createdAt: createdAt.formatted(.iso8601),
+            name: name, publicKey: keyPair.publicKey, kdf: kdf, isKDFChosen: kdfChosen, createdAt: createdAt.formatted(.iso8601),
             account: root?.account, tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
@@ -105,6 +111,9 @@ public struct Vault: Sendable, Equatable {
     package struct File: Codable {
         struct KDF: Codable {
             var algorithm: String
+            /// Written only as `true`; outside the check digest, so that readers that do not know it open the
+            /// vault alike (docs/FORMAT.md).
+            var chosen: Bool?
             var opsLimit: UInt64
             var memLimit: UInt64
             var salt: String
@@ -158,8 +167,8 @@ public struct Vault: Sendable, Equatable {
         var file = File(
             format: Self.formatName, version: tpmObject != nil ? 3 : account == nil ? 1 : 2, name: name.rawValue,
             publicKey: publicKey.accountID,
-            kdf: .init(algorithm: Self.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit,
-                       salt: Base64.string(salt)),
+            kdf: .init(algorithm: Self.kdfAlgorithm, chosen: isKDFChosen ? true : nil, opsLimit: kdf.opsLimit,
+                       memLimit: kdf.memLimit, salt: Base64.string(salt)),
             cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
                           ciphertext: Base64.string(ciphertext)),
             createdAt: createdAt, account: account,
@@ -193,6 +202,9 @@ public struct Vault: Sendable, Equatable {
             guard let found = kinds[field] else { throw corrupt("the field '\(field)' is missing") }
             guard found == kind else { throw corrupt("the field '\(field)' is \(found.rawValue), not \(kind.rawValue)") }
         }
+        if let chosen = members["kdf"]?.object?["chosen"], chosen.kind != .boolean, chosen != .null {
+            throw corrupt("the field 'kdf.chosen' is \(chosen.kind.rawValue), not true or false")
+        }
         guard let file = File(members) else { throw corrupt("a field is missing or of the wrong type") }
         let kdf = KDFParameters(opsLimit: file.kdf.opsLimit, memLimit: file.kdf.memLimit)
         guard kdf.isWithinAcceptedBounds else { throw VaultError.unsafeParameters(path: path) }
@@ -225,15 +237,16 @@ public struct Vault: Sendable, Equatable {
         else { throw corrupt("the ciphertext is not \(plaintextCount + Sodium.secretBoxMACBytes) bytes of base64") }
         guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
         guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
-        self.init(name: name, publicKey: publicKey, kdf: kdf, createdAt: file.createdAt, account: file.account,
-                  tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
+        self.init(name: name, publicKey: publicKey, kdf: kdf, isKDFChosen: file.kdf.chosen == true, createdAt: file.createdAt,
+                  account: file.account, tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
     }
 
-    private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, createdAt: String, account: UInt32?,
-                 tpmObject: TPMSealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
+    private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, isKDFChosen: Bool, createdAt: String,
+                 account: UInt32?, tpmObject: TPMSealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
         self.name = name
         self.publicKey = publicKey
         self.kdf = kdf
+        self.isKDFChosen = isKDFChosen
         self.createdAt = createdAt
         self.account = account
         self.tpmObject = tpmObject
@@ -247,8 +260,9 @@ extension Vault.File {
     /// The fields as `StrictJSON` read them, as `JSONDecoder` would decode them (members it does not know
     /// are ignored; an optional one may be absent or null); nil for a missing field or one of the wrong type.
     init?(_ members: [String: StrictJSON.Value]) {
-        func optional<Value>(_ key: String, _ read: (StrictJSON.Value) -> Value?) -> Value?? {
-            guard let value = members[key], value != .null else { return .some(nil) }
+        func optional<Value>(_ key: String, in object: [String: StrictJSON.Value]? = nil,
+                             _ read: (StrictJSON.Value) -> Value?) -> Value?? {
+            guard let value = (object ?? members)[key], value != .null else { return .some(nil) }
             return read(value).map { .some($0) }
         }
         guard let format = members["format"]?.string, let version = members["version"]?.integer(as: Int.self),
@@ -256,6 +270,10 @@ extension Vault.File {
               let kdf = members["kdf"]?.object, let kdfAlgorithm = kdf["algorithm"]?.string,
               let opsLimit = kdf["opsLimit"]?.integer(as: UInt64.self), let memLimit = kdf["memLimit"]?.integer(as: UInt64.self),
               let salt = kdf["salt"]?.string,
+              let chosen = optional("chosen", in: kdf, { value -> Bool? in
+                  if case .boolean(let flag) = value { return flag }
+                  return nil
+              }),
               let cipher = members["cipher"]?.object, let cipherAlgorithm = cipher["algorithm"]?.string,
               let nonce = cipher["nonce"]?.string, let ciphertext = cipher["ciphertext"]?.string,
               let createdAt = members["createdAt"]?.string, let check = members["check"]?.string,
@@ -269,7 +287,7 @@ extension Vault.File {
               })
         else { return nil }
         self.init(format: format, version: version, name: name, publicKey: publicKey,
-                  kdf: KDF(algorithm: kdfAlgorithm, opsLimit: opsLimit, memLimit: memLimit, salt: salt),
+                  kdf: KDF(algorithm: kdfAlgorithm, chosen: chosen, opsLimit: opsLimit, memLimit: memLimit, salt: salt),
                   cipher: Cipher(algorithm: cipherAlgorithm, nonce: nonce, ciphertext: ciphertext),
                   createdAt: createdAt, account: account, tpm: tpm, check: check)
     }

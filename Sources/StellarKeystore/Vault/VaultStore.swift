@@ -166,13 +166,14 @@ public struct VaultStore: Sendable {
     }
 
     /// Re-encrypts an identity under a new PIN, with new salt and nonce, and `kdf` or the vault's current cost,
-    /// and ends its sessions. `boundToTPM` true binds the vault to `tpm` (with a fresh TPM secret), false unbinds
-    /// it; nil keeps it as it is (a bound vault gets a fresh TPM secret under the new PIN).
+    /// and ends its sessions. `kdfChosen` says whether that cost was named (`Vault.isKDFChosen`); nil keeps what
+    /// the vault says. `boundToTPM` true binds the vault to `tpm` (with a fresh TPM secret), false unbinds it; nil
+    /// keeps it as it is (a bound vault gets a fresh TPM secret under the new PIN).
     ///
     /// `expecting` is the vault as the caller read it before asking for the PINs. If another command changed it
     /// meanwhile (two PIN changes racing for the lock), the PIN is not tried at all: the loser would otherwise be
     /// told "incorrect PIN" and charged a failure for a PIN that was right when it was typed.
-    public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil,
+    public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil, kdfChosen: Bool? = nil,
                           boundToTPM: Bool? = nil, expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
@@ -180,7 +181,7 @@ public struct VaultStore: Sendable {
             if bound && tpm == nil { throw TPMError.notSupported }
             let resealed = try Vault.seal(
                 keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
-                tpm: bound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
+                kdfChosen: kdfChosen ?? vault.isKDFChosen, tpm: bound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             endSessions(of: name)
             return resealed

@@ -3,22 +3,39 @@
 import Foundation
 import StellarKeystore
 
-let directory = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : NSTemporaryDirectory() + "basicpay-\(getpid())"
-let keystore = try Keystore(directory: directory + "/keys", sessionDirectory: directory + "/run")
-try FileManager.default.createDirectory(atPath: directory + "/run", withIntermediateDirectories: true,
-                                        attributes: [.posixPermissions: 0o700])
+struct FlowError: Error { let message: String }
 
-// Argon2id runs off the main actor: `await` picks the async use cases, in top-level code too.
-let created = try await keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
-let signer = try await keystore.signIn(name: "alice", pin: PIN("493817"))
-precondition(signer.address == created.address)
-let message = "I control this account"
-let signature = signer.signMessage(Array(message.utf8))
-try await keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
-let token = try keystore.startSession(try await keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
-let resumed = try keystore.signer(session: token)
-precondition(resumed.address == signer.address)
-try keystore.endSession(token)
-print(signer.address)
-print(message)
-print(Data(signature).base64EncodedString())
+/// The flow, in `directory` (the keys in `keys/`, the sessions in `run/`).
+func signUpSignInAndSign(in directory: String) async throws {
+    let keystore = try Keystore(directory: directory + "/keys", sessionDirectory: directory + "/run")
+    try FileManager.default.createDirectory(atPath: directory + "/run", withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+
+    // Argon2id runs off the main actor: `await` picks the async use cases.
+    let created = try await keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
+    let signer = try await keystore.signIn(name: "alice", pin: PIN("493817"))
+    guard signer.address == created.address else { throw FlowError(message: "signed in to another key") }
+    let message = "I control this account"
+    let signature = signer.signMessage(Array(message.utf8))
+    try await keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
+    let token = try keystore.startSession(try await keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
+    let resumed = try keystore.signer(session: token)
+    guard resumed.address == signer.address else { throw FlowError(message: "the session holds another key") }
+    try keystore.endSession(token)
+    print(signer.address)
+    print(message)
+    print(Data(signature).base64EncodedString())
+}
+
+// A directory given is the caller's, and is kept. Without one, the example makes its own under TMPDIR and
+// removes it at the end, whether the flow succeeded or not: a demo leaves no keystore behind.
+let given = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : nil
+let directory = given ?? NSTemporaryDirectory() + "basicpay-\(UUID().uuidString)"
+do {
+    defer { if given == nil { try? FileManager.default.removeItem(atPath: directory) } }
+    try await signUpSignInAndSign(in: directory)
+} catch {
+    let message = (error as? FlowError)?.message ?? (error as? KeystoreError)?.message ?? "\(error)"
+    FileHandle.standardError.write(Data("BasicPayAuth: \(message)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// More of what the README, SECURITY.md and docs/LIBRARY.md tell a person to paste, checked as written.
+extension ReadmeTests {
+    /// The code block in `language` of `text` that contains `marker`.
+    static func block(_ language: String, containing marker: String, in text: String) throws -> String {
+        let blocks = text.components(separatedBy: "```\(language)\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        return try #require(blocks.first { $0.contains(marker) }, "no \(language) block contains \(marker)")
+    }
+
+    static func document(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// A directory of the test's own, removed by `body`'s end.
+    static func withScratch<R>(_ body: (String) throws -> R) throws -> R {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-snippet-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        return try body(scratch)
+    }
+
+    /// The set-up is two commands, and CI runs the second after installing the same Debian packages: so the first
+    /// installs every package `.ci/run` installs, python3-venv included (the SEP-10 interop tests make their
+    /// stellar-sdk virtualenv with it), and `.ci/run` ends with exactly the README's test command.
+    @Test func theSetUpLineInstallsWhatCIInstallsAndCIRunsTheTestLine() throws {
+        let lines = try Self.block(containing: "apt-get install").split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "the set-up is two commands: \(lines)")
+        func packages(_ command: String) throws -> Set<String> {
+            let install = try #require(command.range(of: "apt-get install")).upperBound
+            let words = command[install...].prefix { $0 != "&" }.split(whereSeparator: \.isWhitespace).map(String.init)
+            return Set(words.filter { !$0.hasPrefix("-") })
+        }
+        let readme = try packages(lines[0])
+        let ci = try Self.document(".ci/run").replacingOccurrences(of: "\\\n", with: " ")
+        let ciInstall = try #require(ci.split(separator: "\n").first { $0.contains("apt-get install") })
+        #expect(readme.contains("python3-venv"))
+        #expect(try packages(String(ciInstall)).subtracting(readme).isEmpty, "the README's set-up lacks what CI installs")
+        let ciLast = try #require(ci.split(separator: "\n").last { !$0.isEmpty && !$0.hasPrefix("#") })
+        #expect(String(ciLast) == lines[1], "CI runs \(ciLast), the README \(lines[1])")
+    }
+
+    /// The README's Library block, verbatim, type-checks against the library this run built (swiftc with the
+    /// build's modules: a second of work, not a package build). `path` is the app's own, given beside it.
+    @Test func theLibraryBlockCompilesAsWritten() throws {
+        let block = try Self.block("swift", containing: "import StellarKeystore", in: Self.readme)
+        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
+        try Self.withScratch { scratch in
+            try block.write(toFile: scratch + "/main.swift", atomically: false, encoding: .utf8)
+            try "let path = \"/nonexistent\"\n".write(toFile: scratch + "/given.swift", atomically: false, encoding: .utf8)
+            var swiftc = KeystoreProcess(program: "swiftc")
+            swiftc.environment["TMPDIR"] = scratch
+            let result = try swiftc.run([
+                "-typecheck", "-warnings-as-errors", scratch + "/main.swift", scratch + "/given.swift",
+                "-I", build.appendingPathComponent("Modules").path,
+                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
+                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
+                "-module-cache-path", scratch + "/module-cache",
+            ], timeout: 300)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    /// docs/LIBRARY.md's package lines, in an app next to a clone whose folder is not named `keystore`: SwiftPM
+    /// names a path dependency after its folder unless `name:` says otherwise, and `package: "keystore"` must
+    /// still find it. `swift package describe` loads the package graph without building anything.
+    @Test func theLibraryPackageLinesWorkWhateverTheClonesFolderIsCalled() throws {
+        let lines = try Self.block("swift", containing: "// Package.swift", in: Self.document("docs/LIBRARY.md"))
+        try #require(lines.contains("\"../keystore\""), "the package line no longer names ../keystore")
+        try Self.withScratch { scratch in
+            try FileManager.default.createSymbolicLink(atPath: scratch + "/keystore-clone", withDestinationPath: Self.root.path)
+            try FileManager.default.createDirectory(atPath: scratch + "/app/Sources/MyApp", withIntermediateDirectories: true)
+            let manifest = "// swift-tools-version:6.0\nimport PackageDescription\n\nlet package = Package(\n    name: \"MyApp\",\n"
+                + lines.replacingOccurrences(of: "\"../keystore\"", with: "\"../keystore-clone\"") + ")\n"
+            try manifest.write(toFile: scratch + "/app/Package.swift", atomically: false, encoding: .utf8)
+            try "import StellarKeystore\n".write(toFile: scratch + "/app/Sources/MyApp/main.swift", atomically: false, encoding: .utf8)
+            var swift = KeystoreProcess(program: "swift")
+            swift.environment["TMPDIR"] = scratch
+            let result = try swift.run(["package", "describe", "--package-path", scratch + "/app",
+                                        "--scratch-path", scratch + "/build"], timeout: 300)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
+    /// The two lines that start a software TPM and point keystore at it, as README and SECURITY.md give them, run
+    /// in a temporary HOME (on free ports rather than 2321 and 2322, which someone's TPM may hold): `tpm-status`
+    /// then reads that TPM. The swtpm is stopped and its state removed.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm"), "swtpm is not installed"))
+    func theSoftwareTPMLinesStartATPMKeystoreUses() throws {
+        let block = try Self.block(containing: "swtpm socket")
+        #expect(try Self.block("sh", containing: "swtpm socket", in: Self.document("SECURITY.md")) == block)
+        let port = try Self.freePortPair()
+        try Self.withScratch { home in
+            let lines = block.replacingOccurrences(of: "2321", with: "\(port)").replacingOccurrences(of: "2322", with: "\(port + 1)")
+            var bash = KeystoreProcess(program: "/bin/bash")
+            bash.environment["HOME"] = home
+            bash.environment.updateValue(nil, forKey: "KEYSTORE_TPM_TCTI")
+            bash.environment["PATH"] = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"
+            let script = "cd \"$HOME\"\n" + lines + """
+                swtpm=$!
+                for _ in $(seq 100); do keystore tpm-status > status 2>&1 && break; sleep 0.1; done
+                kill $swtpm; wait $swtpm
+                cat status
+                """
+            let result = try bash.run(["-c", script])
+            // `$!` must have been swtpm itself, or it outlives the test: none with this HOME's state is left.
+            let left = try KeystoreProcess(program: "pgrep").run(["-f", "dir=\(home)/"]).stdout.split(separator: "\n").compactMap { pid_t($0) }
+            for pid in left { kill(pid, SIGKILL) }
+            #expect(left.isEmpty, "the swtpm started by the lines was still running")
+            #expect(result.stdout.contains("TPM:               swtpm:host=127.0.0.1,port=\(port)\n"), "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("lockout auth set:"), "\(result.stdout)")
+        }
+    }
+
+    /// A loopback port with the next one free too, as SoftwareTPM picks them.
+    static func freePortPair() throws -> Int {
+        func isFree(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: UInt16(port).bigEndian,
+                                      sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+        }
+        return try #require((0..<50).lazy.map { _ in Int.random(in: 20_000...60_000) }.first { isFree($0) && isFree($0 + 1) })
+    }
+}
