@@ -11,6 +11,7 @@ static char error[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void *open_library(const char *name) {
+    // Searched as CCurl's libcurl is (see curl.c): never beside an installed binary, which has no RUNPATH.
     void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!library && !error[0]) {
         const char *why = dlerror();

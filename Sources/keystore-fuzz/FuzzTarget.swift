@@ -235,7 +235,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func stellarCLI(_ bytes: [UInt8]) {
         let identity: StellarCLIKeyFile
-        do { identity = try StellarCLIKeyFile.parse(bytes) } catch { return expectKeystoreError(error) }
+        do { identity = try StellarCLIKeyFile.parse(bytes.withUnsafeBytes { SecureBytes(copying: $0) }) } catch { return expectKeystoreError(error) }
         switch identity {
         case .secretKey(let secret):
             // What is read as a secret is a range of the file, never more.

@@ -34,6 +34,8 @@ struct BenchKDF: ParsableCommand {
         let allPINsOneCoreHours: Double
         /// The same on all cores that memory allows.
         let allPINsAllCoresHours: Double
+        /// Every PIN on one GPU: the library's estimate, scaled from a published figure, not measured here.
+        let allPINsOneGPUHoursEstimated: Double
     }
 
     func run() throws {
@@ -50,7 +52,8 @@ struct BenchKDF: ParsableCommand {
             rows.append(Row(
                 level: level.rawValue, opsLimit: parameters.opsLimit, memLimitMiB: parameters.memLimit >> 20,
                 secondsPerGuess: seconds, peakMemoryMiB: usage.ru_maxrss / 1024, cores: parallel,
-                allPINsOneCoreHours: seconds * 1e6 / 3600, allPINsAllCoresHours: seconds * 1e6 / 3600 / Double(parallel)))
+                allPINsOneCoreHours: seconds * 1e6 / 3600, allPINsAllCoresHours: seconds * 1e6 / 3600 / Double(parallel),
+                allPINsOneGPUHoursEstimated: hours(parameters.allPINsOnOneGPU)))
         }
         if json {
             struct Output: Encodable { let cores: Int; let memoryMiB: Int; let levels: [Row] }
@@ -58,22 +61,28 @@ struct BenchKDF: ParsableCommand {
             return
         }
         Console.print("machine: \(cores) cores, \(memory >> 30) GiB; one Argon2id derivation per PIN guess (median of \(runs))")
-        Console.print(pad(["level", "ops", "memory", "per guess", "peak RSS", "10^6 PINs, 1 core", "10^6 PINs, all cores"]))
+        Console.print(pad(["level", "ops", "memory", "per guess", "peak RSS", "10^6 PINs, 1 core", "10^6 PINs, all cores",
+                           "10^6 PINs, 1 GPU (estimate)"]))
         for row in rows {
             Console.print(pad([
                 row.level, "\(row.opsLimit)", "\(row.memLimitMiB) MiB", format(row.secondsPerGuess, "s", 3),
                 "\(row.peakMemoryMiB) MiB", format(row.allPINsOneCoreHours, "h", 1),
-                "\(format(row.allPINsAllCoresHours, "h", 1)) (\(row.cores))",
+                "\(format(row.allPINsAllCoresHours, "h", 1)) (\(row.cores))", format(row.allPINsOneGPUHoursEstimated, "h", 2),
             ]))
         }
+        Console.print("1 GPU: not measured here; \(GPUEstimate.source).")
         Console.print("Expected time to find a PIN is half the time for all of them; see SECURITY.md.")
     }
 
     private func pad(_ columns: [String]) -> String {
-        var line = zip(columns, [12, 4, 10, 11, 10, 19, 22]).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }
+        var line = zip(columns, [12, 4, 10, 11, 10, 19, 22, 27]).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }
             .joined(separator: " ")
         while line.hasSuffix(" ") { line.removeLast() }
         return line
+    }
+
+    private func hours(_ duration: Duration) -> Double {
+        (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) / 3600
     }
 
     private func format(_ value: Double, _ unit: String, _ decimals: Int) -> String {

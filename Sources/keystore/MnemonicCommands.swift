@@ -58,6 +58,7 @@ struct Recover: ParsableCommand {
             try pin.readNew()
         }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
+        GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
         try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
     }

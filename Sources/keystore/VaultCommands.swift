@@ -87,6 +87,7 @@ struct Signup: ParsableCommand {
         let created = try keystore.signUp(name: name, kdf: kdf, key: key, replacing: replace,
                                           boundToTPM: tpm) { try pin.readNew() }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
+        GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
         if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
             _ = phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }

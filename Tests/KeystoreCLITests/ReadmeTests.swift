@@ -41,6 +41,24 @@ import StellarKeystore
         #expect(signer.status == 2 && signer.stderr.contains("takes no arguments"), "\(signer.stderr)")
         let completion = try String(contentsOfFile: home + "/.local/share/bash-completion/completions/keystore", encoding: .utf8)
         #expect(completion.contains("tpm-reset-lockout"))
+        // Libraries opened at run time come from the system's library path only, never from beside the binary.
+        let searchPaths = try PlantedLibrary.searchPaths(of: home + "/.local/bin/keystore")
+        #expect(!searchPaths.contains { $0.contains("$ORIGIN") }, "\(searchPaths)")
+        #expect(try !PlantedLibrary.constructorRuns(beside: home + "/.local/bin/keystore"),
+                "a libcurl.so.4 or libtss2 library planted beside the installed binary was loaded")
+    }
+
+    /// The benchmarks measure the binary the README installs: bench/build.sh's `BUILD=(…)` is the README's build
+    /// command, word for word, but for `--product keystore`, which the script adds itself.
+    @Test func theBenchmarksBuildWhatTheREADMEInstalls() throws {
+        func words(_ text: Substring) -> [Substring] { text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\\" }) }
+        let install = try Self.block(containing: "install -D -s")
+        var readme = words(try #require(install.split(separator: "&&").first))
+        let product = try #require(readme.firstIndex(of: "--product"))
+        readme.removeSubrange(product...(product + 1))
+        let script = try String(contentsOf: Self.root.appendingPathComponent("bench/build.sh"), encoding: .utf8)
+        let array = try #require(script.split(separator: "BUILD=(", maxSplits: 1).last?.split(separator: ")", maxSplits: 1).first)
+        #expect(words(array) == readme, "README: \(readme)\nbench/build.sh: \(words(array))")
     }
 
     /// The scripted session: a session started and ended with eval leaves no token behind, so the next

@@ -66,10 +66,8 @@ extension Keystore {
             let identity: StellarCLIKeyFile
             let file: AtomicFile.FileIdentity
             do {
-                guard var read = try AtomicFile.readWithStatus(path, limit: 64 * 1024) else { record(.failed("it disappeared")); continue }
-                defer { read.bytes.withUnsafeMutableBytes { Sodium.zero($0) } }
-                identity = try StellarCLIKeyFile.parse(read.bytes)
-                file = AtomicFile.FileIdentity(read.status)
+                guard let read = try StellarCLIKeyFile.read(path) else { record(.failed("it disappeared")); continue }
+                (identity, file) = read
             } catch {
                 record(.failed("\(path): \(Self.message(of: error))"))
                 continue

@@ -8,7 +8,8 @@ import StellarTransactions
 /// a secure-store entry (`entry_name`, `public_key`, `hd_path`); or a public key only (`public_key` or
 /// `muxed_account`). That is all this reader accepts: one key per line, a basic or literal string or an integer,
 /// comments and blank lines; no tables, no key twice, no key it does not know. A full TOML library would hand the
-/// secret over as a `String` that cannot be zeroed; here it goes from the file's bytes straight into guarded memory.
+/// secret over as a `String` that cannot be zeroed; here the file is read into guarded memory and the secret is
+/// copied from there into guarded memory of its own.
 public enum StellarCLIKeyFile: Sendable {
     case secretKey(SecureBytes)
     case seedPhrase(SecureBytes, account: UInt32)
@@ -17,7 +18,23 @@ public enum StellarCLIKeyFile: Sendable {
     /// A public key only: nothing secret to protect.
     case publicOnly
 
-    public static func parse(_ bytes: [UInt8]) throws -> StellarCLIKeyFile {
+    /// The largest identity file read: stellar-cli writes a few short lines (a 24-word phrase and its account
+    /// are under 300 bytes), and the whole file is held in guarded memory while it is parsed.
+    package static let maximumSize = 4096
+
+    /// The identity file at `path`, read straight into guarded memory and parsed there, with the identity (device
+    /// and inode) of the file that was read; nil when there is none. A file over `maximumSize` is refused unread.
+    package static func read(_ path: String) throws -> (identity: StellarCLIKeyFile, file: AtomicFile.FileIdentity)? {
+        guard let read = try AtomicFile.readSecret(path, limit: maximumSize) else { return nil }
+        return (try parse(read.bytes), AtomicFile.FileIdentity(read.status))
+    }
+
+    /// Parses the bytes of an identity file, which hold a secret and so come in guarded memory.
+    public static func parse(_ file: SecureBytes) throws -> StellarCLIKeyFile {
+        try file.withUnsafeBytes { try parse($0) }
+    }
+
+    private static func parse(_ bytes: UnsafeRawBufferPointer) throws -> StellarCLIKeyFile {
         var values: [String: Value] = [:]
         var lineNumber = 0
         for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
@@ -49,7 +66,7 @@ public enum StellarCLIKeyFile: Sendable {
                     index += 1
                 }
                 guard index < line.endIndex else { throw bad("\(key)'s string is not closed") }
-                value = .text(start..<index, line: line)
+                value = .text(start..<index)
                 index += 1
             default:
                 let start = index
@@ -75,13 +92,13 @@ public enum StellarCLIKeyFile: Sendable {
         }
         if let secret = values["secret_key"] {
             try only(["secret_key"])
-            guard case .text(let range, let line) = secret else { throw StellarCLIImportError.unreadable(reason: "secret_key is not a string") }
-            return .secretKey(guarded(line[range]))
+            guard case .text(let range) = secret else { throw StellarCLIImportError.unreadable(reason: "secret_key is not a string") }
+            return .secretKey(guarded(bytes, range))
         }
         if let phrase = values["seed_phrase"] {
             try only(["seed_phrase", "hd_path"])
-            guard case .text(let range, let line) = phrase else { throw StellarCLIImportError.unreadable(reason: "seed_phrase is not a string") }
-            return .seedPhrase(guarded(line[range]), account: try account())
+            guard case .text(let range) = phrase else { throw StellarCLIImportError.unreadable(reason: "seed_phrase is not a string") }
+            return .seedPhrase(guarded(bytes, range), account: try account())
         }
         if values["hardware"] != nil {
             try only(["hardware", "public_key", "hd_path"])
@@ -99,14 +116,15 @@ public enum StellarCLIKeyFile: Sendable {
     }
 
     private enum Value {
-        case text(Range<Int>, line: ArraySlice<UInt8>)
+        /// Where the string's bytes are in the file.
+        case text(Range<Int>)
         case number(UInt32)
     }
 }
 
-/// `bytes` copied into guarded memory; the caller zeroes the file's bytes it came from.
-private func guarded(_ bytes: ArraySlice<UInt8>) -> SecureBytes {
-    bytes.withUnsafeBytes { SecureBytes(copying: $0) }
+/// `range` of the file's guarded bytes, copied into guarded memory of its own.
+private func guarded(_ file: UnsafeRawBufferPointer, _ range: Range<Int>) -> SecureBytes {
+    SecureBytes(copying: UnsafeRawBufferPointer(rebasing: file[range]))
 }
 
 public enum StellarCLIImportError: KeystoreError, Equatable {

@@ -73,17 +73,8 @@ package enum AtomicFile {
 
     /// `read`, and the status of the file that was read (its identity, owner, mode, time).
     package static func readWithStatus(_ path: String, limit: Int) throws -> (bytes: [UInt8], status: stat)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            if errno == ELOOP { throw FileError.notRegular(path: path, kind: "a symbolic link") }
-            throw ioError("read", path)
-        }
+        guard let (fd, info) = try openRegular(path, limit: limit) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ioError("read", path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw FileError.notRegular(path: path, kind: kindName(info.st_mode)) }
-        guard Int(info.st_size) <= limit else { throw FileError.tooLarge(path: path, size: Int(info.st_size)) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while bytes.count <= limit {
@@ -96,6 +87,53 @@ package enum AtomicFile {
             bytes.append(contentsOf: chunk[0..<count])
         }
         return (bytes, info)
+    }
+
+    /// A file that holds a secret (a plaintext key), read straight into guarded memory, and its status; nil when
+    /// it does not exist. `readWithStatus` goes through a chunk and a growing array that are freed unzeroed, so a
+    /// secret read that way stays in ordinary memory; here the size comes from `fstat` (refused over `limit`, as
+    /// by `read`) and the bytes from `read(2)` into the guarded buffer, with no copy on the way. A file that grew
+    /// or shrank since `fstat` is refused rather than cut.
+    package static func readSecret(_ path: String, limit: Int) throws -> (bytes: SecureBytes, status: stat)? {
+        guard let (fd, info) = try openRegular(path, limit: limit) else { return nil }
+        defer { close(fd) }
+        let size = Int(info.st_size)
+        var total = 0
+        // One byte more than the size: a file that grew fills it, and the read ends at end-of-file otherwise.
+        let bytes = try SecureBytes(count: size + 1) { buffer in
+            while total < buffer.count {
+                let count = Glibc.read(fd, buffer.baseAddress! + total, buffer.count - total)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw ioError("read", path)
+                }
+                if count == 0 { break }
+                total += count
+            }
+        }
+        guard total == size else { throw FileError.changedWhileRead(path: path) }
+        return (bytes.slice(0..<size), info)
+    }
+
+    /// Opens `path` for reading, without following a symbolic link or blocking on a FIFO, and checks that it is a
+    /// regular file of at most `limit` bytes; nil when it does not exist. The caller closes the descriptor.
+    private static func openRegular(_ path: String, limit: Int) throws -> (fd: Int32, status: stat)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw FileError.notRegular(path: path, kind: "a symbolic link") }
+            throw ioError("read", path)
+        }
+        var info = stat()
+        do {
+            guard fstat(fd, &info) == 0 else { throw ioError("read", path) }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw FileError.notRegular(path: path, kind: kindName(info.st_mode)) }
+            guard Int(info.st_size) <= limit else { throw FileError.tooLarge(path: path, size: Int(info.st_size)) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, info)
     }
 
     /// The names in `directory`, or nil when it cannot be opened (errno says why).
@@ -177,11 +215,14 @@ package enum AtomicFile {
 package enum FileError: Error, Equatable {
     case notRegular(path: String, kind: String)
     case tooLarge(path: String, size: Int)
+    /// Its size changed between `fstat` and the read: it is being written, or was swapped.
+    case changedWhileRead(path: String)
 
     var reason: String {
         switch self {
         case .notRegular(_, let kind): "it is \(kind), not a regular file"
         case .tooLarge(_, let size): "it is \(size) bytes, far too large"
+        case .changedWhileRead: "it changed while it was read"
         }
     }
 }

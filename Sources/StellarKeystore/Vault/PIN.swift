@@ -3,6 +3,8 @@ import StellarTransactions
 /// A 6-digit PIN, held in guarded memory from the moment it is parsed.
 public struct PIN: Sendable {
     public static let length = 6
+    /// How many PINs there are: 10^6, all of which an attacker with a copy of a vault can try.
+    public static let possibleValues = (0..<length).reduce(1) { value, _ in value * 10 }
     let bytes: SecureBytes
 
     /// Accepts exactly six ASCII digits `0`–`9`, as typed on one line. Unicode digits such as `١٢٣٤٥٦` or
