@@ -77,7 +77,7 @@ import Glibc
         let keystore = try Keystore(directory: directory.path + "/keys")
         let results = try importAll(keystore)
         #expect(results.map(\.outcome) == [.failed("\(config)/identity/big.toml: it is \(StellarCLIKeyFile.maximumSize + 1) bytes, far too large")])
-        #expect(!keystore.vaults.exists(try IdentityName("big")))
+        #expect(!keystore.vaults.exists(IdentityName("big")))
     }
 
     /// The reader hands back guarded memory holding exactly the file, with the file's identity; refuses a file over
