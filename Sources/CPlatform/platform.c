@@ -22,6 +22,19 @@ int keystore_disable_core_dumps(void) {
     return result == 0 ? 0 : -1;
 }
 
+int keystore_reset_fatal_signals(void) {
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGQUIT};
+    struct sigaction standard;
+    memset(&standard, 0, sizeof standard);
+    standard.sa_handler = SIG_DFL;
+    sigemptyset(&standard.sa_mask);
+    int result = 0;
+    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        if (sigaction(fatal[i], &standard, NULL) != 0) result = -1;
+    }
+    return result;
+}
+
 int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid) {
 #ifdef __linux__
     struct ucred credentials;

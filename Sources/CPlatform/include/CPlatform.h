@@ -10,6 +10,13 @@
 /// PR_SET_DUMPABLE 0 (as ssh-agent and gpg-agent do). Returns 0, or -1 if either call failed.
 int keystore_disable_core_dumps(void);
 
+/// Gives SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT and SIGQUIT their default action back: with core dumps
+/// off, the process ends at once. The Swift runtime installs a crash handler for them before main, by default
+/// and as SWIFT_BACKTRACE (set by whoever starts the process) asks, which prints the memory at every register's
+/// address and can wait 30 s for a key that opens a debugger on the live process. Returns 0, or -1 if any call
+/// failed.
+int keystore_reset_fatal_signals(void);
+
 /// The pid and uid of a Unix socket's peer as the kernel recorded them at connect (SO_PEERCRED, whose struct
 /// ucred needs _GNU_SOURCE). Returns 0, or -1 with errno set.
 int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid);
