@@ -2,6 +2,11 @@
 #include "CPlatform.h"
 #include <errno.h>
 #include <spawn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <sys/resource.h>
@@ -16,6 +21,19 @@ int keystore_disable_core_dumps(void) {
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) result = -1;
 #endif
     return result == 0 ? 0 : -1;
+}
+
+int keystore_reset_fatal_signals(void) {
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGQUIT};
+    struct sigaction standard;
+    memset(&standard, 0, sizeof standard);
+    standard.sa_handler = SIG_DFL;
+    sigemptyset(&standard.sa_mask);
+    int result = 0;
+    for (unsigned i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        if (sigaction(fatal[i], &standard, NULL) != 0) result = -1;
+    }
+    return result;
 }
 
 int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid) {
@@ -45,4 +63,93 @@ int keystore_spawn_close_from(void *actions, int lowest) {
 void keystore_syslog(const char *line) {
     openlog("keystore-agent", LOG_PID, LOG_USER);
     syslog(LOG_INFO, "%s", line);
+}
+
+// The holds' shared state: a signal handler can reach nothing else. `holds` counts the threads holding, under
+// `holding`; the handlers are installed by the first and put back by the last. The handler writes only `arrived`.
+static const int ending_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+enum { ending_count = sizeof ending_signals / sizeof ending_signals[0] };
+static pthread_mutex_t holding = PTHREAD_MUTEX_INITIALIZER;
+static int holds;
+static struct sigaction previous_actions[ending_count];
+static int noting[ending_count];
+static volatile sig_atomic_t arrived[ending_count];
+
+static void note_arrival(int number) {
+    for (int i = 0; i < ending_count; i++) {
+        if (ending_signals[i] == number) arrived[i] = 1;
+    }
+}
+
+static int ignored(const struct sigaction *action) {
+    return !(action->sa_flags & SA_SIGINFO) && action->sa_handler == SIG_IGN;
+}
+
+int keystore_hold_signals(sigset_t *previous) {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int i = 0; i < ending_count; i++) sigaddset(&held, ending_signals[i]);
+    // SIGPIPE is sent to the thread whose write failed: blocked here, that write returns EPIPE instead.
+    sigaddset(&held, SIGPIPE);
+    int blocked = pthread_sigmask(SIG_BLOCK, &held, previous);
+    if (blocked != 0) {
+        errno = blocked;
+        return -1;
+    }
+    // Another thread (libdispatch's, an app's) that does not block them would otherwise take them, and act.
+    pthread_mutex_lock(&holding);
+    if (holds++ == 0) {
+        struct sigaction note;
+        memset(&note, 0, sizeof note);
+        note.sa_handler = note_arrival;
+        sigfillset(&note.sa_mask);
+        note.sa_flags = SA_RESTART;
+        for (int i = 0; i < ending_count; i++) {
+            arrived[i] = 0;
+            noting[i] = 0;
+            if (sigaction(ending_signals[i], NULL, &previous_actions[i]) != 0) continue;
+            if (ignored(&previous_actions[i])) continue;  // nohup's SIGHUP stays ignored
+            noting[i] = sigaction(ending_signals[i], &note, NULL) == 0;
+        }
+    }
+    pthread_mutex_unlock(&holding);
+    return 0;
+}
+
+int keystore_held_signal_arrived(void) {
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    int any = 0;
+    pthread_mutex_lock(&holding);
+    for (int i = 0; i < ending_count; i++) {
+        if (arrived[i] || (sigismember(&pending, ending_signals[i]) && !ignored(&previous_actions[i]))) any = 1;
+    }
+    pthread_mutex_unlock(&holding);
+    return any;
+}
+
+void keystore_release_signals(const sigset_t *previous) {
+    pthread_mutex_lock(&holding);
+    if (--holds == 0) {
+        for (int i = 0; i < ending_count; i++) {
+            if (noting[i]) sigaction(ending_signals[i], &previous_actions[i], NULL);
+            noting[i] = 0;
+        }
+        for (int i = 0; i < ending_count; i++) {
+            if (arrived[i]) kill(getpid(), ending_signals[i]);
+            arrived[i] = 0;
+        }
+    }
+    pthread_mutex_unlock(&holding);
+    if (!sigismember(previous, SIGPIPE)) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        sigemptyset(&pending);
+        sigpending(&pending);
+        struct timespec now = {0, 0};
+        if (sigismember(&pending, SIGPIPE)) sigtimedwait(&pipe, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, previous, NULL);
 }

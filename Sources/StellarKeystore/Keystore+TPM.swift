@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import StellarKeys
 import StellarTransactions
 
@@ -64,20 +69,51 @@ extension Keystore {
     /// throws, the authorization is set back to empty with that same code and the error rethrown, so that the
     /// TPM never keeps a code nobody saw. False, with nothing changed, when the lockout authorization is set
     /// already. This changes the TPM for every program on the machine.
+    ///
+    /// From the change until the code is handed over or set back, SIGHUP, SIGINT, SIGQUIT, SIGTERM and SIGPIPE are
+    /// held (a write to a closed pipe fails with EPIPE instead of ending the process); one that arrives before
+    /// `deliver` is called sets the authorization back instead (`TPMError.lockoutChangeInterrupted`), and acts
+    /// once that is done. `deliver` throws when the code did not reach its reader (a write that failed).
     public func protectTPMLockout(deliver: (LockoutCode) throws -> Void) throws -> Bool {
-        guard let code = try tpm().protectLockout() else { return false }
-        do {
-            try deliver(code)
-        } catch {
+        let tpm = try tpm()
+        return try SignalHold.during { signalArrived in
+            guard let code = try tpm.protectLockout() else { return false }
+            #if DEBUG
+            Self.pauseForTest(until: signalArrived)
+            #endif
             do {
-                try tpm().unprotectLockout(code: code)
-            } catch let undo as KeystoreError {
-                throw TPMError.lockoutCodeLost(detail: undo.message)
+                // Ctrl-C before anything was shown: the TPM as it was, rather than a code printed as the shell
+                // (or a script's `$(…)`) that would have kept it is ending too.
+                if signalArrived() { throw TPMError.lockoutChangeInterrupted }
+                try deliver(code)
+            } catch {
+                do {
+                    try tpm.unprotectLockout(code: code)
+                } catch let undo as KeystoreError {
+                    throw TPMError.lockoutCodeLost(detail: undo.message)
+                }
+                throw error
             }
-            throw error
+            return true
         }
-        return true
     }
+
+    #if DEBUG
+    /// Compiled in debug builds only, and even there inert unless `KEYSTORE_TEST_PAUSE_AFTER_LOCKOUT_CHANGE` is set:
+    /// then, once the TPM has the new lockout authorization and before the code is handed over, says so on standard
+    /// error and waits until a held signal arrives (at most 10 s), so that a test can send one at that moment. It
+    /// only ever delays.
+    private static func pauseForTest(until arrived: () -> Bool) {
+        guard getenv("KEYSTORE_TEST_PAUSE_AFTER_LOCKOUT_CHANGE") != nil else { return }
+        let line = Array("keystore: test pause: lockout authorization changed\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        var waited = 0
+        while !arrived() && waited < 1000 {
+            usleep(10_000)
+            waited += 1
+        }
+    }
+    #endif
 
     /// How `resetTPMLockout` ended the lockout.
     public enum LockoutReset: Sendable, Equatable {

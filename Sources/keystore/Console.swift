@@ -71,6 +71,17 @@ enum Console {
         bytes.withUnsafeBytes { write($0, to: fd) }
     }
 
+    /// Standard output flushed to its disk when it is a file (`fsync`: a write can succeed into the page cache and
+    /// fail later), for output that must not be reported written before it is (a lockout code). A pipe or a
+    /// terminal has nothing to flush. False, and remembered, when the flush failed.
+    static func flushStandardOutput() -> Bool {
+        var info = stat()
+        guard fstat(STDOUT_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return true }
+        if fsync(STDOUT_FILENO) == 0 { return true }
+        _ = outputFailure.compareExchange(expected: 0, desired: errno, ordering: .relaxed)
+        return false
+    }
+
     /// Prints `value` as one line of JSON with sorted keys.
     static func printJSON(_ value: some Encodable) throws {
         let encoder = JSONEncoder()

@@ -86,7 +86,7 @@ extension TPMError: CommandLineError {
         case .lockedOut, .lockoutHierarchyLocked: .throttled
         case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
         case .malformedLockoutCode: .invalidInput
-        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .notSupported, .softwareMissing, .outOfObjectMemory: .system
+        case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .lockoutChangeInterrupted, .notSupported, .softwareMissing, .outOfObjectMemory: .system
         }
     }
 }

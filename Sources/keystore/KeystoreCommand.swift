@@ -61,8 +61,8 @@ struct KeystoreCommand: ParsableCommand {
 
     /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
     static func main() {
-        // Before any secret is read: no core dump, no same-user debugger, may ever see it.
-        CoreDumps.disable()
+        // Before any secret is read: no core dump, no same-user debugger, no crash handler may ever see it.
+        ProcessProtection.enable()
         // A full disk or a file-size limit must come back as an error we can report, not a signal.
         signal(SIGXFSZ, SIG_IGN)
         do {

@@ -157,7 +157,7 @@ struct TPMProtect: ParsableCommand {
             let opening = self.keystore.json ? Array(#"{"changed":true,"lockoutCode":""#.utf8) : []
             let closing = Array((self.keystore.json ? "\"}\n" : "\n").utf8)
             let written = Console.write(opening, to: STDOUT_FILENO) && text.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
-                && Console.write(closing, to: STDOUT_FILENO)
+                && Console.write(closing, to: STDOUT_FILENO) && Console.flushStandardOutput()
             if !written { throw CLIError.codeNotDelivered(reason: Console.outputError?.reason ?? "unknown error") }
             // Said once the code is out, so that a failure is one line, like every other.
             if !self.keystore.json {

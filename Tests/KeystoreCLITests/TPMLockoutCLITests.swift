@@ -178,6 +178,42 @@ final class TPMLockoutCLITests {
         #expect(try run(["tpm-reset-lockout", "--code-stdin"], stdin: code + "\n").status == 0)
     }
 
+    /// Standard output a pipe whose reader is gone (`tpm-protect --print-code | true`, without the race of `true`
+    /// still running), and standard output closed: the code reaches nobody, so the TPM must not keep it, and the
+    /// command says so in one line instead of dying of SIGPIPE with the new authorization set.
+    @Test(.softwareTPM) func aCodeNobodyCanReadIsNeverKept() throws {
+        // A FIFO opened for writing while a reader existed, then that reader closed: a pipe nobody reads.
+        let readerGone = ["bash", "-c", #"f="$(mktemp -u)"; mkfifo -m 600 "$f"; exec 3<>"$f" 4>"$f"; rm "$f"; exec 3<&-; exec "$0" "$@" >&4 4>&-"#]
+        let closed = ["sh", "-c", #"exec "$0" "$@" >&-"#]
+        for (prefix, reason) in [(closed, "Bad file descriptor"), (readerGone, "Broken pipe")] {
+            let result = try run(["tpm-protect", "--print-code"], prefix: prefix)
+            #expect(result.status == 11 && result.stderrLines.count == 1 && result.stderr.contains("set back to empty")
+                    && result.stderr.contains(reason), "exit \(result.status): \(result.stderr)")
+            #expect(try state()["lockoutAuthSet"] as? Bool == false, "\(reason)")
+        }
+    }
+
+    /// SIGINT, SIGTERM or SIGHUP while the TPM takes the new authorization (a debug-build switch pauses there
+    /// until a signal is held): the command still ends by that signal, but only once the authorization is set back
+    /// to empty, since the code was never shown.
+    @Test(.softwareTPM, arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalDuringTheChangeLeavesNoCodeNobodySaw(_ signal: Int32) throws {
+        var process = home.keystore
+        process.environment["KEYSTORE_TPM_TCTI"] = try SoftwareTPM.required().tcti
+        process.environment["XDG_RUNTIME_DIR"] = home.runtime
+        process.environment["KEYSTORE_TEST_PAUSE_AFTER_LOCKOUT_CHANGE"] = "1"
+        let running = try process.start(["tpm-protect", "--print-code"])
+        let stderr = running.scratch.appendingPathComponent("stderr")
+        for _ in 0..<3000 where !((try? String(contentsOf: stderr, encoding: .utf8)) ?? "").contains("test pause") { usleep(10_000) }
+        kill(running.pid, signal)
+        let ended = try running.wait(timeout: 60)
+        #expect(ended.stderr.contains("test pause: lockout authorization changed"), "\(ended.stderr)")
+        #expect(ended.status == 128 + signal, "exit \(ended.status): \(ended.stderr)")
+        // Not set, or set with the code on standard output; here, with the signal there before the code was
+        // written, not set.
+        #expect(try state()["lockoutAuthSet"] as? Bool == false && ended.stdout.isEmpty, "\(ended.stdout)")
+    }
+
     @Test(.softwareTPM) func withAnOpenLockoutTheResetNeedsNoCode() throws {
         try SoftwareTPM.required().setDictionaryAttackParameters(maximumFailures: 3, intervalSeconds: 1000, recoverySeconds: 1)
         let signup = try run(["signup", "--name", "alice", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"],

@@ -1,12 +1,21 @@
 #ifndef C_PLATFORM_H
 #define C_PLATFORM_H
+#include <signal.h>
 #include <stdint.h>
 
-/// The few system calls Swift cannot make directly (variadic C, or a library without a module).
+/// The few system calls Swift cannot make directly (variadic C, a library without a module), and signal handlers
+/// with the state they share.
 
 /// Keeps secrets out of core dumps and away from debuggers of the same user: RLIMIT_CORE 0 and, on Linux,
 /// PR_SET_DUMPABLE 0 (as ssh-agent and gpg-agent do). Returns 0, or -1 if either call failed.
 int keystore_disable_core_dumps(void);
+
+/// Gives SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT and SIGQUIT their default action back: with core dumps
+/// off, the process ends at once. The Swift runtime installs a crash handler for them before main, by default
+/// and as SWIFT_BACKTRACE (set by whoever starts the process) asks, which prints the memory at every register's
+/// address and can wait 30 s for a key that opens a debugger on the live process. Returns 0, or -1 if any call
+/// failed.
+int keystore_reset_fatal_signals(void);
 
 /// The pid and uid of a Unix socket's peer as the kernel recorded them at connect (SO_PEERCRED, whose struct
 /// ucred needs _GNU_SOURCE). Returns 0, or -1 with errno set.
@@ -18,5 +27,20 @@ int keystore_spawn_close_from(void *actions, int lowest);
 
 /// One line to syslog at LOG_INFO, as "keystore-agent" (syslog itself is variadic).
 void keystore_syslog(const char *line);
+
+/// Holds back, until keystore_release_signals, the signals that ask a process to end (SIGHUP, SIGINT, SIGQUIT,
+/// SIGTERM) and SIGPIPE, so that a step which must finish once begun cannot be cut in half: they are blocked on the
+/// calling thread, and one that the kernel gives to another thread is caught there and only noted. Holds on several
+/// threads at once share that catching, which ends with the last. Returns 0 with the thread's signal mask as it was
+/// in *previous, or -1 with errno set (nothing is held then).
+int keystore_hold_signals(sigset_t *previous);
+
+/// 1 if SIGHUP, SIGINT, SIGQUIT or SIGTERM (one not ignored) arrived during a hold, else 0.
+int keystore_held_signal_arrived(void);
+
+/// Ends the calling thread's hold. With the last hold, every handler is put back as it was, then each noted signal
+/// is sent again, so that it meets its own action as if it had just arrived. A SIGPIPE pending on the calling
+/// thread is dropped: it came from a write whose EPIPE the caller has handled.
+void keystore_release_signals(const sigset_t *previous);
 
 #endif

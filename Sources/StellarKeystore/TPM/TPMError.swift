@@ -31,6 +31,9 @@ public enum TPMError: KeystoreError, Equatable {
     case lockoutHierarchyLocked(recoverySeconds: Int?)
     /// A lockout code was set but could not be handed over, nor set back: the TPM holds an authorization nobody has.
     case lockoutCodeLost(detail: String)
+    /// A signal that asks the process to end arrived before the new lockout code was handed over, so the
+    /// authorization was set back to empty.
+    case lockoutChangeInterrupted
     case failed(operation: String, detail: String)
 
     public var message: String {
@@ -69,6 +72,8 @@ public enum TPMError: KeystoreError, Equatable {
             "The TPM refuses every lockout code after a wrong one, for \(Self.lockoutRecovery(seconds)); nothing was tried."
         case .lockoutCodeLost(let detail):
             "The TPM's new lockout authorization could not be shown, nor set back to empty (\(TerminalText.escaped(detail, limit: nil))): nobody has it now, so only clearing the TPM, which destroys every key bound to it, ends a lockout."
+        case .lockoutChangeInterrupted:
+            "Interrupted before the lockout code was shown, so the TPM's lockout authorization was set back to empty: nothing was changed."
         case .failed(let operation, let detail):
             "The TPM could not \(operation): \(TerminalText.escaped(detail, limit: nil))."
         }
