@@ -75,20 +75,13 @@ struct KeystoreCommand: ParsableCommand {
             try command.run()
             if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
         } catch let error as KeystoreError {
-            let message = Hints.withHint(error)
-            // An error that would quote a secret argument (a name that is a seed, say) says so instead.
-            if SecretArguments.containSecret(arguments), quotesAnArgument(message) {
-                fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
-            }
-            fail(message, ExitStatus(of: error))
+            fail(Hints.withHint(error), ExitStatus(of: error))
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
             Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
             guard exitCode(for: error) != .success else { Self.exit(withError: error) }
-            // argument-parser quotes what it did not expect: never a seed or a phrase.
-            if SecretArguments.containSecret(arguments) { fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
             if let first = arguments.first, !first.hasPrefix("-"), command(named: first) == nil, first != "help" {
                 let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""
@@ -136,15 +129,13 @@ struct KeystoreCommand: ParsableCommand {
         return nearest.count == 1 ? nearest[0] : nil
     }
 
-    /// Whether `message` contains any argument of three characters or more (or any word of one).
-    private static func quotesAnArgument(_ message: String) -> Bool {
-        arguments.contains { argument in
-            argument.split(separator: " ").contains { $0.count >= 3 && message.contains($0) }
-        }
-    }
-
-    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code.
+    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code. Every
+    /// error passes here: one that would repeat a secret typed as an argument (argument-parser quotes what it did
+    /// not expect; a name that is a seed is quoted as a bad name) is the refusal instead.
     private static func fail(_ message: String, _ status: ExitStatus) -> Never {
+        if SecretArguments.isQuoted(in: message, arguments: arguments) {
+            fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
+        }
         Console.error(message)
         if wantsJSON {
             struct Failure: Encodable {

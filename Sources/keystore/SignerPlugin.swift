@@ -50,7 +50,7 @@ struct SignerPlugin {
             throw SignerPluginError.unknownArgument(TerminalText.escaped(unknown))
         }
         // A seed or phrase pasted as an argument must not come back in an error about the name.
-        if SecretArguments.containSecret(Array((request.args ?? [:]).values)) { throw SignerPluginError.secretArgument }
+        if !SecretArguments.secrets(in: Array((request.args ?? [:]).values)).isEmpty { throw SignerPluginError.secretArgument }
         let key = try SigningKeyOptions.parse(request.args?["name"].map { ["--name", $0] } ?? [])
         let network = try StellarNetwork(passphrase: request.network_passphrase)
         switch request.mode {
