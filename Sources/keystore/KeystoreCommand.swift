@@ -82,6 +82,8 @@ struct KeystoreCommand: ParsableCommand {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
             guard exitCode(for: error) != .success else { Self.exit(withError: error) }
+            // `--pin 493817`: the way to give a PIN, not argument-parser's nearest option; the PIN is not repeated.
+            if SecretArguments.containPINOption(arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
             if let first = arguments.first, !first.hasPrefix("-"), command(named: first) == nil, first != "help" {
                 let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""

@@ -62,6 +62,18 @@ enum SecretArguments {
         }
     }
 
+    /// Whether an option looks like one that gives a PIN (`--pin 493817`, `--PIN=…`, `--new-pin`, `--pin-code`)
+    /// without being one of the real ones, which say where to read it: there is deliberately no option that takes
+    /// a PIN, and argument-parser's nearest option ("Did you mean '--json'?") would not say so.
+    static func containPINOption(_ arguments: [String]) -> Bool {
+        let real: Set = ["pin-stdin", "pin-file", "pin-fd", "new-pin-file", "new-pin-fd"]
+        return arguments.prefix { $0 != "--" }.contains { argument in
+            guard argument.hasPrefix("--") else { return false }
+            let name = argument.dropFirst(2).prefix { $0 != "=" }.lowercased()
+            return !real.contains(name) && name.split { $0 == "-" || $0 == "_" }.contains { $0 == "pin" || $0 == "pincode" }
+        }
+    }
+
     private static func isLockoutCode(_ argument: String) -> Bool {
         guard argument.utf8.count >= 55, argument.utf8.count <= 80 else { return false }
         var bytes = Array(argument.utf8)

@@ -85,6 +85,21 @@ import Testing
         }
     }
 
+    // MARK: A PIN as an option (issue 28, 9.3)
+
+    /// An option that looks like a PIN's is answered with the ways a PIN is given, never with argument-parser's
+    /// nearest option, and the PIN is not repeated.
+    @Test(arguments: [["login", "--pin", "493817"], ["login", "--pin=493817"], ["sign", "--PIN", "493817"],
+                      ["change-pin", "--new-pin", "493817"], ["signup", "--pin-code", "493817", "--json"], ["login", "--pin"]])
+    func aPINOptionSaysHowToGiveAPIN(_ arguments: [String]) throws {
+        let home = try KeystoreHome()
+        let result = try home.run(arguments)
+        #expect(result.status == 10, "exit \(result.status): \(result.stderr)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("--pin-stdin, --pin-file or --pin-fd"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Did you mean"), "\(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("493817"), "the PIN was repeated: \(result.stdout) \(result.stderr)")
+    }
+
     // MARK: Ordinary text is not a secret (issue 28, 9.1)
 
     /// Everyday English has three BIP39 words in a row ("I control this account"); a phrase is 12 to 24 of them.
