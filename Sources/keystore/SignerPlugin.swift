@@ -17,8 +17,8 @@ import StellarTransactions
 /// - `{"mode": "sign_auth", "payload", "network_passphrase", "address", "nonce", "signature_expiration_ledger",
 ///   "root_invocation", "args"}` → the base64 XDR of the signature `SCVal`.
 ///
-/// The key comes from `$KEYSTORE_SESSION` or the PIN typed on the terminal, never from the request; `args.name`
-/// picks the identity. What is signed is recomputed from the request and shown before the PIN.
+/// The key comes from `$KEYSTORE_SESSION`, the agent at `$KEYSTORE_AGENT` or the PIN typed on the terminal, never
+/// from the request; `args.name` picks the identity. What is signed is recomputed from the request and shown before the PIN.
 struct SignerPlugin {
     /// The name stellar-cli looks for on PATH for `--sign-with-plugin keystore=…`.
     static let name = "stellar-signer-keystore"
@@ -89,10 +89,15 @@ struct SignerPlugin {
         if !SecretArguments.secrets(in: Array((request.args ?? [:]).values)).isEmpty { throw SignerPluginError.secretArgument }
         let key = try SigningKeyOptions.parse(request.args?["name"].map { ["--name", $0] } ?? [])
         let network = try StellarNetwork(passphrase: request.network_passphrase)
-        switch request.mode {
-        case "sign_tx": try signTransaction(request, network: network, key: key)
-        case "sign_auth": try signAuthorization(request, network: network, key: key)
-        default: throw SignerPluginError.unknownMode(TerminalText.escaped(request.mode))
+        do {
+            switch request.mode {
+            case "sign_tx": try signTransaction(request, network: network, key: key)
+            case "sign_auth": try signAuthorization(request, network: network, key: key)
+            default: throw SignerPluginError.unknownMode(TerminalText.escaped(request.mode))
+            }
+        } catch CLIError.noTerminal(_, _) {
+            // The PIN options the command line would suggest are not the plugin's: stellar-cli passes none.
+            throw SignerPluginError.noKey
         }
     }
 
@@ -132,7 +137,7 @@ struct SignerPlugin {
     }
 }
 
-/// What is wrong with a signer-plugin request. All are bad input.
+/// What is wrong with a signer-plugin request (bad input), or why no key could sign it (no session).
 enum SignerPluginError: CommandLineError {
     case arguments, malformed, secretArgument
     /// Not JSON, not an object, or a key given twice: what `StrictJSON` found.
@@ -144,6 +149,8 @@ enum SignerPluginError: CommandLineError {
     case notBase64(String)
     case hashMismatch
     case notThisAddress
+    /// No session, no agent holding the key, and no terminal to type the PIN on.
+    case noKey
 
     var message: String {
         switch self {
@@ -158,8 +165,13 @@ enum SignerPluginError: CommandLineError {
         case .notBase64(let field): "The request's \(field) is not base64."
         case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
         case .notThisAddress: "The request asks for another address's signature than this identity's; nothing was signed."
+        case .noKey:
+            "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
         }
     }
 
-    var exitStatus: ExitStatus { .invalidInput }
+    var exitStatus: ExitStatus {
+        if case .noKey = self { return .session }
+        return .invalidInput
+    }
 }
