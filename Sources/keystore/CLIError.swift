@@ -58,8 +58,8 @@ enum CLIError: CommandLineError {
         switch self {
         case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput: .invalidInput
-        case .unreadableSecret: .system
+        // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .unreadableSecret: .invalidInput
         case .noTerminal, .conflictingOptions: .usage
         }
     }
