@@ -1,5 +1,6 @@
 import StellarKeystore
 import StellarKeystoreTPM
+import StellarTransactions
 import StellarWebAuth
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
@@ -20,6 +21,7 @@ enum Hints {
         case let error as TransactionError: hint(for: error)
         case let error as TPMError: hint(for: error)
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
+        case AuthorizationError.notStrict: "to sign it anyway, add --allow-non-strict."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         default: nil
         }
