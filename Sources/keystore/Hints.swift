@@ -28,7 +28,7 @@ enum Hints {
     }
 
     private static let envelopeWanted = "give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
-    private static let networks = "use --network public, testnet or futurenet, or --network-passphrase TEXT."
+    private static let networks = "use --network public (or mainnet, pubnet), testnet or futurenet, or --network-passphrase TEXT."
     private static let newSession = "run 'keystore login --session' again."
 
     private static func hint(for error: VaultError) -> String? {
@@ -59,7 +59,7 @@ enum Hints {
         switch error {
         case .empty, .notBase64: envelopeWanted
         case .unknownNetwork: networks
-        case .noNetwork: "give --network public, testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
+        case .noNetwork: "give --network public (or mainnet, pubnet), testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
         default: nil
         }
     }

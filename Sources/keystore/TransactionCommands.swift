@@ -13,7 +13,7 @@ import StellarTransactions
 
 /// Which network a transaction is for: named on the command line or in the environment, never guessed.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The network: public, testnet or futurenet (default: $STELLAR_NETWORK; none: an error).",
+    @Option(help: ArgumentHelp("The network: public (or mainnet, pubnet), testnet or futurenet (default: $STELLAR_NETWORK; none: an error).",
                                valueName: "name"))
     var network: String?
 

@@ -159,6 +159,16 @@ import Glibc
         #expect(result.status == 9 && result.stdout == "unset KEYSTORE_SESSION\n", "\(result.stdout)|\(result.stderr)")
     }
 
+    /// `mainnet` and `pubnet` work, so the help and the unknown-network hint name them (issue 28, 9.13).
+    @Test func everyNetworkNameThatWorksIsInTheHelp() throws {
+        for command in ["sign-tx", "show-tx", "sign-auth", "web-auth"] {
+            let help = try KeystoreProcess().run([command, "--help"]).stdout
+            #expect(help.contains("mainnet") && help.contains("pubnet"), "\(command): \(help)")
+        }
+        let unknown = try KeystoreProcess().run(["show-tx", "--network", "mars", "AAAA"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("mainnet"), "\(unknown.stderr)")
+    }
+
     /// A long reason from libcurl is cut in its middle: its end, what went wrong, stays (issue 28, 9.10).
     @Test func aServerErrorKeepsItsEnd() throws {
         // A port nothing listens on: bound, then closed.
