@@ -81,7 +81,15 @@ struct KeystoreCommand: ParsableCommand {
         } catch {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
-            guard exitCode(for: error) != .success else { Self.exit(withError: error) }
+            if exitCode(for: error) == .success {
+                // Help, --version, completions: argument-parser prints them, but for bash's script, ours.
+                guard completionShellRequested == .bash else { Self.exit(withError: error) }
+                Console.print(Completions.script(for: .bash))
+                if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
+                Self.exit()
+            }
+            // A completion (bash calls `keystore ---completion …` on Tab) prints no error into the line being typed.
+            if arguments.first == "---completion" { Self.exit(withError: ExitCode.failure) }
             // `--pin 493817`: the way to give a PIN, not argument-parser's nearest option; the PIN is not repeated.
             if SecretArguments.containPINOption(arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
@@ -112,6 +120,16 @@ struct KeystoreCommand: ParsableCommand {
     }
 
     private static var arguments: [String] { Array(CommandLine.arguments.dropFirst()) }
+
+    /// The shell `--generate-completion-script` asked a script for: its value, else the one argument-parser
+    /// detects from `$SHELL`.
+    private static var completionShellRequested: CompletionShell? {
+        let option = "--generate-completion-script"
+        guard let index = arguments.firstIndex(where: { $0 == option || $0.hasPrefix(option + "=") }) else { return nil }
+        if arguments[index].hasPrefix(option + "=") { return CompletionShell(rawValue: String(arguments[index].dropFirst(option.count + 1))) }
+        if index + 1 < arguments.count, let shell = CompletionShell(rawValue: arguments[index + 1]) { return shell }
+        return CompletionShell.autodetected()
+    }
 
     /// The command within two edits (insertions, deletions, substitutions) of `typed`, if exactly one is nearest.
     static func nearestCommand(to typed: String) -> String? {
