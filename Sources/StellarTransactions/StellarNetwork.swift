@@ -14,6 +14,8 @@ public struct StellarNetwork: Sendable, Equatable {
     public static let testnet = StellarNetwork(name: "testnet", passphrase: "Test SDF Network ; September 2015")
     public static let futurenet = StellarNetwork(name: "futurenet", passphrase: "Test SDF Future Network ; October 2022")
     public static let wellKnown = [StellarNetwork.public, .testnet, .futurenet]
+    /// Other names of well-known networks, as the Stellar tools accept them.
+    public static let aliases = ["mainnet": "public", "pubnet": "public"]
 
     private init(name: String?, passphrase: String) {
         self.name = name
@@ -21,10 +23,10 @@ public struct StellarNetwork: Sendable, Equatable {
         id = Array(passphrase.utf8).withUnsafeBytes { Sodium.sha256($0) }
     }
 
-    /// One of the well-known networks by name (`mainnet` and `pubnet` also name the public one, as in the
-    /// Stellar tools).
+    /// One of the well-known networks by name, or by one of its `aliases` (`mainnet` and `pubnet` also name the
+    /// public one, as in the Stellar tools).
     public init(named name: String) throws {
-        let wanted = name == "mainnet" || name == "pubnet" ? "public" : name
+        let wanted = Self.aliases[name] ?? name
         guard let network = Self.wellKnown.first(where: { $0.name == wanted }) else {
             throw TransactionError.unknownNetwork(name)
         }

@@ -6,6 +6,7 @@ import StellarTransactions
 /// library's.
 enum CLIError: CommandLineError {
     case secretOnCommandLine(String)
+    case pinOnCommandLine
     case invalidHex
     case noTerminal(what: String, alternatives: String)
     case unreadableSecret(source: String, reason: String)
@@ -24,6 +25,8 @@ enum CLIError: CommandLineError {
         switch self {
         case .secretOnCommandLine(let what):
             "Refusing to read \(what) (the command line is visible to other users)."
+        case .pinOnCommandLine:
+            "A PIN is never taken from the command line (other users can see it); use \(PINOptions.alternatives), or type it at the prompt."
         case .invalidHex:
             "The payload is not valid hex (an even number of 0-9, a-f)."
         case .noTerminal(let what, let alternatives):
@@ -53,10 +56,10 @@ enum CLIError: CommandLineError {
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
+        case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput: .invalidInput
-        case .unreadableSecret: .system
+        // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .unreadableSecret: .invalidInput
         case .noTerminal, .conflictingOptions: .usage
         }
     }

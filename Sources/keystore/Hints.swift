@@ -1,5 +1,6 @@
 import StellarKeystore
 import StellarKeystoreTPM
+import StellarTransactions
 import StellarWebAuth
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
@@ -20,13 +21,14 @@ enum Hints {
         case let error as TransactionError: hint(for: error)
         case let error as TPMError: hint(for: error)
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
+        case AuthorizationError.notStrict: "to sign it anyway, add --allow-non-strict."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         default: nil
         }
     }
 
     private static let envelopeWanted = "give a base64 TransactionEnvelope (e.g. from 'stellar tx new … --build-only')."
-    private static let networks = "use --network public, testnet or futurenet, or --network-passphrase TEXT."
+    private static let networks = "use --network public (or mainnet, pubnet), testnet or futurenet, or --network-passphrase TEXT."
     private static let newSession = "run 'keystore login --session' again."
 
     private static func hint(for error: VaultError) -> String? {
@@ -57,7 +59,7 @@ enum Hints {
         switch error {
         case .empty, .notBase64: envelopeWanted
         case .unknownNetwork: networks
-        case .noNetwork: "give --network public, testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
+        case .noNetwork: "give --network public (or mainnet, pubnet), testnet or futurenet, or --network-passphrase TEXT (or set STELLAR_NETWORK or STELLAR_NETWORK_PASSPHRASE)."
         default: nil
         }
     }

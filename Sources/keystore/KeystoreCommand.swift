@@ -75,20 +75,23 @@ struct KeystoreCommand: ParsableCommand {
             try command.run()
             if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
         } catch let error as KeystoreError {
-            let message = Hints.withHint(error)
-            // An error that would quote a secret argument (a name that is a seed, say) says so instead.
-            if SecretArguments.containSecret(arguments), quotesAnArgument(message) {
-                fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
-            }
-            fail(message, ExitStatus(of: error))
+            fail(Hints.withHint(error), ExitStatus(of: error))
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
             Self.exit(withError: exit)  // `verify --json` has said so already
         } catch {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
-            guard exitCode(for: error) != .success else { Self.exit(withError: error) }
-            // argument-parser quotes what it did not expect: never a seed or a phrase.
-            if SecretArguments.containSecret(arguments) { fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus) }
+            if exitCode(for: error) == .success {
+                // Help, --version, completions: argument-parser prints them, but for bash's script, ours.
+                guard completionShellRequested == .bash else { Self.exit(withError: error) }
+                Console.print(Completions.script(for: .bash))
+                if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
+                Self.exit()
+            }
+            // A completion (bash calls `keystore ---completion …` on Tab) prints no error into the line being typed.
+            if arguments.first == "---completion" { Self.exit(withError: ExitCode.failure) }
+            // `--pin 493817`: the way to give a PIN, not argument-parser's nearest option; the PIN is not repeated.
+            if SecretArguments.containPINOption(arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
             if let first = arguments.first, !first.hasPrefix("-"), command(named: first) == nil, first != "help" {
                 let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""
@@ -118,6 +121,16 @@ struct KeystoreCommand: ParsableCommand {
 
     private static var arguments: [String] { Array(CommandLine.arguments.dropFirst()) }
 
+    /// The shell `--generate-completion-script` asked a script for: its value, else the one argument-parser
+    /// detects from `$SHELL`.
+    private static var completionShellRequested: CompletionShell? {
+        let option = "--generate-completion-script"
+        guard let index = arguments.firstIndex(where: { $0 == option || $0.hasPrefix(option + "=") }) else { return nil }
+        if arguments[index].hasPrefix(option + "=") { return CompletionShell(rawValue: String(arguments[index].dropFirst(option.count + 1))) }
+        if index + 1 < arguments.count, let shell = CompletionShell(rawValue: arguments[index + 1]) { return shell }
+        return CompletionShell.autodetected()
+    }
+
     /// The command within two edits (insertions, deletions, substitutions) of `typed`, if exactly one is nearest.
     static func nearestCommand(to typed: String) -> String? {
         let typed = Array(typed.lowercased())
@@ -136,15 +149,13 @@ struct KeystoreCommand: ParsableCommand {
         return nearest.count == 1 ? nearest[0] : nil
     }
 
-    /// Whether `message` contains any argument of three characters or more (or any word of one).
-    private static func quotesAnArgument(_ message: String) -> Bool {
-        arguments.contains { argument in
-            argument.split(separator: " ").contains { $0.count >= 3 && message.contains($0) }
-        }
-    }
-
-    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code.
+    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code. Every
+    /// error passes here: one that would repeat a secret typed as an argument (argument-parser quotes what it did
+    /// not expect; a name that is a seed is quoted as a bad name) is the refusal instead.
     private static func fail(_ message: String, _ status: ExitStatus) -> Never {
+        if SecretArguments.isQuoted(in: message, arguments: arguments) {
+            fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
+        }
         Console.error(message)
         if wantsJSON {
             struct Failure: Encodable {

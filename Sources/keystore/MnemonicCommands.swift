@@ -50,7 +50,7 @@ struct Recover: ParsableCommand {
         let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
-        if tpm { try TPMNotice.checkAndWarn(keystore) }
+        if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: true) }
         let mnemonic = try Self.readPhrase()
         let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,

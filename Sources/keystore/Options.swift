@@ -53,7 +53,8 @@ struct IdentityOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
-        valueName: "name"))
+        valueName: "name"),
+            completion: .custom(Completions.identities))
     var name: String?
 
     var json: Bool { keystore.json }

@@ -10,15 +10,19 @@ import StellarTransactions
 /// What `signup --tpm` and `recover --tpm` say before anything is asked: whether there is a TPM at all, and
 /// that the vault will never open anywhere else.
 enum TPMNotice {
-    static func checkAndWarn(_ keystore: Keystore) throws {
+    static func checkAndWarn(_ keystore: Keystore, keyFromPhrase: Bool) throws {
         let state = try keystore.checkTPMReadyToBind()
         warnIfOpen(state)
-        Console.warn(bindingNotice)
+        Console.warn(bindingNotice(keyFromPhrase: keyFromPhrase))
     }
 
-    /// The library's notice, with the options that act on it.
-    static let bindingNotice = Keystore.tpmBindingNotice
-        + " Make the key from a phrase (signup --mnemonic) to keep one; --kdf interactive is enough."
+    /// The library's notice, with the options that act on it: a key made from a phrase (`signup --mnemonic`,
+    /// `recover`) is told to keep it, not to make one.
+    static func bindingNotice(keyFromPhrase: Bool = false) -> String {
+        Keystore.tpmBindingNotice + (keyFromPhrase
+            ? " Keep its recovery phrase offline; --kdf interactive is enough."
+            : " Make the key from a phrase (signup --mnemonic) to keep one; --kdf interactive is enough.")
+    }
 
     /// Said whenever a binding is made on a TPM whose lockout authorization is empty (`--allow-open-lockout`).
     static func warnIfOpen(_ state: TPMDictionaryAttackState) {
@@ -55,7 +59,7 @@ struct Bind: ParsableCommand {
         let name = try identity.identity()
         let vault = try keystore.bindToTPM(name: name) { try pin.read() }
         if openLockout.allowOpenLockout { TPMNotice.warnIfOpen(try keystore.tpmStatus()) }
-        Console.warn(TPMNotice.bindingNotice)
+        Console.warn(TPMNotice.bindingNotice())
         try Report.print(name, vault, json: identity.json, done: "is now bound to this machine's TPM")
     }
 }

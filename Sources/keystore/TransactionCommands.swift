@@ -13,8 +13,9 @@ import StellarTransactions
 
 /// Which network a transaction is for: named on the command line or in the environment, never guessed.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The network: public, testnet or futurenet (default: $STELLAR_NETWORK; none: an error).",
-                               valueName: "name"))
+    @Option(help: ArgumentHelp("The network: public (or mainnet, pubnet), testnet or futurenet (default: $STELLAR_NETWORK; none: an error).",
+                               valueName: "name"),
+            completion: .list(Completions.networks))
     var network: String?
 
     @Option(help: ArgumentHelp("Another network, by its passphrase (default: $STELLAR_NETWORK_PASSPHRASE).", valueName: "text"))

@@ -81,7 +81,7 @@ struct Signup: ParsableCommand {
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
-        if tpm { try TPMNotice.checkAndWarn(keystore) }
+        if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: mnemonic) }
         // The seed first: with --pin-stdin it is the first line.
         let key: Keystore.NewKey = mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
         let created = try keystore.signUp(name: name, kdf: kdf, key: key, replacing: replace,

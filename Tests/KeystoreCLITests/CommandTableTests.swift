@@ -32,6 +32,7 @@ import Testing
         #expect(try KeystoreProcess().run(["help"] + words).stdout == expected)
     }
 
+    /// bash's is argument-parser's with keystore's own function after it (`Completions`; CompletionCLITests runs it).
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScriptsAreWhatArgumentParserPrints(_ shell: String) throws {
         let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/completion.\(shell)"), encoding: .utf8)

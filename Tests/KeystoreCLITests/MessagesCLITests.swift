@@ -158,4 +158,28 @@ import Glibc
         let result = try process.run(["logout"])
         #expect(result.status == 9 && result.stdout == "unset KEYSTORE_SESSION\n", "\(result.stdout)|\(result.stderr)")
     }
+
+    /// `mainnet` and `pubnet` work, so the help and the unknown-network hint name them (issue 28, 9.13).
+    @Test func everyNetworkNameThatWorksIsInTheHelp() throws {
+        for command in ["sign-tx", "show-tx", "sign-auth", "web-auth"] {
+            let help = try KeystoreProcess().run([command, "--help"]).stdout
+            #expect(help.contains("mainnet") && help.contains("pubnet"), "\(command): \(help)")
+        }
+        let unknown = try KeystoreProcess().run(["show-tx", "--network", "mars", "AAAA"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("mainnet"), "\(unknown.stderr)")
+    }
+
+    /// A long reason from libcurl is cut in its middle: its end, what went wrong, stays (issue 28, 9.10).
+    @Test func aServerErrorKeepsItsEnd() throws {
+        // A port nothing listens on: bound, then closed.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, length); _ = getsockname(fd, $0, &length) } }
+        close(fd)
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let result = try home.run(["web-auth", "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))", "--name", Self.golden.name])
+        expectOneLine(result, status: 13, "Couldn't connect to server.")
+    }
 }

@@ -2,11 +2,15 @@ import Foundation
 import Testing
 
 /// A seed or a recovery phrase typed as an argument is never repeated by the error it causes (argument-parser
-/// quotes unexpected arguments): every command, text and JSON, exits 10 with a line that leaves it out.
+/// quotes unexpected arguments): where the error would repeat it, every command, text and JSON, exits 10 with a
+/// line that leaves it out; any other error is the one the command gives for harmless text in its place.
 @Suite struct SecretArgumentCLITests {
     static let seed = KeystoreHome.golden.seed
     static let phrase = ["illness", "spike", "retreat", "truth", "genius", "clock", "brain", "pass", "fit", "cave", "bargain", "toe"]
     static let commands = CommandTableTests.helps.filter { !$0.isEmpty }.map { $0.split(separator: " ").map(String.init) }
+    /// Stand-ins of the same shape that are no secret: a seed's length in capitals, words off the BIP39 list.
+    static let seedStandIn = "S" + String(repeating: "Q", count: 55)
+    static let phraseStandIn = phrase.map { "q" + $0 }
 
     func expectRefusedWithoutTheSecret(_ result: KeystoreProcess.Result, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result.status == 10, "\(arguments): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
@@ -15,11 +19,30 @@ import Testing
         expectNoSecret(result, sourceLocation: sourceLocation)
     }
 
+    /// Neither the seed (nor 20 characters of it) nor two words of the phrase in a row, however they are quoted.
     func expectNoSecret(_ result: KeystoreProcess.Result, sourceLocation: SourceLocation = #_sourceLocation) {
+        let pairs = Set(zip(Self.phrase, Self.phrase.dropFirst()).map { "\($0) \($1)" })
         for output in [result.stdout, result.stderr] {
             #expect(!output.contains(Self.seed) && !output.contains(Self.seed.dropFirst(8).prefix(20)), sourceLocation: sourceLocation)
-            for run in 0...(Self.phrase.count - 3) {
-                #expect(!output.contains(Self.phrase[run..<run + 3].joined(separator: " ")), sourceLocation: sourceLocation)
+            let words = output.lowercased().split { !$0.isLetter }
+            #expect(!zip(words, words.dropFirst()).contains { pairs.contains("\($0) \($1)") }, "\(output)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Runs `arguments(secret)` and `arguments(standIn)` (and with `--json`): the secret is never in the output; where the
+    /// stand-in's error quotes the stand-in, the secret's is the refusal; elsewhere it is the stand-in's error.
+    func expectScreened(_ home: KeystoreHome, secret: [String], standIn: [String], alsoJSON: Bool = false,
+                        _ arguments: ([String]) -> [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for json in alsoJSON ? [[], ["--json"]] : [[]] {
+            let result = try home.run(arguments(secret) + json)
+            let plain = try home.run(arguments(standIn) + json)
+            if standIn.contains(where: { plain.stderr.contains($0.prefix(12)) }) {
+                expectRefusedWithoutTheSecret(result, arguments(secret), sourceLocation: sourceLocation)
+                if !json.isEmpty { #expect(result.stdout.contains(#""kind":"refused""#), "\(result.stdout)", sourceLocation: sourceLocation) }
+            } else {
+                expectNoSecret(result, sourceLocation: sourceLocation)
+                #expect(result.status == plain.status, "\(arguments(secret)): exit \(result.status), not \(plain.status): \(result.stderr)",
+                        sourceLocation: sourceLocation)
             }
         }
     }
@@ -27,23 +50,21 @@ import Testing
     @Test(arguments: commands)
     func aSeedArgumentIsNeverRepeated(_ command: [String]) throws {
         let home = try KeystoreHome()
-        for arguments in [command + [Self.seed, "--no-such-option"], command + ["--no-such-option", Self.seed]] {
-            expectRefusedWithoutTheSecret(try home.run(arguments), arguments)
-            let json = try home.run(arguments + ["--json"])
-            expectRefusedWithoutTheSecret(json, arguments)
-            #expect(json.stdout.contains(#""kind":"refused""#), "\(arguments): \(json.stdout)")
-        }
-        // One argument too many for most commands; whatever the error, it leaves the seed out.
-        expectNoSecret(try home.run(command + [Self.seed, Self.seed]))
+        try expectScreened(home, secret: [Self.seed], standIn: [Self.seedStandIn], alsoJSON: true) { command + $0 + ["--no-such-option"] }
+        try expectScreened(home, secret: [Self.seed], standIn: [Self.seedStandIn]) { command + ["--no-such-option"] + $0 }
+        // One argument too many for most commands.
+        try expectScreened(home, secret: [Self.seed], standIn: [Self.seedStandIn]) { command + $0 + $0 }
     }
 
     @Test(arguments: commands)
     func aPhraseArgumentIsNeverRepeated(_ command: [String]) throws {
         let home = try KeystoreHome()
-        for arguments in [command + Self.phrase, command + [Self.phrase.joined(separator: " "), "--no-such-option"]] {
-            expectRefusedWithoutTheSecret(try home.run(arguments), arguments)
-            expectRefusedWithoutTheSecret(try home.run(arguments + ["--json"]), arguments)
-        }
+        // Twelve words, where a command takes at most one.
+        try expectScreened(home, secret: Self.phrase, standIn: Self.phraseStandIn, alsoJSON: true) { command + $0 }
+        // The phrase as one argument, beside an unknown option.
+        let joined = [Self.phrase.joined(separator: " ")], joinedStandIn = [Self.phraseStandIn.joined(separator: " ")]
+        try expectScreened(home, secret: joined, standIn: joinedStandIn) { command + $0 + ["--no-such-option"] }
+        try expectScreened(home, secret: joined, standIn: joinedStandIn) { command + ["--no-such-option"] + $0 }
     }
 
     /// As an option's value, where argument-parser does not complain but keystore's own check would quote it.
@@ -52,6 +73,74 @@ import Testing
         for command in [["login"], ["export", "--force"], ["address"], ["remove", "--force"]] {
             let arguments = command + ["--name", Self.seed]
             expectRefusedWithoutTheSecret(try home.run(arguments), arguments)
+        }
+    }
+
+    /// A phrase given as a name is cut in the name's error, but what would be left of it is still the phrase's.
+    @Test func aPhraseGivenAsANameIsNotRepeated() throws {
+        let home = try KeystoreHome()
+        for command in [["login"], ["address"]] {
+            let arguments = command + ["--name", Self.phrase.joined(separator: " ")]
+            expectRefusedWithoutTheSecret(try home.run(arguments), arguments)
+        }
+    }
+
+    // MARK: A PIN as an option (issue 28, 9.3)
+
+    /// An option that looks like a PIN's is answered with the ways a PIN is given, never with argument-parser's
+    /// nearest option, and the PIN is not repeated.
+    @Test(arguments: [["login", "--pin", "493817"], ["login", "--pin=493817"], ["sign", "--PIN", "493817"],
+                      ["change-pin", "--new-pin", "493817"], ["signup", "--pin-code", "493817", "--json"], ["login", "--pin"]])
+    func aPINOptionSaysHowToGiveAPIN(_ arguments: [String]) throws {
+        let home = try KeystoreHome()
+        let result = try home.run(arguments)
+        #expect(result.status == 10, "exit \(result.status): \(result.stderr)")
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("--pin-stdin, --pin-file or --pin-fd"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Did you mean"), "\(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("493817"), "the PIN was repeated: \(result.stdout) \(result.stderr)")
+    }
+
+    // MARK: Ordinary text is not a secret (issue 28, 9.1)
+
+    /// Everyday English has three BIP39 words in a row ("I control this account"); a phrase is 12 to 24 of them.
+    static let sentences = ["I control this account", "please sign this message to prove you own the wallet before the auction ends"]
+
+    /// The same sentence with no word on the BIP39 list, for a command's answer to compare with.
+    static func neutral(_ sentence: String) -> String { sentence.split(separator: " ").map { "q" + $0 }.joined(separator: " ") }
+
+    /// The README's own example: a message that does not verify is exit 1, however it is given and whatever its words.
+    @Test func aMessageThatDoesNotVerifyIsExit1WhateverItsWords() throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let signed = try home.run(["sign-message", "something else", "--name", KeystoreHome.golden.name, "--pin-stdin"],
+                                  stdin: KeystoreHome.golden.pin + "\n")
+        try #require(signed.status == 0, "\(signed.stderr)")
+        let signature = signed.stdout.trimmingCharacters(in: .newlines)
+        let verify = ["verify", "--address", KeystoreHome.golden.address, "--signature", signature]
+        for sentence in Self.sentences {
+            let text = try home.run(verify + [sentence])
+            #expect(text.status == 1 && text.stderr.contains("does not match this message"), "exit \(text.status): \(text.stderr)")
+            let json = try home.run(verify + [sentence, "--json"])
+            #expect(json.status == 1 && json.stdout.contains(#""valid":false"#), "exit \(json.status): \(json.stdout) \(json.stderr)")
+            let stdin = try home.run(verify, stdin: sentence)
+            #expect(stdin.status == 1, "exit \(stdin.status): \(stdin.stderr)")
+        }
+    }
+
+    /// In every command, as its argument, as a name or a network: a sentence gets the answer a sentence of words off
+    /// the list gets, never the refusal of a secret.
+    @Test(arguments: commands)
+    func anOrdinarySentenceIsJustText(_ command: [String]) throws {
+        let home = try KeystoreHome()
+        try home.addGolden()
+        let first = Self.sentences[0], second = Self.sentences[1]
+        let cases = [command + [first], command + [first, "--json"], command + ["--name", first], command + ["--network", first],
+                     command + [second]]
+        for arguments in cases {
+            let result = try home.run(arguments)
+            let expected = try home.run(arguments.map { Self.sentences.contains($0) ? Self.neutral($0) : $0 })
+            #expect(result.status == expected.status && !result.stderr.contains("a secret (a seed, a recovery phrase or a lockout code)"),
+                    "\(arguments): exit \(result.status), not \(expected.status): \(result.stderr)")
         }
     }
 

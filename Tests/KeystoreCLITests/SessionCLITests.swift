@@ -65,6 +65,17 @@ import StellarKeystore
         let result = try sign(token)
         #expect(result.status == 9 && result.stderr == "keystore: The session has expired; run 'keystore login --session' again.\n")
         #expect(sessionFiles.isEmpty, "the expired session was deleted")
+        // Its file gone, it is still expired, not "ended (logged out …)" (issue 28, 9.10); so is one whose file
+        // the next login cleaned up.
+        let again = try sign(token)
+        #expect(again.status == 9 && again.stderr == result.stderr, "\(again.stderr)")
+        let other = try login(ttl: "1s")
+        usleep(1_500_000)
+        _ = try login()
+        let cleaned = try sign(other)
+        #expect(cleaned.status == 9 && cleaned.stderr == result.stderr, "\(cleaned.stderr)")
+        let status = try keystore(session: token).run(["status"])
+        #expect(status.status == 9 && status.stderr.contains("expired"), "\(status.stderr)")
     }
 
     @Test func aTamperedSessionFileFails() throws {

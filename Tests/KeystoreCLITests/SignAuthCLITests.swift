@@ -119,6 +119,10 @@ import Testing
             #expect(run.status == status, "\(arguments): \(run.stderr)")
             #expect(run.stdout.isEmpty && run.stderrLines.count == 1 && run.stderr.contains(words), "\(arguments): \(run.stderr)")
         }
+        // A script is told the flag that allows it (issue 28, 9.10).
+        let scripted = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
+                                     "--pin-stdin", loose.envelope], stdin: Self.golden.pin + "\n")
+        #expect(scripted.status == 2 && scripted.stderrLines.count == 1 && scripted.stderr.contains("--allow-non-strict"), "\(scripted.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
         let allowed = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
                                     "--allow-non-strict", "--pin-stdin", "--quiet", loose.envelope], stdin: Self.golden.pin + "\n")

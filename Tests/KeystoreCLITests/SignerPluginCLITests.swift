@@ -128,4 +128,39 @@ import Testing
         let run = try noSession.run([], stdin: Array(try JSONSerialization.data(withJSONObject: try Self.authRequest(fixture))))
         #expect(run.status != 0 && run.stdout.isEmpty && run.stderrLines.last?.hasPrefix("keystore: ") == true, "\(run.stderr)")
     }
+
+    /// With no session and no terminal, the error names what works for a plugin (a session or the agent), not
+    /// options it does not take (issue 28, 9.2).
+    @Test func withoutASessionOrATerminalTheErrorSaysWhatWorks() throws {
+        let host = try Host()
+        let fixture = try #require(Self.preimages.cases.first { $0.name == "v1 sep41 transfer" })
+        var noSession = host.plugin
+        noSession.environment["KEYSTORE_SESSION"] = nil
+        noSession.environment["KEYSTORE_AGENT"] = nil
+        let run = try noSession.run([], stdin: Array(try JSONSerialization.data(withJSONObject: try Self.authRequest(fixture))))
+        #expect(run.status == 9 && run.stdout.isEmpty, "exit \(run.status): \(run.stderr)")
+        let error = run.stderrLines.last.map(String.init) ?? ""
+        #expect(error.hasPrefix("keystore: ") && error.contains(#"eval "$(keystore login --session)""#) && error.contains("agent"), "\(run.stderr)")
+        #expect(!error.contains("--pin-stdin") && !error.contains("--pin-file") && !error.contains("--pin-fd"), "\(run.stderr)")
+    }
+
+    /// The request is read strictly, as every JSON from outside is: a key given twice is refused, not read as its
+    /// first (Foundation) or its last (Python) value (issue 28, 10.1).
+    @Test func aRequestWithARepeatedKeyIsRefused() throws {
+        let host = try Host()
+        let fixture = try #require(Self.preimages.cases.first { $0.name == "v1 sep41 transfer" })
+        let request = try Self.authRequest(fixture)
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: request, options: .sortedKeys), as: UTF8.self)
+        #expect(try host.plugin.run([], stdin: Array(text.utf8)).status == 0, "the request itself signs")
+        for (key, second) in [("payload", #""0000""#), ("mode", #""sign_tx""#), ("args", #"{"name":"other"}"#)] {
+            let repeated = String(text.dropLast()) + #","\#(key)":\#(second)}"#
+            let run = try host.plugin.run([], stdin: Array(repeated.utf8))
+            #expect(run.status == 2 && run.stdout.isEmpty, "\(key): exit \(run.status): \(run.stdout) \(run.stderr)")
+            #expect(run.stderrLines.count == 1 && run.stderr.contains("'\(key)' appears twice"), "\(run.stderr)")
+        }
+        let nested = text.replacingOccurrences(of: #""args":{"#, with: #""args":{"name":"other","#)
+        try #require(nested != text)
+        let run = try host.plugin.run([], stdin: Array(nested.utf8))
+        #expect(run.status == 2 && run.stderr.contains("'name' appears twice"), "\(run.stderr)")
+    }
 }

@@ -152,11 +152,21 @@ final class TPMCLITests {
         #expect(try run(["tpm-status"], tpm: missing).status == 8)
     }
 
+    /// `signup --tpm --mnemonic` is not advised to run `signup --mnemonic`: it is making the phrase (issue 28, 9.10).
+    @Test func aPhraseMadeKeyIsNotAdvisedToBeMadeFromAPhrase() throws {
+        let signup = try run(["signup", "--name", "fay", "--tpm", "--allow-open-lockout", "--mnemonic", "--print-phrase", "--kdf", "interactive",
+                              "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(signup.status == 0 && signup.stderr.contains("can only ever be opened on this machine"), "\(signup.stderr)")
+        #expect(!signup.stderr.contains("signup --mnemonic") && signup.stderr.contains("recovery phrase"), "\(signup.stderr)")
+    }
+
     @Test func recoverAndDeriveKeepTheBinding() throws {
         // SEP-5 Test 1's phrase; account 1 is golden-mnemonic's address (fixtures/vaults/vaults.json).
         let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
         let recover = try run(["recover", "--name", "erin", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"], stdin: "\(phrase)\n\(pin)\n")
         #expect(recover.status == 0 && recover.stderr.contains("can only ever be opened on this machine"), "\(recover.stderr)")
+        // The key comes from a phrase already: no advice to make one (issue 28, 9.10).
+        #expect(!recover.stderr.contains("signup --mnemonic") && recover.stderr.contains("recovery phrase"), "\(recover.stderr)")
         let derive = try run(["derive", "--name", "erin", "--account", "1", "--add", "erin-1", "--pin-stdin"], stdin: "\(pin)\n")
         #expect(derive.status == 0, "\(derive.stderr)")
         let list = try run(["list"]).stdout

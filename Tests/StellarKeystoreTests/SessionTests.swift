@@ -54,6 +54,32 @@ import TestFixtures
         #expect(!FileManager.default.fileExists(atPath: sessionFile(token)), "an expired session is deleted")
     }
 
+    /// Once an expired session's file is gone (removed by its first use after expiry, or by the clean-up when
+    /// another session opens), it is still reported as expired, not as ended; a logged-out one is ended
+    /// (issue 28, 9.10).
+    @Test func anExpiredSessionStaysExpiredAfterItsFileIsRemoved() throws {
+        let used = try sessions.open(keyPair, for: identity, ttl: 60)
+        let unused = try sessions.open(keyPair, for: identity, ttl: 60)
+        let loggedOut = try sessions.open(keyPair, for: identity, ttl: 600)
+        clock.advance(61)
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: used, identity: identity) }
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: used, identity: nil) }
+        _ = try sessions.open(keyPair, for: identity, ttl: 60)  // cleans up the expired `unused`
+        #expect(!FileManager.default.fileExists(atPath: sessionFile(unused)), "an expired session is deleted")
+        #expect(throws: SessionError.expired) { try sessions.keyPair(for: unused, identity: identity) }
+        #expect(try sessions.close(loggedOut))
+        #expect(throws: SessionError.ended) { try sessions.keyPair(for: loggedOut, identity: identity) }
+        // What is left to tell expiry by (ID.expired) holds no secret, only the expiry, and is removed a day later.
+        let marks = [used, unused].map { sessions.directory + "/" + Hex.string($0.id) + ".expired" }
+        for mark in marks {
+            let text = try String(contentsOfFile: mark, encoding: .utf8)
+            #expect(Int64(text) == Int64(clock.now.timeIntervalSince1970) - 1, "\(mark): \(text)")
+        }
+        clock.advance(Double(SessionStore.longestTTL) + 1)
+        _ = try sessions.open(keyPair, for: identity, ttl: 60)
+        #expect(marks.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+    }
+
     @Test func theFileHoldsNoSeedInTheClear() throws {
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: sessionFile(token))))

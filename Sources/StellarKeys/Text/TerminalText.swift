@@ -3,20 +3,22 @@
 /// A control character printed raw is an instruction to the terminal: an escape sequence can retitle the window,
 /// clear the screen, or make an error look like success. Every C0 and C1 control character and DEL is shown as
 /// `\xNN` instead (each byte of its UTF-8), and a value is cut to `limit` characters so that a planted field
-/// cannot flood the screen.
+/// cannot flood the screen. The cut is in the middle, marked "…": a server's or a library's error says what went
+/// wrong at its end ("… after 3 ms: Couldn't connect to server"), and a path or an address is known by both ends.
 public enum TerminalText {
     /// How much of one untrusted value a message shows.
     public static let valueLimit = 64
 
     public static func escaped(_ text: some StringProtocol, limit: Int? = valueLimit) -> String {
+        let scalars = Array(text.unicodeScalars)
+        guard let limit, scalars.count > limit else { return escaped(scalars[...]) }
+        let head = limit / 2
+        return escaped(scalars[..<head]) + "…" + escaped(scalars[(scalars.count - (limit - head))...])
+    }
+
+    private static func escaped(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
         var result = ""
-        var shown = 0
-        for scalar in text.unicodeScalars {
-            if let limit, shown == limit {
-                result += "…"
-                break
-            }
-            shown += 1
+        for scalar in scalars {
             if isControl(scalar) {
                 for byte in String(scalar).utf8 { result += "\\x" + hexDigits(byte) }
             } else {

@@ -19,6 +19,10 @@ import StellarTransactions
 /// secretbox, under the token's key, of 8 bytes of big-endian expiry, SHA-256 of "keystore\nname\npublicKey",
 /// and the 32-byte seed. Expiry and identity are checked from inside the box, so editing the clear copies
 /// achieves nothing.
+///
+/// An expired session's file is deleted, seed and all, at its first use after expiry or when another session opens;
+/// `ID.expired` (the expiry, in seconds since 1970, and nothing else) is left in its place for a day, so that a
+/// token used after that is still told it expired, not that it was ended.
 public struct SessionStore: Sendable {
     public static let longestTTL = 24 * 3600
     public static let defaultTTL = 15 * 60
@@ -114,12 +118,14 @@ public struct SessionStore: Sendable {
     /// `keyPair(for:identity:)`, with the identity the session belongs to.
     public func session(for token: SessionToken, identity: Owner?) throws -> (keyPair: KeyPair, identity: Owner) {
         let path = path(of: token)
-        guard let bytes = try Self.read(path) else { throw SessionError.ended }
+        guard let bytes = try Self.read(path) else {
+            throw access(tombstonePath(of: Hex.string(token.id)), F_OK) == 0 ? SessionError.expired : SessionError.ended
+        }
         let session = try Self.unseal(bytes, with: token)
         let left = session.expiresAt - Int64(now().timeIntervalSince1970)
         // A clock set back must not stretch a session beyond the longest one.
         guard left > 0, left <= Self.longestTTL else {
-            unlink(path)
+            retire(id: Hex.string(token.id), expiresAt: session.expiresAt)
             throw SessionError.expired
         }
         guard identity == nil || identity == session.identity else {
@@ -201,15 +207,35 @@ public struct SessionStore: Sendable {
         return text.withUnsafeBytes { Sodium.sha256($0) }
     }
 
-    /// Deletes expired session files, so that encrypted seeds do not pile up.
+    /// Deletes expired session files, so that encrypted seeds do not pile up (each leaves its `.expired` mark), and
+    /// the marks a day after their expiry.
     private func removeExpired() {
         let nowSeconds = Int64(now().timeIntervalSince1970)
         for name in AtomicFile.fileNames(in: directory) ?? [] {
             let path = "\(directory)/\(name)"
+            if name.hasSuffix(".expired") {
+                let expiresAt = (try? AtomicFile.read(path, limit: 64)).flatMap { Int64(String(decoding: $0, as: UTF8.self)) }
+                if expiresAt.map({ $0 + Int64(Self.longestTTL) < nowSeconds }) ?? true { unlink(path) }
+                continue
+            }
             guard name.hasSuffix(".session"), let bytes = try? AtomicFile.read(path, limit: 4096) else { continue }
-            if let file = File(bytes), file.expiresAt > nowSeconds { continue }
-            unlink(path)
+            guard let file = File(bytes) else {
+                unlink(path)
+                continue
+            }
+            if file.expiresAt > nowSeconds { continue }
+            retire(id: String(name.dropLast(".session".count)), expiresAt: file.expiresAt)
         }
+    }
+
+    /// Where the mark of an expired session is: no secret, only its expiry.
+    private func tombstonePath(of id: String) -> String { "\(directory)/\(id).expired" }
+
+    /// Deletes an expired session's file, leaving its mark. The mark comes first: if it cannot be written, the
+    /// session is still deleted, and a later use is told it ended.
+    private func retire(id: String, expiresAt: Int64) {
+        try? AtomicFile.write(Array(String(expiresAt).utf8), to: tombstonePath(of: id), directory: directory)
+        unlink("\(directory)/\(id).session")
     }
 
     /// Creates the directory 0700 if needed, and refuses one that is not ours alone: in a shared /tmp, someone
