@@ -98,7 +98,11 @@ struct KeystoreCommand: ParsableCommand {
                 fail("Unknown command '\(first)'\(guess) (see --help)", .usage)
             }
             let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
-            fail(words.joined(separator: " ") + " (see --help)", .usage)
+            let usage = words.joined(separator: " ")
+            // `login 270419`: a PIN typed where no argument goes is refused without being repeated. Only here, where
+            // the command line did not parse: a six-digit name or amount elsewhere is no one's PIN.
+            if SecretArguments.quotesPIN(usage, arguments: arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
+            fail(usage + " (see --help)", .usage)
         }
     }
 

@@ -74,6 +74,14 @@ enum SecretArguments {
         }
     }
 
+    /// Whether a usage error quotes an argument shaped like a PIN (exactly six ASCII digits). Not a general screen:
+    /// a six-digit name, amount or ledger is ordinary text, and keystore's own errors may quote it.
+    static func quotesPIN(_ message: String, arguments: [String]) -> Bool {
+        arguments.contains { argument in
+            argument.utf8.count == 6 && argument.utf8.allSatisfy { (0x30...0x39).contains($0) } && message.contains("'\(argument)'")
+        }
+    }
+
     private static func isLockoutCode(_ argument: String) -> Bool {
         guard argument.utf8.count >= 55, argument.utf8.count <= 80 else { return false }
         var bytes = Array(argument.utf8)

@@ -138,6 +138,12 @@ final class SharedDirectory {
         shell.environment = agent.keystore().environment
         shell.environment["WORK"] = work
         shell.environment["KEYSTORE"] = KeystoreProcess.binary
+        // Whatever the script got to, the agent it started is stopped (by its absolute path, or its relative one).
+        defer {
+            for socket in ["\(work)/run$(touch pwned)/agent.sock", "run/agent.sock"] {
+                _ = try? agent.keystore().run(["agent", "stop", "--socket", socket], prefix: ["/usr/bin/env", "-C", work])
+            }
+        }
         let result = try shell.run(["-c", script], timeout: 60)
         #expect(!FileManager.default.fileExists(atPath: work + "/pwned"), "eval ran the command in the socket path")
         #expect(result.status == 0, "\(result.stderr)")
