@@ -89,6 +89,8 @@ struct AgentStart: ParsableCommand {
 
     func run() throws {
         if !foreground && !confirm { return try detach() }
+        // A log reader that went away (a closed terminal, a pipe) must fail a write, not end the agent.
+        signal(SIGPIPE, SIG_IGN)
         let terminal = confirm ? try AgentTerminal.open() : nil
         let logger = try AgentLog(path: log, syslog: syslog)
         var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
@@ -222,10 +224,13 @@ enum AgentCommandError: CommandLineError {
     case didNotStart(String)
     case noTerminal
     case runningWithOtherLimits(String, ttl: Int?, idle: Int?)
+    case unsafeLog(String)
 
     var message: String {
         switch self {
         case .didNotStart(let path): "The agent did not start listening at \(TerminalText.escaped(path)); see its log (syslog, or --log)."
+        case .unsafeLog(let path):
+            "The log \(TerminalText.escaped(path, limit: nil)) is not a regular file of yours alone (mode 0600); nothing was written."
         case .runningWithOtherLimits(let path, let ttl, let idle):
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
                 + "--idle \(idle.map { "\($0)s" } ?? "none")); stop it first with agent stop."
@@ -264,8 +269,17 @@ final class AgentLog: @unchecked Sendable {
 
     init(path: String?, syslog: Bool) throws {
         if let path {
-            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw AgentError.system("open \(path)", errno) }
+            // Not blocking on a FIFO someone planted, and only a regular file that is this user's alone: the log
+            // names identities, addresses and callers.
+            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+            // ENXIO: a FIFO that nobody reads.
+            guard fd >= 0 else { throw errno == ENXIO ? AgentCommandError.unsafeLog(path) : AgentError.system("open \(path)", errno) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+                Glibc.close(fd)
+                throw AgentCommandError.unsafeLog(path)
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             self.fd = fd
         } else {
             fd = syslog ? nil : STDERR_FILENO

@@ -165,6 +165,22 @@ final class SharedDirectory {
                 "\(other.stderr)")
     }
 
+    /// `--log` writes only to a regular file of the user's alone: a FIFO someone planted does not block the agent,
+    /// and a file others can read or write is refused; both before the agent listens.
+    @Test func theLogIsAPrivateRegularFile() throws {
+        let agent = try AgentHome()
+        let fifo = agent.home.path + "/log.fifo", shared = agent.home.path + "/shared.log"
+        #expect(mkfifo(fifo, 0o622) == 0)
+        #expect(FileManager.default.createFile(atPath: shared, contents: nil))
+        chmod(shared, 0o644)
+        for log in [fifo, shared] {
+            let start = try agent.keystore().run(["agent", "start", "--foreground", "--socket", agent.socket, "--log", log], timeout: 20)
+            #expect(start.status == 8 && start.stderr == "keystore: The log \(log) is not a regular file of yours alone (mode 0600); nothing was written.\n",
+                    "\(start.status) \(start.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: agent.socket))
+    }
+
     /// A detached agent keeps none of its launcher's open files.
     @Test func aDetachedAgentInheritsNoDescriptor() throws {
         let agent = try AgentHome()

@@ -24,6 +24,7 @@ import TestFixtures
             try AgentClient.isListening(at: running.socketPath)
         }
         #expect(running.agent.heldKeys().isEmpty)
+        running.agent.waitForLog()
         #expect(running.log.isEmpty, "the agent was sent something: \(running.log)")
     }
 
@@ -34,6 +35,7 @@ import TestFixtures
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: running.directory.path + "/run")
         let path = link + "/agent.sock"
         #expect(throws: AgentError.untrustedSocket(path, .directoryIsSymlink)) { try AgentClient(socketPath: path).status() }
+        running.agent.waitForLog()
         #expect(running.log.isEmpty)
     }
 
@@ -45,6 +47,7 @@ import TestFixtures
         #expect(throws: AgentError.untrustedSocket(running.socketPath, .socketNotOwned(owner: 65534))) {
             try AgentClient(socketPath: running.socketPath).keys()
         }
+        running.agent.waitForLog()
         #expect(running.log.isEmpty)
     }
 
@@ -126,6 +129,7 @@ import TestFixtures
         let forged = #"x\n2099-01-01T00:00:00Z pid 1 /usr/bin/sudo addKey root GA ok"#
         #expect(socket.send(#"{"jsonrpc":"2.0","id":1,"method":"removeKey","params":{"name":"\#(forged)"}}"# + "\n"))
         _ = socket.line()
+        running.agent.waitForLog()  // written on the agent's log thread, a moment after the answer
         let lines = running.log.joined(separator: "\n").split(separator: "\n")
         #expect(lines.contains { $0.contains(#"removeKey x\x0a2099-01-01T00:00:00Z"#) }, "\(lines)")
         #expect(!lines.contains { $0.hasPrefix("2099-01-01") })
@@ -152,6 +156,78 @@ import TestFixtures
         }
         #expect(copies == 0, "the early seed is still in \(copies) place(s) of ordinary memory")
     }
+}
+
+extension AgentHardeningTests {
+    /// A key dropped while its confirmation is pending (by `lock`, here) does not sign when the answer is yes.
+    @Test func aKeyDroppedDuringItsConfirmationSignsNothing() throws {
+        let agentBox = AgentBox()
+        let running = try RunningAgent(confirm: { _ in
+            agentBox.agent?.lockAll()
+            return true
+        })
+        agentBox.agent = running.agent
+        let client = AgentClient(socketPath: running.socketPath)
+        try client.add(try AgentTests.signer(), keystore: "/keys")
+        let remote = try client.signer(for: Self.address, name: .default)
+        #expect(throws: AgentError.keyNotHeld(Self.address)) { try remote.sign([1, 2, 3]) }
+    }
+
+    /// A log that blocks (a terminal stopped with Ctrl-S, a pipe nobody reads) holds up no client and no expiry.
+    @Test func aLogThatBlocksHoldsUpNothing() throws {
+        let gate = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<1000 { gate.signal() } }
+        let clock = AgentClock()
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let agent = try KeystoreAgent(socketPath: directory.path + "/run/agent.sock", options: .init(
+            ttl: 60, log: { _ in gate.wait() }, now: { clock.now }, requestTimeout: 1))
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { agent.run(); done.signal() }
+        defer { agent.stop(); done.wait() }
+        let client = AgentClient(socketPath: agent.socketPath)
+        try client.add(try AgentTests.signer(), keystore: "/keys")
+        let remote = try client.signer(for: Self.address, name: .default)
+        for byte in 0..<20 { #expect(try remote.sign([UInt8(byte)]).count == 64) }
+        clock.advance(61)
+        #expect(try client.keys().isEmpty)
+    }
+
+    /// Blank lines are not requests: they do not keep a connection that begins none.
+    @Test func blankLinesDoNotKeepAConnection() throws {
+        let running = try RunningAgent()
+        let socket = try running.connect()
+        socket.setTimeouts(seconds: 5)
+        let started = Date()
+        for _ in 0..<8 {
+            guard socket.send("\n") else { break }
+            usleep(400_000)
+        }
+        var byte: UInt8 = 0
+        #expect(withUnsafeMutableBytes(of: &byte) { socket.read(into: $0) } ?? 0 == 0)
+        #expect(Date().timeIntervalSince(started) < 2.5, "blank lines kept the connection for \(Date().timeIntervalSince(started)) s")
+    }
+
+    /// The seed must arrive within the timeout of the go-ahead, however it is trickled.
+    @Test func aTrickledSeedTimesOutFromTheGoAhead() throws {
+        let running = try RunningAgent()
+        let socket = try running.connect()
+        let add = #"{"jsonrpc":"2.0","id":1,"method":"addKey","params":{"name":"golden","keystore":"/k","address":"\#(Self.address)"}}"#
+        #expect(socket.send(add + "\n"))
+        #expect(socket.line() == #"{"jsonrpc":"2.0","id":1,"result":{"send":32}}"#)
+        let started = Date()
+        for _ in 0..<8 {
+            guard socket.write([7, 7, 7, 7]) else { break }
+            usleep(400_000)
+        }
+        #expect(socket.line()?.contains("the whole seed did not arrive within 1 s") == true)
+        #expect(Date().timeIntervalSince(started) < 2.5)
+    }
+}
+
+/// Lets a confirmation callback reach the agent it is given to.
+final class AgentBox: @unchecked Sendable {
+    var agent: KeystoreAgent?
 }
 
 /// A search of this process's writable private memory (heap, stacks, anonymous maps), for tests that a secret

@@ -125,6 +125,7 @@ extension UnixSocket {
             if !mine.hasPrefix("refused") { signed += 1 }
         }
         #expect(signed > 0)
+        running.agent.waitForLog()
         #expect(running.log.contains { $0.contains("signTransaction golden \(Self.address) ok") })
     }
 

@@ -60,7 +60,7 @@ public final class AgentClient: Sendable {
 
     /// Whether an agent of this user answers at `path`; a socket it must not trust is an error, not a no.
     public static func isListening(at path: String) throws -> Bool {
-        try UnixSocket.connectToOwnServer(at: path) != nil
+        try UnixSocket.connectToOwnServer(at: path, timeout: 5) != nil
     }
 
     // MARK: Calls
@@ -168,9 +168,10 @@ public final class AgentClient: Sendable {
     }
 
     /// A kept connection the agent has closed since (it restarted, or ended a connection left unused) is
-    /// replaced by a new one before the request is sent. One the agent closes just as the request goes out is
-    /// replaced once too: the agent closes an unused connection only when no request has begun on it, so the
-    /// request was never read, and sending it again cannot make it happen twice.
+    /// replaced by a new one before the request is sent. One that ends unanswered just as the request goes out is
+    /// replaced once too. The agent ends a connection without answering in two cases only: it had begun no request
+    /// on it (so this one was never read, and sending it again cannot make it happen twice), or the agent is
+    /// stopping (and then no agent takes the second try).
     private func exchange(_ channel: inout Channel, _ method: AgentProtocol.Method,
                           _ params: [(String, AgentJSON)]) throws -> [String: StrictJSON.Value] {
         if channel.socket?.isStale == true { channel.disconnect() }
@@ -203,8 +204,9 @@ public final class AgentClient: Sendable {
 
     private func connected(_ channel: inout Channel) throws -> UnixSocket {
         if let socket = channel.socket { return socket }
-        guard let socket = try UnixSocket.connectToOwnServer(at: socketPath) else { throw AgentError.notRunning(socketPath) }
-        socket.setTimeouts(seconds: Self.answerTimeout)
+        guard let socket = try UnixSocket.connectToOwnServer(at: socketPath, timeout: Self.answerTimeout) else {
+            throw AgentError.notRunning(socketPath)
+        }
         channel.socket = socket
         return socket
     }

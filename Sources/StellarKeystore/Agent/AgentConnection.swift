@@ -26,7 +26,7 @@ struct AgentConnection {
     private func log(_ entries: [String]) {
         guard !entries.isEmpty else { return }
         let prefix = "\(KeystoreAgent.timestamp()) \(caller) "
-        agent.options.log(entries.map { prefix + TerminalText.escaped($0, limit: nil) }.joined(separator: "\n"))
+        agent.log(entries.map { prefix + TerminalText.escaped($0, limit: nil) }.joined(separator: "\n"))
     }
 
     private func fail(_ message: String, id: [UInt8] = Array("null".utf8)) {
@@ -70,19 +70,24 @@ struct AgentConnection {
             var round = Round()
             // What was pending before this read held no newline: the search starts at the new bytes.
             var searched = pendingBefore
+            var requests = 0
             while let newline = buffer.newline(from: max(start, searched)) {
                 searched = newline + 1
                 let line = Array(buffer.bytes[start..<newline])
                 start = newline + 1
                 guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+                requests += 1
                 guard handle(line, bytesAfter: buffer.count - start, into: &round) else {
                     _ = flush(&round)
                     return
                 }
+                // Many small requests pipelined at once: their answers go out as they add up, not all at the end.
+                if round.answers.count >= 64 * 1024 { guard flush(&round) else { return } }
             }
             guard flush(&round) else { return }
-            // A new deadline once everything was answered, or when what is pending began with this read.
-            if start > 0 || pendingBefore == 0 { deadline = KeystoreAgent.monotonicSeconds() + timeout }
+            // A new deadline once a request was answered (for the next), or when a request began with this read
+            // (to finish it). Blank lines are not requests: they keep no connection open.
+            if requests > 0 || (pendingBefore == 0 && buffer.count > start) { deadline = KeystoreAgent.monotonicSeconds() + timeout }
             buffer.removeFirst(start)
             if buffer.isFull { return fail("the request is longer than \(AgentProtocol.largestRequest >> 20) MiB") }
         }
@@ -130,11 +135,16 @@ struct AgentConnection {
             let ttl = try request.seconds("ttl")
             guard bytesAfter == 0 else { throw AgentError.seedRefused("the seed was sent before the agent asked for it") }
             guard socket.write(AgentJSON.result(id: request.id, .object([("send", .integer(32))]))) else { return false }
+            // One deadline for the whole seed, however it is trickled.
+            let deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
             let seed = try SecureBytes(count: 32) { buffer throws(AgentError) in
                 var filled = 0
                 while filled < 32 {
-                    guard UnixSocket.waitForInput([socket.fd], milliseconds: agent.options.requestTimeout * 1000)?.first == true,
-                          let count = socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])), count > 0
+                    let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
+                    guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
+                        throw AgentError.seedRefused("the whole seed did not arrive within \(agent.options.requestTimeout) s")
+                    }
+                    guard let count = socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])), count > 0
                     else { throw AgentError.seedRefused("the connection ended before the whole seed arrived") }
                     filled += count
                 }

@@ -32,8 +32,10 @@ public final class KeystoreAgent: @unchecked Sendable {
         /// Asked before each signature, with the caller and the summary; false refuses it (SEP-43 code −4).
         /// Calls are one at a time.
         public var confirm: (@Sendable (AgentConfirmation) -> Bool)?
-        /// The log: one line per request and per refused connection, several at once (joined by newlines) for
-        /// the requests of one read.
+        /// The log: one line per request, several at once (joined by newlines) for the requests of one read, and
+        /// once a second a line per reason for the connections closed at once. Called on a thread of the agent's
+        /// own, one call at a time: it may block without holding up a client (lines wait, and past a limit are
+        /// dropped and counted).
         public var log: @Sendable (String) -> Void
         /// Seconds on a clock that only moves forward.
         public var now: @Sendable () -> Double
@@ -65,6 +67,11 @@ public final class KeystoreAgent: @unchecked Sendable {
     private var spareDescriptor: Int32
     private let state = Mutex(State())
     private let confirming = Mutex(())
+    private let logQueue: LogQueue
+    /// Connections closed at once since the last line that said so, by reason: said at most once a second, so
+    /// that a flood of connections cannot flood the log. Touched only by the accept loop.
+    private var refusals: [String: Int] = [:]
+    private var refusalsLogged = 0.0
 
     private struct State {
         var keys: [HeldKey] = []
@@ -98,6 +105,8 @@ public final class KeystoreAgent: @unchecked Sendable {
     public init(socketPath: String, options: Options = Options()) throws {
         self.socketPath = socketPath
         self.options = options
+        _ = try UnixSocket.checkedAddress(socketPath)
+        logQueue = LogQueue(options.log)
         let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
         var pipeEnds: [Int32] = [-1, -1]
@@ -260,6 +269,10 @@ public final class KeystoreAgent: @unchecked Sendable {
             case .connection(let connection): accepted(connection)
             case .none: break loop
             case .failed: continue
+            case .noMemory:
+                // Nothing to accept with until the system has memory again: wait a little, not in a loop.
+                usleep(50_000)
+                break loop
             case .outOfDescriptors:
                 guard spareDescriptor >= 0 else {
                     // Not even the spare: the system as a whole is out. Wait a little before trying again.
@@ -279,10 +292,24 @@ public final class KeystoreAgent: @unchecked Sendable {
                 if case .none = waiting { break loop }
             }
         }
-        if refusedForDescriptors > 0 {
-            options.log("\(Self.timestamp()) closed \(refusedForDescriptors) connection(s) at once: no file descriptor left")
-        }
+        if refusedForDescriptors > 0 { refusals["no file descriptor left", default: 0] += refusedForDescriptors }
+        logRefusals(now: options.now())
     }
+
+    /// One line per reason for the connections closed at once, at most once a second (and when the agent stops).
+    private func logRefusals(now: Double) {
+        guard !refusals.isEmpty, now - refusalsLogged >= 1 else { return }
+        refusalsLogged = now
+        let lines = refusals.sorted { $0.key < $1.key }.map { "\(Self.timestamp()) closed \($0.value) connection(s) at once: \($0.key)" }
+        refusals.removeAll()
+        log(lines.joined(separator: "\n"))
+    }
+
+    /// A line (or several, joined by newlines) for the program's log, which is written on a thread of its own.
+    func log(_ entry: String) { logQueue.append(entry) }
+
+    /// Waits (up to 2 s) until every line logged so far has been handed to the program's log.
+    func waitForLog() { logQueue.drain(seconds: 2) }
 
     /// Makes `run` return; safe from any thread.
     public func stop() {
@@ -296,6 +323,8 @@ public final class KeystoreAgent: @unchecked Sendable {
     }
 
     private func shutDown() {
+        logRefusals(now: .infinity)
+        logQueue.drain(seconds: 2)
         unlink(socketPath)
         listener.close()
         state.withLock { state in
@@ -307,10 +336,12 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     private func accepted(_ connection: UnixSocket) {
         guard let peer = connection.peer(), peer.uid == geteuid() else {
-            let who = connection.peer().map { "uid \($0.uid), pid \($0.pid)" } ?? "an unknown peer"
-            options.log("\(Self.timestamp()) refused a connection from \(who): not this agent's user")
+            let who = connection.peer().map { "uid \($0.uid)" } ?? "an unknown peer"
+            refusals["from \(who), not this agent's user", default: 0] += 1
             return
         }
+        // A client that stops reading cannot hold its thread for longer than this either.
+        connection.setTimeouts(seconds: Int(options.requestTimeout))
         let id = ObjectIdentifier(connection)
         let admitted = state.withLock { state in
             guard state.connections.count < options.maximumConnections else { return false }
@@ -318,7 +349,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             return true
         }
         guard admitted else {
-            options.log("\(Self.timestamp()) closed a connection from pid \(peer.pid) at once: \(options.maximumConnections) are open already")
+            refusals["\(options.maximumConnections) are open already", default: 0] += 1
             return
         }
         let started = Threads.detach { [self] in
@@ -327,7 +358,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         }
         if !started {
             state.withLock { _ = $0.connections.removeValue(forKey: id) }
-            options.log("\(Self.timestamp()) closed a connection from pid \(peer.pid) at once: no thread to serve it")
+            refusals["no thread to serve it", default: 0] += 1
         }
     }
 
@@ -362,9 +393,9 @@ public final class KeystoreAgent: @unchecked Sendable {
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let key = try key(for: try request.string("address"), signing: true)
-            try confirm(key, peer, ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):",
-                                    "  payload (hex): \(Self.hexPreview(payload))"])
+            let key = try approved(try request.string("address"), by: peer) { key in
+                ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"]
+            }
             return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
         case .signMessage:
             let text = try request.string("message")
@@ -373,17 +404,18 @@ public final class KeystoreAgent: @unchecked Sendable {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let key = try key(for: try request.string("address"), signing: true)
             let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
-            try confirm(key, peer, ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown])
+            let key = try approved(try request.string("address"), by: peer) { key in
+                ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown]
+            }
             return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let key = try key(for: try request.string("address"), signing: true)
-            let summary = TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
-            try confirm(key, peer, summary.lines)
+            let key = try approved(try request.string("address"), by: peer) { key in
+                TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines
+            }
             let result = try key.signer.signTransaction(envelope, on: network)
             return signed(key, [("signedTxXdr", .string(result.base64))])
         case .signAuthEntry:
@@ -391,8 +423,9 @@ public final class KeystoreAgent: @unchecked Sendable {
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
             try preimage.check(on: network)
-            let key = try key(for: try request.string("address"), signing: true)
-            try confirm(key, peer, preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)))
+            let key = try approved(try request.string("address"), by: peer) { key in
+                preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
+            }
             let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:
@@ -421,10 +454,18 @@ public final class KeystoreAgent: @unchecked Sendable {
     }
 
     /// Asks the `confirm` callback, one request at a time; a "no" is SEP-43's −4.
-    private func confirm(_ key: HeldKey, _ caller: AgentCaller, _ lines: [String]) throws(AgentError) {
-        guard let confirm = options.confirm else { return }
-        let yes = confirming.withLock { _ in confirm(AgentConfirmation(caller: caller.description, lines: lines)) }
+    /// The key that signs a request, once the `confirm` callback (if any) said yes to what `lines` show of it.
+    /// Callbacks are asked one at a time; a no is SEP-43's −4. The key is taken again after the yes: one dropped
+    /// meanwhile (`lock`, `removeKey`, its TTL) signs nothing, and no copy of it waits through the question.
+    private func approved(_ address: String?, by caller: AgentCaller, showing lines: (HeldKey) -> [String]) throws -> HeldKey {
+        guard let confirm = options.confirm else { return try key(for: address, signing: true) }
+        let (shown, held) = try { () throws(AgentError) -> ([String], String) in
+            let key = try key(for: address, signing: false)
+            return (lines(key), key.address)
+        }()
+        let yes = confirming.withLock { _ in confirm(AgentConfirmation(caller: caller.description, lines: shown)) }
         guard yes else { throw AgentError.rejected }
+        return try key(for: held, signing: true)
     }
 
     /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.

@@ -22,6 +22,9 @@ final class UnixSocket: @unchecked Sendable {
     /// `sun_path` holds 108 bytes with its terminating zero.
     static let longestPath = 107
 
+    /// The address of `path`, refused (`socketPathTooLong`) when it cannot be one: empty, too long, or with a NUL.
+    static func checkedAddress(_ path: String) throws -> sockaddr_un { try address(path) }
+
     private static func address(_ path: String) throws -> sockaddr_un {
         let bytes = Array(path.utf8)
         guard !bytes.isEmpty, bytes.count <= longestPath, !bytes.contains(0) else { throw AgentError.socketPathTooLong(path) }
@@ -69,9 +72,11 @@ final class UnixSocket: @unchecked Sendable {
 
     /// A connection to the socket at `path`; nil when nothing listens there (no file, or a socket left by an
     /// agent that is gone).
-    static func connect(to path: String) throws -> UnixSocket? {
+    static func connect(to path: String, timeout seconds: Int? = nil) throws -> UnixSocket? {
         var address = try address(path)
         let socket = try stream()
+        // Before connect, which waits on a full queue for as long as the send timeout allows.
+        if let seconds { socket.setTimeouts(seconds: seconds) }
         while true {
             let result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
@@ -80,6 +85,7 @@ final class UnixSocket: @unchecked Sendable {
             switch errno {
             case EINTR: continue
             case ENOENT, ECONNREFUSED: return nil
+            case EAGAIN where seconds != nil: throw AgentError.connectionLost("did not take the connection within \(seconds!) s")
             case let code: throw AgentError.system("connect \(path)", code)
             }
         }
@@ -91,12 +97,14 @@ final class UnixSocket: @unchecked Sendable {
     /// uid, as the kernel recorded it when the server began to listen (`SO_PEERCRED`), the effective uid. The
     /// last is what counts, since it cannot be forged; the others refuse a planted socket with a clearer reason,
     /// and before it could learn anything from a connection.
-    static func connectToOwnServer(at path: String) throws -> UnixSocket? {
+    static func connectToOwnServer(at path: String, timeout: Int) throws -> UnixSocket? {
         guard path.hasPrefix("/") else { throw AgentError.socketPathNotAbsolute(path) }
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        // "/agent.sock" is in "/", which is checked like any other directory (and is no one's private one).
+        let directory = parent.isEmpty ? "/" : parent
         let me = geteuid()
         var info = stat()
-        if !directory.isEmpty {
+        do {
             guard lstat(directory, &info) == 0 else {
                 if errno == ENOENT || errno == ENOTDIR { return nil }
                 throw AgentError.system("read \(directory)", errno)
@@ -116,7 +124,7 @@ final class UnixSocket: @unchecked Sendable {
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else { throw AgentError.notASocket(path) }
         guard info.st_uid == me else { throw AgentError.untrustedSocket(path, .socketNotOwned(owner: info.st_uid)) }
-        guard let socket = try connect(to: path) else { return nil }
+        guard let socket = try connect(to: path, timeout: timeout) else { return nil }
         guard let server = socket.peer() else { throw AgentError.untrustedSocket(path, .serverUnknown) }
         guard server.uid == me else { throw AgentError.untrustedSocket(path, .serverNotOwned(uid: server.uid)) }
         return socket
@@ -127,8 +135,10 @@ final class UnixSocket: @unchecked Sendable {
         case connection(UnixSocket)
         /// None is waiting.
         case none
-        /// This process has no descriptor left for it; the connection is still waiting.
+        /// This process has no descriptor left for it; the connection may still be waiting.
         case outOfDescriptors
+        /// The system has no memory for it now.
+        case noMemory
         /// It failed for this connection alone (it was reset before it could be accepted, a signal): try again.
         case failed
     }
@@ -142,7 +152,8 @@ final class UnixSocket: @unchecked Sendable {
             return .connection(UnixSocket(fd: client))
         }
         switch errno {
-        case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .outOfDescriptors
+        case EMFILE, ENFILE: return .outOfDescriptors
+        case ENOBUFS, ENOMEM: return .noMemory
         case EINTR, ECONNABORTED, EPROTO: return .failed
         default: return .none  // EAGAIN, or an error no retry would mend: wait for the next wake-up
         }

@@ -1,0 +1,72 @@
+import Dispatch
+import Synchronization
+
+/// The agent's log lines, handed to the program's log on a thread of their own. A log can block (a terminal
+/// stopped with Ctrl-S, a pipe nobody reads, a full disk): then lines wait here, up to `capacity`, and past that
+/// are counted and dropped, said in the next line that gets through. No client and no key's expiry waits on it.
+final class LogQueue: Sendable {
+    private let write: @Sendable (String) -> Void
+    private let shared = Shared()
+    private var ready: DispatchSemaphore { shared.ready }
+    private var emptied: DispatchSemaphore { shared.emptied }
+    /// Without a thread of its own (none could be made) it writes on the caller's: a log must not go missing.
+    private let inline: Bool
+    static let capacity = 4096
+
+    /// What the writer thread shares with the queue; the thread lives as long as the process.
+    private final class Shared: Sendable {
+        let waiting = Mutex(Waiting())
+        let ready = DispatchSemaphore(value: 0)
+        let emptied = DispatchSemaphore(value: 0)
+    }
+
+    private struct Waiting {
+        var entries: [String] = []
+        var dropped = 0
+        var writing = false
+    }
+
+    init(_ write: @escaping @Sendable (String) -> Void) {
+        self.write = write
+        let shared = shared
+        inline = !Threads.detach {
+            while true {
+                shared.ready.wait()
+                let (entries, dropped) = shared.waiting.withLock { state in
+                    defer { state.entries.removeAll(); state.dropped = 0; state.writing = true }
+                    return (state.entries, state.dropped)
+                }
+                let note = dropped > 0 ? ["\(dropped) log line(s) dropped: the log could not keep up"] : []
+                if !entries.isEmpty || dropped > 0 { write((note + entries).joined(separator: "\n")) }
+                let done = shared.waiting.withLock { state in
+                    state.writing = false
+                    return state.entries.isEmpty
+                }
+                if done { shared.emptied.signal() }
+            }
+        }
+    }
+
+    /// One or more lines (joined by newlines), kept together.
+    func append(_ entry: String) {
+        if inline { return write(entry) }
+        let queued = shared.waiting.withLock { state in
+            guard state.entries.count < Self.capacity else {
+                state.dropped += 1
+                return false
+            }
+            state.entries.append(entry)
+            return true
+        }
+        if queued { ready.signal() }
+    }
+
+    /// Waits up to `seconds` for what is queued to be written: the last lines of an agent that stops.
+    func drain(seconds: Double) {
+        guard !inline else { return }
+        let deadline = DispatchTime.now() + seconds
+        while shared.waiting.withLock({ !$0.entries.isEmpty || $0.writing }) {
+            guard emptied.wait(timeout: deadline) == .success else { return }
+        }
+    }
+}
