@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import Synchronization
 
@@ -23,7 +26,9 @@ final class LogQueue: Sendable {
     private struct Waiting {
         var entries: [String] = []
         var dropped = 0
-        var writing = false
+        /// The writer is busy or about to look again: no need to wake it (a wake-up per request would cost
+        /// each one a switch of threads).
+        var awake = false
     }
 
     init(_ write: @escaping @Sendable (String) -> Void) {
@@ -32,17 +37,27 @@ final class LogQueue: Sendable {
         inline = !Threads.detach {
             while true {
                 shared.ready.wait()
-                let (entries, dropped) = shared.waiting.withLock { state in
-                    defer { state.entries.removeAll(); state.dropped = 0; state.writing = true }
-                    return (state.entries, state.dropped)
+                while true {
+                    // Lines of the next few requests gather meanwhile: one write for many.
+                    usleep(2_000)
+                    let (entries, dropped) = shared.waiting.withLock { state in
+                        defer { state.entries.removeAll(); state.dropped = 0 }
+                        return (state.entries, state.dropped)
+                    }
+                    if entries.isEmpty && dropped == 0 {
+                        let idle = shared.waiting.withLock { state in
+                            state.awake = !state.entries.isEmpty
+                            return !state.awake
+                        }
+                        if idle {
+                            shared.emptied.signal()
+                            break
+                        }
+                        continue
+                    }
+                    let note = dropped > 0 ? ["\(dropped) log line(s) dropped: the log could not keep up"] : []
+                    write((note + entries).joined(separator: "\n"))
                 }
-                let note = dropped > 0 ? ["\(dropped) log line(s) dropped: the log could not keep up"] : []
-                if !entries.isEmpty || dropped > 0 { write((note + entries).joined(separator: "\n")) }
-                let done = shared.waiting.withLock { state in
-                    state.writing = false
-                    return state.entries.isEmpty
-                }
-                if done { shared.emptied.signal() }
             }
         }
     }
@@ -50,22 +65,19 @@ final class LogQueue: Sendable {
     /// One or more lines (joined by newlines), kept together.
     func append(_ entry: String) {
         if inline { return write(entry) }
-        let queued = shared.waiting.withLock { state in
-            guard state.entries.count < Self.capacity else {
-                state.dropped += 1
-                return false
-            }
-            state.entries.append(entry)
-            return true
+        let wake = shared.waiting.withLock { state in
+            if state.entries.count < Self.capacity { state.entries.append(entry) } else { state.dropped += 1 }
+            defer { state.awake = true }
+            return !state.awake
         }
-        if queued { ready.signal() }
+        if wake { shared.ready.signal() }
     }
 
     /// Waits up to `seconds` for what is queued to be written: the last lines of an agent that stops.
     func drain(seconds: Double) {
         guard !inline else { return }
         let deadline = DispatchTime.now() + seconds
-        while shared.waiting.withLock({ !$0.entries.isEmpty || $0.writing }) {
+        while shared.waiting.withLock({ !$0.entries.isEmpty || $0.awake }) {
             guard emptied.wait(timeout: deadline) == .success else { return }
         }
     }
