@@ -171,15 +171,9 @@ import Glibc
 
     /// A long reason from libcurl is cut in its middle: its end, what went wrong, stays (issue 28, 9.10).
     @Test func aServerErrorKeepsItsEnd() throws {
-        // A port nothing listens on: bound, then closed.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, length); _ = getsockname(fd, $0, &length) } }
-        close(fd)
         let home = try KeystoreHome()
         try home.addGolden()
-        let result = try home.run(["web-auth", "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))", "--name", Self.golden.name])
+        let result = try home.run(["web-auth", "http://127.0.0.1:\(closedLoopbackPort())", "--name", Self.golden.name])
         expectOneLine(result, status: 13, "Couldn't connect to server.")
     }
 }

@@ -248,15 +248,9 @@ final class WebAuthInteropCLITests {
     }
 
     @Test func aServerThatIsNotThereIsExit13() throws {
-        // A port nothing listens on: bound, then closed.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, length); _ = getsockname(fd, $0, &length) } }
-        close(fd)
         let home = try KeystoreHome()
         try home.addGolden()
-        let result = try home.run(["web-auth", "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))", "--name", KeystoreHome.golden.name])
+        let result = try home.run(["web-auth", "http://127.0.0.1:\(closedLoopbackPort())", "--name", KeystoreHome.golden.name])
         #expect(result.status == 13 && result.stderr.contains("could not be reached"), "\(result.stderr)")
     }
 }
@@ -275,4 +269,17 @@ final class WebAuthInteropCLITests {
         let webAuth = try traced.run(["web-auth", "http://127.0.0.1:1", "--name", KeystoreHome.golden.name])
         #expect(webAuth.status == 13 && webAuth.stderr.contains("libcurl.so.4"))
     }
+}
+
+/// A loopback port nothing listens on: bound, read back, then closed.
+func closedLoopbackPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: UInt32(0x7F00_0001).bigEndian),
+                              sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, length); _ = getsockname(fd, $0, &length) }
+    }
+    return UInt16(bigEndian: address.sin_port)
 }
