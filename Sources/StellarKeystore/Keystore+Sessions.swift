@@ -12,7 +12,7 @@ extension Keystore {
     ///
     /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
     /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
-    public func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
+    func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
         let session = try sessions.session(for: token, identity: name.map(identity))
         let vault = try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
         guard vault.publicKey == session.keyPair.publicKey else { throw SessionError.vaultChanged(name: vault.name.rawValue) }
@@ -41,21 +41,5 @@ extension Keystore {
         }
         guard !open.isEmpty else { throw SessionError.none(name: (name ?? .default).rawValue) }
         return open
-    }
-
-    /// The key a signing command uses: the session's when `sessionToken` is set and alive, else the vault's
-    /// with a PIN. A dead session (expired, ended, forged, another identity's) falls back to the PIN only where
-    /// `pin` can supply one without waiting on nobody (`pinAvailable`: a PIN option, or a person at a terminal),
-    /// with a warning; otherwise its error stands, so that a script never sits on a prompt nobody sees.
-    public func signer(sessionToken: String?, name: IdentityName?, pinAvailable: Bool, pin: () throws -> PIN) throws -> Signer {
-        if let sessionToken {
-            do {
-                return try signer(session: SessionToken(sessionToken), name: name)
-            } catch let error as SessionError {
-                guard pinAvailable else { throw error }
-                warn("\(error.message) Using the PIN instead.")
-            }
-        }
-        return try signIn(name: name ?? .default, pin: pin)
     }
 }

@@ -119,14 +119,19 @@ public struct Keystore: Sendable {
     @discardableResult
     func vaultReadyForPIN(_ name: IdentityName) throws -> Vault {
         let vault = try vaults.vault(named: name)
-        if let wait = vaults.attempts.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        try checkReadyForPIN(vault)
+        return vault
+    }
+
+    /// `vaultReadyForPIN` for a vault already read.
+    func checkReadyForPIN(_ vault: Vault) throws {
+        if let wait = vaults.attempts.secondsUntilNextAttempt(vault.name) { throw VaultError.throttled(secondsLeft: wait) }
         if vault.isTPMBound {
             let tpm = try tpm()
             let state = try tpm.dictionaryAttackState()
             if state.inLockout { throw TPMError.lockedOut(state: state, tcti: tpm.name) }
         }
-        warnAboutPermissions(name)
-        return vault
+        warnAboutPermissions(vault.name)
     }
 
     /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own

@@ -9,6 +9,8 @@ public struct SignedTransaction: Sendable {
     /// The envelope already held a valid signature by this key, and is returned as it was: a second one would
     /// make the network reject the transaction.
     public let wasAlreadySigned: Bool
+    /// The key's signature of `hash`: the one appended, or the one the envelope held.
+    public let signature: [UInt8]
 
     public var base64: String { Base64.string(envelope) }
 }
@@ -27,12 +29,17 @@ extension TransactionEnvelope {
     /// checking it is the caller's part, where the signer is not trusted (`AgentSigner` checks the agent's).
     public func signed(by key: PublicKey, on network: StellarNetwork,
                        signature: ([UInt8]) throws -> [UInt8]) throws -> SignedTransaction {
-        let hash = hash(on: network)
-        if isSigned(by: key, hash: hash) {
-            return SignedTransaction(envelope: bytes, hash: hash, wasAlreadySigned: true)
+        try signed(by: key, hash: hash(on: network), signature: signature)
+    }
+
+    /// The same, with the transaction hash on the network already computed (a review computes it once).
+    package func signed(by key: PublicKey, hash: [UInt8], signature: ([UInt8]) throws -> [UInt8]) throws -> SignedTransaction {
+        let hint = Array(key.rawRepresentation.suffix(4))
+        if let held = signatures.first(where: { $0.hint == hint && key.isValidSignature($0.signature, for: hash) }) {
+            return SignedTransaction(envelope: bytes, hash: hash, wasAlreadySigned: true, signature: held.signature)
         }
         let signature = try signature(hash)
         let signed = try adding(signature: signature, by: key)
-        return SignedTransaction(envelope: signed, hash: hash, wasAlreadySigned: false)
+        return SignedTransaction(envelope: signed, hash: hash, wasAlreadySigned: false, signature: signature)
     }
 }

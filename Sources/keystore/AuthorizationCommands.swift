@@ -73,65 +73,57 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    /// Every check the library makes runs before the PIN (or, with a session, before the key signs), on the
-    /// identity's public key, and the summary is shown there too.
+    /// Every check the library makes runs in the review, before the PIN (or, with a session, before the key
+    /// signs), and the summary is shown there too.
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                              pinFirst: PIN?) throws {
-        var allowNonStrict = allowNonStrict
-        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
-            var summary = TransactionSummary(envelope, on: network).lines
-            let plan: AuthorizationPlan
-            do {
-                plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: allowNonStrict)
-            } catch AuthorizationError.notStrict(let entry) where personIsAsked(pinFirst) {
-                // A person about to type the PIN may decide, having read the whole summary first.
-                key.showBeforeSigning(summary)
-                summary = []
-                try confirmNonStrict(entry)
-                allowNonStrict = true
-                plan = try envelope.authorizationPlan(for: publicKey, allowingNonStrict: true)
-            }
-            if !quiet { key.showBeforeSigning(summary + plan.lines(expirationLedger: expirationLedger, signingAs: (name.rawValue, publicKey))) }
+        let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
+                                                    allowingNonStrict: allowNonStrict))
+        var consent: SigningConsent?
+        if let needed = review.consentNeeded {
+            // A person about to type the PIN may decide, having read the whole summary first; a script gets the
+            // refusal and --allow-non-strict.
+            guard personIsAsked(pinFirst, review.keySource) else { throw needed.refusal }
+            key.show(review)
+            try confirm(needed)
+            consent = needed
+        } else if !quiet {
+            key.show(review)
         }
-        let signed = try signer.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger,
-                                                   allowingNonStrict: allowNonStrict)
+        let signer = review.signer.address
+        let signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, network, signer: String
                 let signed: [Int]
                 let leftAlone: [AuthorizationPlan.LeftAlone]
             }
-            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: signer.address,
+            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: signer,
                                          signed: signed.plan.toSign, leftAlone: signed.plan.leftAlone))
         } else {
             Console.print(signed.base64)
         }
     }
 
-    /// Whether a person will type the PIN on the terminal, and so can be asked about a non-strict entry; a
-    /// script (a session, a PIN from a file or standard input) gets the refusal and `--allow-non-strict`.
-    private func personIsAsked(_ pinFirst: PIN?) -> Bool {
-        pinFirst == nil && key.pin.isInteractive && SigningKeyOptions.sessionToken == nil && SecretInput.hasTerminal
+    /// Whether a person will type the PIN on the terminal, and so can be asked about a non-strict entry.
+    private func personIsAsked(_ pinFirst: PIN?, _ source: KeySource) -> Bool {
+        pinFirst == nil && key.pin.isInteractive && source == .vault(needsPIN: true) && SecretInput.hasTerminal
     }
 
-    private func confirmNonStrict(_ entry: Int) throws {
-        let answer = try SecretInput.prompt(
-            "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction. Type yes to sign it anyway: ",
-            asking: "a confirmation", instead: "--allow-non-strict")
-        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw AuthorizationError.notStrict(entry: entry) }
+    private func confirm(_ consent: SigningConsent) throws {
+        let answer = try SecretInput.prompt(consent.question + " Type yes to sign it anyway: ",
+                                            asking: "a confirmation", instead: "--allow-non-strict")
+        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw consent.refusal }
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
-        // Checked before any PIN is asked or key opened: a preimage for another network is never summarised as
-        // if it were for this one.
-        try preimage.check(on: network)
-        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
-            if !quiet { key.showBeforeSigning(preimage.lines(on: network, signingAs: (name.rawValue, publicKey))) }
-        }
-        let signature = Base64.string(try signer.signAuthorization(preimage: preimage, on: network))
+        let review = try key.review(.authorization(preimage, network: network))
+        if !quiet { key.show(review) }
+        let signer = review.signer.address
+        let signature = Base64.string(try key.approve(review, alreadyRead: pinFirst))
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }
-            try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: signer.address))
+            try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: signer))
         } else {
             Console.print(signature)
         }

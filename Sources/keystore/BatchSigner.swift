@@ -27,13 +27,11 @@ struct BatchSigner {
     /// Appends the result line for one request line; returns whether it was signed.
     let respond: @Sendable (UnsafeRawBufferPointer, inout [UInt8]) -> Bool
 
-    init(respond: @escaping @Sendable (UnsafeRawBufferPointer, inout [UInt8]) -> Bool) {
-        self.respond = respond
-    }
-
-    /// Signatures of payloads (`sign`) or of SEP-53 messages (`sign-message`), printed in `format`.
-    init(sign: @escaping @Sendable (UnsafeRawBufferPointer) throws -> [UInt8], format: SignatureFormat) {
-        respond = { line, output in Self.answer(line, into: &output, sign: sign, format: format) }
+    /// The requests answered by an approved batch, its errors with the command line's hints.
+    init(_ batch: SigningBatch) {
+        var batch = batch
+        batch.describe = { error in (error as? KeystoreError).map(Hints.withHint) ?? "\(error)" }
+        respond = { [batch] line, output in batch.answer(line, into: &output) }
     }
 
     private static let readSize = 256 * 1024
@@ -177,60 +175,4 @@ struct BatchSigner {
     private static func widenPipe(_ fd: Int32) {
         _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
     }
-
-    /// Appends the result line for one payload or message request; returns whether it was signed.
-    private static func answer(_ line: UnsafeRawBufferPointer, into output: inout [UInt8],
-                               sign: (UnsafeRawBufferPointer) throws -> [UInt8], format: SignatureFormat) -> Bool {
-        guard let request = BatchRequest(line: line) else {
-            output += Array(#"{"error":"not a JSON object with message, base64 or hex","id":null}"#.utf8) + [0x0A]
-            return false
-        }
-        func failure(_ reason: String) -> Bool {
-            output += Array(#"{"error":"#.utf8) + Array(BatchRequest.jsonString(reason).utf8) + Array(#","id":"#.utf8)
-                + request.id + Array("}\n".utf8)
-            return false
-        }
-        if let key = request.repeatedKey { return failure(Self.repeated(key)) }
-        let payload: [UInt8]
-        switch request.payload {
-        case nil:
-            return failure("give exactly one of message, base64 or hex")
-        case .envelope:
-            return failure("a transaction envelope is signed with sign-tx --batch")
-        case .message(let bytes):
-            payload = bytes
-        case .base64(let text):
-            guard let bytes = Base64.decode(text) else { return failure("base64 is not valid base64") }
-            payload = bytes
-        case .hex(let text):
-            guard let bytes = Hex.bytes(String(decoding: text, as: UTF8.self)) else { return failure("hex is not valid hex") }
-            payload = bytes
-        }
-        let signature: [UInt8]
-        do {
-            signature = try payload.withUnsafeBytes(sign)
-        } catch let error as KeystoreError {
-            return failure(Hints.withHint(error))
-        } catch {
-            return failure("\(error)")
-        }
-        output += idOpening
-        output += request.id
-        output += signatureOpening
-        switch format {
-        case .base64: Base64.encode(signature, into: &output)
-        case .hex: output += Array(Hex.string(signature).utf8)
-        }
-        output += closing
-        return true
-    }
-
-    /// The answer to a request with a key twice: which value was meant depends on who reads it.
-    static func repeated(_ key: String) -> String {
-        "the key '\(key)' appears twice, so the request means different things to different JSON readers; nothing was signed"
-    }
-
-    private static let idOpening = Array(#"{"id":"#.utf8)
-    private static let signatureOpening = Array(#","signature":""#.utf8)
-    private static let closing = Array("\"}\n".utf8)
 }

@@ -106,15 +106,16 @@ struct SignerPlugin {
         return value
     }
 
+    /// The whole envelope is reviewed and signed (through the agent too, which can then show it), and the
+    /// signature taken from the signed envelope: never a bare hash.
     private static func signTransaction(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
         let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
-        let hash = envelope.hash(on: network)
-        guard try field(request.tx_hash, "tx_hash").lowercased() == Hex.string(hash) else { throw SignerPluginError.hashMismatch }
-        let signer = try key.signer { name, publicKey in
-            key.showBeforeSigning(TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey)).lines)
-        }
-        let signature = TransactionEnvelope.decoratedSignature(key: signer.publicKey, signature: try signer.sign(hash))
-        Console.print("[\"\(Base64.string(signature))\"]")
+        let review = try key.review(.transaction(envelope, network: network))
+        guard try field(request.tx_hash, "tx_hash").lowercased() == Hex.string(envelope.hash(on: network)) else { throw SignerPluginError.hashMismatch }
+        key.show(review)
+        let signer = review.signer.publicKey
+        let signed = try key.approve(review)
+        Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: signed.signature)))\"]")
     }
 
     private static func signAuthorization(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
@@ -127,13 +128,13 @@ struct SignerPlugin {
             invocation: invocation)
         guard try field(request.payload, "payload").lowercased() == Hex.string(preimage.hash) else { throw SignerPluginError.hashMismatch }
         guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
-        let signer = try key.signer { name, publicKey in
-            // An `SCAddress` of type account (0) holding an Ed25519 key (0): this identity's, or nothing is signed.
-            guard address == [0, 0, 0, 0, 0, 0, 0, 0] + publicKey.rawRepresentation else { throw SignerPluginError.notThisAddress }
-            key.showBeforeSigning(preimage.lines(on: network, signingAs: (name.rawValue, publicKey)))
-        }
-        let signature = try signer.signAuthorization(preimage: preimage, on: network)
-        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer.publicKey, signature: signature)))
+        let review = try key.review(.authorization(preimage, network: network))
+        let signer = review.signer.publicKey
+        // An `SCAddress` of type account (0) holding an Ed25519 key (0): this identity's, or nothing is signed.
+        guard address == [0, 0, 0, 0, 0, 0, 0, 0] + signer.rawRepresentation else { throw SignerPluginError.notThisAddress }
+        key.show(review)
+        let signature = try key.approve(review)
+        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: signature)))
     }
 }
 

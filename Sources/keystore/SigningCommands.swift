@@ -49,16 +49,17 @@ struct SignMessage: ParsableCommand {
 
     func run() throws {
         let format = hex ? .hex : format
-        let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { try signer.signMessage($0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.approve(try key.review(.messages(encoding: format.encoding)))).run(reading: STDIN_FILENO)
         }
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        let signature = try signer.signMessage(bytes)
+        let review = try key.review(.message(bytes))
+        let address = review.signer.address
+        let signature = try key.approve(review)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
-            try Console.printJSON(Output(address: signer.address, signature: format.encode(signature),
+            try Console.printJSON(Output(address: address, signature: format.encode(signature),
                                          hash: Hex.string(SignedMessage.hash(of: bytes))))
         } else {
             Console.print(format.encode(signature))
@@ -92,14 +93,15 @@ struct Sign: ParsableCommand {
     }
 
     func run() throws {
-        let signer = try key.signer()
         if batch {
-            return try BatchSigner(sign: { try signer.sign($0) }, format: format).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.approve(try key.review(.payloads(encoding: format.encoding)))).run(reading: STDIN_FILENO)
         }
-        let signature = try signer.sign(try payload.bytes(for: .signing))
+        let review = try key.review(.payload(try payload.bytes(for: .signing)))
+        let address = review.signer.address
+        let signature = try key.approve(review)
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
-            try Console.printJSON(Output(address: signer.address, signature: format.encode(signature)))
+            try Console.printJSON(Output(address: address, signature: format.encode(signature)))
         } else {
             Console.print(format.encode(signature))
         }

@@ -11,9 +11,9 @@ import StellarKeystore
 import StellarKeys
 import StellarTransactions
 
-/// How a signing command gets its key: the signed-in session named by `$KEYSTORE_SESSION` if there is one,
-/// else the vault and its PIN (terminal, `--pin-stdin`, `--pin-file` or `--pin-fd`, as for `login`); the rule
-/// for a dead session is `Keystore.signer(sessionToken:name:pinAvailable:pin:)`'s.
+/// How a signing command gets its key: the agent named by `$KEYSTORE_AGENT` when it holds the key, else the
+/// signed-in session named by `$KEYSTORE_SESSION`, else the vault and its PIN (terminal, `--pin-stdin`,
+/// `--pin-file` or `--pin-fd`, as for `login`); the rule is `Keystore.signingKey(as:keys:)`'s.
 struct SigningKeyOptions: ParsableArguments {
     @OptionGroup var identity: IdentityOptions
     @OptionGroup var pin: PINOptions
@@ -34,44 +34,27 @@ struct SigningKeyOptions: ParsableArguments {
         return AgentClient(socketPath: path)
     }
 
-    /// `alreadyRead`: a PIN the command had to read before it could tell whether it needs one (`sign-tx` reads
-    /// the PIN line of standard input before the envelope after it).
-    /// `beforePIN` runs when the vault is ready and its PIN is about to be used (asked, or taken from
-    /// `alreadyRead`), with the identity it opens: what a person should see before typing a PIN goes there. With
-    /// the agent or a live session it never runs.
-    /// `usingAgent`: false for a command whose signature the agent could only show as raw bytes (`web-auth`).
-    func signer(alreadyRead: PIN? = nil, usingAgent: Bool = true, beforePIN: (IdentityName) throws -> Void = { _ in }) throws -> any Signing {
-        let name = try identity.identityIfGiven()
-        return try identity.keystore.keystore().signer(
-            agent: usingAgent ? Self.agent : nil, sessionToken: Self.sessionToken, name: name, pinAvailable: pin.isAvailable,
-            pin: {
-                try beforePIN(name ?? .default)
-                return try alreadyRead ?? pin.read()
-            })
-    }
-}
-
-extension SigningKeyOptions {
-    /// The signer, with `beforeSigning` run exactly once on the identity and its public key before the key
-    /// signs anything: before the PIN is asked (the key read from the vault's header), or with the agent or a
-    /// session once it is found. Checks that need only the public key, and the summary a person reads, go there.
-    func signer(alreadyRead: PIN? = nil, usingAgent: Bool = true,
-                beforeSigning: (IdentityName, PublicKey) throws -> Void) throws -> any Signing {
-        var done = false
-        let signer = try signer(alreadyRead: alreadyRead, usingAgent: usingAgent) { name in
-            try beforeSigning(name, try PublicKey(accountID: identity.keystore.keystore().address(of: name)))
-            done = true
-        }
-        if !done { try beforeSigning(signer.name, signer.publicKey) }
-        return signer
+    /// Where the key may come from: the environment's agent and session, and whether a PIN can be had.
+    var sources: KeySources {
+        .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: pin.isAvailable)
     }
 
-    /// What is about to be signed, on standard error; also on the terminal when a PIN is about to be typed there
-    /// and standard error goes elsewhere, so that the person typing it sees what it signs.
-    func showBeforeSigning(_ lines: [String]) {
-        let text = Array(lines.map { $0 + "\n" }.joined().utf8)
+    /// The key of the identity named (or the session's, or the default), found but not opened.
+    func signingKey(in keystore: Keystore) throws -> SigningKey {
+        try keystore.signingKey(as: try identity.identityIfGiven(), keys: sources)
+    }
+
+    /// `request` reviewed for that key.
+    func review<Signed>(_ request: SigningRequest<Signed>) throws -> SigningReview<Signed> {
+        try identity.keystore.keystore().review(request, as: try identity.identityIfGiven(), keys: sources)
+    }
+
+    /// What is about to be signed, on standard error; also on the terminal when the PIN is about to be typed
+    /// there and standard error goes elsewhere, so that the person typing it sees what it signs.
+    func show<Signed>(_ review: borrowing SigningReview<Signed>) {
+        let text = Array(review.summary.text.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && Self.sessionToken == nil {
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && review.keySource == .vault(needsPIN: true) {
             let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
             if tty >= 0 {
                 Console.write(text, to: tty)
@@ -79,11 +62,26 @@ extension SigningKeyOptions {
             }
         }
     }
+
+    /// Approves `review` with the PIN, read only if its key needs one: `alreadyRead` (a PIN the command had to
+    /// read before it could tell, as `sign-tx` reads the PIN line of standard input before the envelope), else
+    /// as the PIN options say.
+    func approve<Signed>(_ review: consuming SigningReview<Signed>, consent: SigningConsent? = nil,
+                         alreadyRead: PIN? = nil) throws -> Signed {
+        try review.approve(consent: consent) { try alreadyRead ?? pin.read() }
+    }
 }
 
 /// How signatures are printed.
 enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     case base64, hex
+
+    var encoding: SigningBatch.Encoding {
+        switch self {
+        case .base64: .base64
+        case .hex: .hex
+        }
+    }
 
     func encode(_ signature: [UInt8]) -> String {
         switch self {

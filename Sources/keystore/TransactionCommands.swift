@@ -88,39 +88,33 @@ struct SignTx: ParsableCommand {
     func run() throws {
         let network = try networkOptions.resolve()
         if batch {
-            let signer = try key.signer()
-            return try BatchSigner(respond: TransactionBatch(signer: signer, network: network).respond).run(reading: STDIN_FILENO)
+            let review = try key.review(.transactions(network: network))
+            if !quiet { key.show(review) }
+            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.read() : nil
         let envelope = try input.read()
-        // The summary names who signs: before a PIN, the identity whose vault is about to open; with a session,
-        // the session's, once it opened. Either way it is shown before the key signs anything.
-        var summary: TransactionSummary?
-        let signer = try key.signer(alreadyRead: pinFirst) { name, publicKey in
-            let shown = TransactionSummary(envelope, on: network, signingAs: (name.rawValue, publicKey))
-            summary = shown
-            if !quiet { show(shown) }
-        }
-        let signed = try signer.signTransaction(envelope, on: network)
+        let review = try key.review(.transaction(envelope, network: network))
+        if !quiet { key.show(review) }
+        let summary = review.summary
+        let signer = review.signer.address
+        let signed = try key.approve(review, alreadyRead: pinFirst)
         if signed.wasAlreadySigned {
-            Console.note("the envelope already holds a valid signature by \(signer.address); printed unchanged (a second one would make the network reject it)")
+            Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
         }
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, hash, network, signer: String
                 let alreadySigned: Bool
-                let summary: TransactionSummary
+                let summary: SigningSummary
             }
             try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash), network: network.name ?? network.passphrase,
-                                         signer: signer.address, alreadySigned: signed.wasAlreadySigned,
-                                         summary: summary ?? TransactionSummary(envelope, on: network)))
+                                         signer: signer, alreadySigned: signed.wasAlreadySigned, summary: summary))
         } else {
             Console.print(signed.base64)
         }
     }
-
-    private func show(_ summary: TransactionSummary) { key.showBeforeSigning(summary.lines) }
 }
 
 struct ShowTx: ParsableCommand {
@@ -138,45 +132,13 @@ struct ShowTx: ParsableCommand {
 
     func run() throws {
         let network = try networkOptions.resolve()
-        let summary = TransactionSummary(try input.read(), on: network)
+        let envelope = try input.read()
+        let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil)
         if json {
-            struct Output: Encodable { let hash, network: String; let summary: TransactionSummary }
-            try Console.printJSON(Output(hash: summary.hash, network: network.name ?? network.passphrase, summary: summary))
+            struct Output: Encodable { let hash, network: String; let summary: SigningSummary }
+            try Console.printJSON(Output(hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase, summary: summary))
         } else {
-            for line in summary.lines { Console.print(line) }
-        }
-    }
-}
-
-/// The answer to one `sign-tx --batch` request: `{"id": …, "envelope": "…", "hash": "…"}` (with
-/// `"alreadySigned": true` when the envelope was returned unchanged), or `{"error": "…", "id": …}`.
-struct TransactionBatch: Sendable {
-    let signer: any Signing
-    let network: StellarNetwork
-
-    func respond(_ line: UnsafeRawBufferPointer, _ output: inout [UInt8]) -> Bool {
-        guard let request = BatchRequest(line: line) else {
-            output += Array(#"{"error":"not a JSON object with an envelope","id":null}"#.utf8) + [0x0A]
-            return false
-        }
-        func failure(_ reason: String) -> Bool {
-            output += Array(#"{"error":"#.utf8) + Array(BatchRequest.jsonString(reason).utf8) + Array(#","id":"#.utf8)
-                + request.id + Array("}\n".utf8)
-            return false
-        }
-        if let key = request.repeatedKey { return failure(BatchSigner.repeated(key)) }
-        guard case .envelope(let text) = request.payload else { return failure("give exactly one envelope") }
-        do {
-            let signed = try signer.signTransaction(try TransactionEnvelope(base64: text), on: network)
-            output += Array(#"{"id":"#.utf8) + request.id + Array(#","envelope":""#.utf8)
-            Base64.encode(signed.envelope, into: &output)
-            output += Array(#"","hash":""#.utf8) + Array(Hex.string(signed.hash).utf8)
-            output += Array((signed.wasAlreadySigned ? #"","alreadySigned":true}"# : #""}"#).utf8) + [0x0A]
-            return true
-        } catch let error as KeystoreError {
-            return failure(Hints.withHint(error))
-        } catch {
-            return failure("\(error)")
+            for line in summary.text { Console.print(line) }
         }
     }
 }

@@ -93,11 +93,14 @@ struct WebAuth: ParsableCommand {
         if challenge { return try signGiven() }
         let service = try WebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
-        // The account is the signing key's, from the vault's header or from the session that decides which
-        // identity signs; the challenge is fetched and checked before that key is opened.
-        let (signed, signer) = try sign(clientDomain: clientDomain) { publicKey in
-            try service.challenge(for: publicKey.accountID, clientDomain: clientDomain)
-        }
+        // The account is the signing key's (from the vault's header, or from the session that decides which
+        // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
+        let keystore = try key.identity.keystore.keystore()
+        let signingKey = try keystore.signingKey(as: try key.identity.identityIfGiven(), keys: signInSources)
+        let challenge = try service.challenge(for: signingKey.address, clientDomain: clientDomain)
+        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
+        if !quiet { key.show(review) }
+        let signed = try approve(review)
         let token = try service.token(for: signed)
         if key.identity.json {
             struct Output: Encodable {
@@ -105,45 +108,27 @@ struct WebAuth: ParsableCommand {
                 let claims: [String: JSONTree]
                 let claimsVerified: Bool
             }
-            try Console.printJSON(Output(token: token.jwt, account: signer.address, homeDomain: service.homeDomain,
+            try Console.printJSON(Output(token: token.jwt, account: signingKey.address, homeDomain: service.homeDomain,
                                          server: service.serverKey.accountID, claims: token.claims, claimsVerified: false))
         } else {
             Console.print(token.jwt)
         }
     }
 
-    /// Both modes: the client domain's identity checked, then `challenge` (fetched or given, and verified) for
-    /// the signing key's account, its summary shown, all before the PIN (or, with a session, before the key
-    /// signs); then the signatures. Returns the signed envelope and the account's signer.
-    private func sign(clientDomain: WebAuthExpectation.ClientDomain?, alreadyRead pin: PIN? = nil,
-                      challenge: (PublicKey) throws -> WebAuthChallenge) throws -> (envelope: [UInt8], signer: any Signing) {
-        if let clientDomain { try checkClientDomainIdentity(clientDomain) }
-        var verified: WebAuthChallenge?
-        // Not through the agent, which could show a sign-in only as the raw hash it signs.
-        let signer = try key.signer(alreadyRead: pin, usingAgent: false) { name, publicKey in
-            let checked = try challenge(publicKey)
-            if !quiet { key.showBeforeSigning(checked.summary(signerName: name.rawValue)) }
-            verified = checked
-        }
-        guard let verified else { preconditionFailure("beforeSigning runs before the signer is returned") }
-        return (try verified.signed(by: signer, clientDomainSigner: try clientDomainSigner(for: verified)), signer)
+    /// The session or the vault: never the agent, which could show a sign-in only as the hash it signs.
+    private var signInSources: KeySources {
+        .automatic(agent: nil, session: SigningKeyOptions.sessionToken, pinAvailable: key.pin.isAvailable)
     }
 
-    /// The client domain's identity must hold the domain's key: checked on its address, before any PIN.
-    private func checkClientDomainIdentity(_ clientDomain: WebAuthExpectation.ClientDomain) throws {
-        guard let clientDomainName else { return }
-        let address = try key.identity.keystore.keystore().address(of: try IdentityName(clientDomainName))
-        guard address == clientDomain.key.accountID else {
-            throw WebAuthSigningError.notTheClientDomainKey(signer: address, key: clientDomain.key.accountID)
+    /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
+    /// for NAME", or the next line of standard input with --pin-stdin.
+    private func approve(_ review: consuming SigningReview<[UInt8]>, alreadyRead: PIN? = nil) throws -> [UInt8] {
+        let account = review.signer.name
+        return try review.approve { name in
+            name == account && clientDomainName.map({ $0 != name.rawValue }) ?? true
+                ? try alreadyRead ?? key.pin.read()
+                : try key.pin.read(prompt: "PIN for \(name.rawValue): ")
         }
-    }
-
-    /// The second identity, for the client domain, after its PIN (asked as "PIN for NAME", or the next line of
-    /// standard input with --pin-stdin).
-    private func clientDomainSigner(for challenge: WebAuthChallenge) throws -> Signer? {
-        guard let clientDomainName, challenge.expectation.clientDomain != nil else { return nil }
-        let name = try IdentityName(clientDomainName)
-        return try key.identity.keystore.keystore().signIn(name: name) { try key.pin.read(prompt: "PIN for \(name.rawValue): ") }
     }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
@@ -155,16 +140,18 @@ struct WebAuth: ParsableCommand {
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let (envelope, signer) = try sign(clientDomain: clientDomain, alreadyRead: pinFirst) { publicKey in
-            let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
-                                                 network: network, clientAccount: publicKey.accountID, clientDomain: clientDomain)
-            return try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
-                                        now: UInt64(max(0, Date().timeIntervalSince1970)))
-        }
-        let signed = Base64.string(envelope)
+        let keystore = try key.identity.keystore.keystore()
+        let signingKey = try keystore.signingKey(as: try key.identity.identityIfGiven(), keys: signInSources)
+        let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
+                                             network: network, clientAccount: signingKey.address, clientDomain: clientDomain)
+        let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
+                                             now: UInt64(max(0, Date().timeIntervalSince1970)))
+        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
+        if !quiet { key.show(review) }
+        let signed = Base64.string(try approve(review, alreadyRead: pinFirst))
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
-            try Console.printJSON(Output(transaction: signed, signerAddress: signer.address))
+            try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
         } else {
             Console.print(signed)
         }

@@ -16,15 +16,17 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let created = try keystore.signUp(name: "alice", kdf: .interactive) { try PIN("493817") }
         let signer = try keystore.signIn(name: "alice") { try PIN("493817") }
         #expect(signer.address == created.address && signer.address.hasPrefix("G"))
-        let signature = signer.signMessage(Array("hi".utf8))
+        let review = try keystore.review(.message(Array("hi".utf8)), as: "alice")
+        #expect(review.keySource == .vault(needsPIN: true) && review.signer.address == created.address)
+        let signature = try review.approve { try PIN("493817") }
         #expect(try PublicKey(accountID: signer.address).isValidMessageSignature(signature, for: Array("hi".utf8)))
         try keystore.changePIN(name: "alice", checkingCurrentFirst: false, from: { try PIN("493817") }, to: { try PIN("860271") })
         #expect(throws: VaultError.self) { try keystore.signIn(name: "alice") { try PIN("493817") } }
         let token = try keystore.startSession(try keystore.signIn(name: "alice") { try PIN("860271") }, ttl: .seconds(900))
-        let resumed = try keystore.signer(session: token)
-        #expect(resumed.address == signer.address)
+        let session = KeySources.automatic(agent: nil, session: token.stringValue, pinAvailable: false)
+        #expect(try keystore.signingKey(keys: session).source == .session)
         try keystore.endSession(token)
-        #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
+        #expect(throws: SessionError.ended) { try keystore.signingKey(keys: session) }
         #expect(try keystore.identities().map(\.address) == [signer.address])
     }
 

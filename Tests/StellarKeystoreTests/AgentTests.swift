@@ -368,33 +368,33 @@ extension UnixSocket {
 
         // Not in the agent, no PIN to be had: the agent's error stands.
         #expect(throws: AgentError.keyNotHeld(AgentTests.address)) {
-            try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin)
+            try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }
         // With a PIN: the vault, after one warning.
-        #expect(try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: true, pin: pin) is Signer)
+        #expect(try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: true)).source == .vault(needsPIN: true))
         #expect(warnings.lines == ["The agent holds no key for \(AgentTests.address). Using the PIN instead."])
 
         try keystore.addToAgent(try keystore.signIn(name: .default, pin: pin), client: client)
-        #expect(try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin) is AgentSigner)
+        #expect(try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .agent)
         // With a session and no name, the identity is the session's: the agent is not asked.
         let early = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
-        #expect(try keystore.signer(agent: client, sessionToken: early.stringValue, name: nil, pinAvailable: false, pin: pin) is Signer)
-        #expect(try keystore.signer(agent: client, sessionToken: early.stringValue, name: .default, pinAvailable: false, pin: pin) is AgentSigner)
+        #expect(try keystore.signingKey(keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .session)
+        #expect(try keystore.signingKey(as: .default, keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .agent)
         #expect(warnings.lines.count == 1)
 
         // A key replaced in the vault since: the agent's copy is not used.
         _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { try PIN("270419") }
         #expect(throws: AgentError.self) {
-            try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin)
+            try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }
 
         // A dead agent: its error, or the session.
         running.stop()
         let token = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
         #expect(throws: AgentError.notRunning(running.socketPath)) {
-            try keystore.signer(agent: client, sessionToken: nil, name: nil, pinAvailable: false, pin: pin)
+            try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }
-        #expect(try keystore.signer(agent: client, sessionToken: token.stringValue, name: .default, pinAvailable: false, pin: pin) is Signer)
+        #expect(try keystore.signingKey(as: .default, keys: .automatic(agent: client, session: token.stringValue, pinAvailable: false)).source == .session)
         #expect(warnings.lines.last == "No agent is running at \(running.socketPath). Using the session instead.")
     }
 }

@@ -45,10 +45,10 @@ import TestFixtures
         let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
         try keystore.endSession(token)
         #expect(throws: SessionError.ended) {
-            try keystore.signer(sessionToken: token.stringValue, name: created.name, pinAvailable: false) { pin }
+            try keystore.signingKey(as: created.name, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
         }
-        let signer = try keystore.signer(sessionToken: token.stringValue, name: created.name, pinAvailable: true) { pin }
-        #expect(signer.address == created.address)
+        let key = try keystore.signingKey(as: created.name, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: true))
+        #expect(key.address == created.address && key.source == .vault(needsPIN: true))
         #expect(warnings.all.contains { $0.contains("Using the PIN instead") })
     }
 

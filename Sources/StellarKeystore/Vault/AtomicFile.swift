@@ -71,6 +71,30 @@ package enum AtomicFile {
         }
     }
 
+    /// What changes whenever a file is replaced or written: its device and inode, size, and modification and
+    /// change times to the nanosecond. Writes here are renames of new files, so a replaced file has a new inode;
+    /// the times keep a reused inode number from passing for the old file.
+    package struct Stamp: Equatable, Sendable {
+        let identity: FileIdentity
+        let size: Int64
+        let modified: [Int]
+        let changed: [Int]
+
+        init(_ info: stat) {
+            identity = FileIdentity(info)
+            size = Int64(info.st_size)
+            modified = [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+            changed = [info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
+        }
+
+        /// The stamp of the file at `path` now, without opening it; nil if there is none.
+        init?(of path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
+    }
+
     /// `read`, and the status of the file that was read (its identity, owner, mode, time).
     package static func readWithStatus(_ path: String, limit: Int) throws -> (bytes: [UInt8], status: stat)? {
         guard let (fd, info) = try openRegular(path, limit: limit) else { return nil }

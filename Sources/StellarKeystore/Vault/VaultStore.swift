@@ -87,16 +87,35 @@ public struct VaultStore: Sendable {
     }
 
     static func readVault(at path: String, as name: IdentityName) throws -> Vault? {
-        let bytes: [UInt8]?
+        try readStampedVault(at: path, as: name)?.vault
+    }
+
+    /// A vault as it was read, and the stamp of the file it came from: a later step that finds the same stamp
+    /// at the path knows the file is unchanged without opening it again.
+    package struct Reading: Sendable {
+        package let vault: Vault
+        let stamp: AtomicFile.Stamp
+    }
+
+    /// The identity's vault (`vault(named:)`), with its file's stamp.
+    package func reading(_ name: IdentityName) throws -> Reading {
+        guard let reading = try Self.readStampedVault(at: path(of: name), as: name) else {
+            throw VaultError.notFound(name: name.rawValue, directory: directory)
+        }
+        return reading
+    }
+
+    private static func readStampedVault(at path: String, as name: IdentityName) throws -> Reading? {
+        let read: (bytes: [UInt8], status: stat)?
         do {
-            bytes = try AtomicFile.read(path, limit: Vault.maximumFileSize)
+            read = try AtomicFile.readWithStatus(path, limit: Vault.maximumFileSize)
         } catch let error as FileError {
             throw VaultError.corrupt(path: path, reason: error.reason)
         }
-        guard let bytes else { return nil }
-        let vault = try Vault(file: bytes, path: path)
+        guard let read else { return nil }
+        let vault = try Vault(file: read.bytes, path: path)
         guard vault.name == name else { throw VaultError.misnamed(path: path, inside: vault.name.rawValue) }
-        return vault
+        return Reading(vault: vault, stamp: AtomicFile.Stamp(read.status))
     }
 
     private func fileNames() throws -> [String] {
@@ -161,6 +180,16 @@ public struct VaultStore: Sendable {
     public func unlockWithRoot(_ name: IdentityName, pin: PIN) throws -> (keyPair: KeyPair, root: AccountRoot?) {
         try withLock(writing: false) {
             let unlocked = try unlockHoldingLock(name, pin: pin)
+            return (unlocked.keyPair, unlocked.root)
+        }
+    }
+
+    /// Opens the vault read as `seen` with its PIN. Under the lock, a file whose stamp is still `seen`'s is not
+    /// read again; one that changed since is read again and must still be `seen`'s vault
+    /// (`VaultError.changedWhileWaiting` before any attempt is counted, as for `changePIN`).
+    package func unlock(_ seen: Reading, pin: PIN) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+        try withLock(writing: false) {
+            let unlocked = try unlockHoldingLock(seen.vault.name, pin: pin, expecting: seen.vault, stamp: seen.stamp)
             return (unlocked.keyPair, unlocked.root)
         }
     }
@@ -231,10 +260,15 @@ public struct VaultStore: Sendable {
 
     /// Opens the vault under the lock already held; with `seen`, refuses (before any attempt is counted) a vault
     /// that is no longer the one the caller read.
-    private func unlockHoldingLock(_ name: IdentityName, pin: PIN, expecting seen: Vault? = nil) throws
+    private func unlockHoldingLock(_ name: IdentityName, pin: PIN, expecting seen: Vault? = nil, stamp: AtomicFile.Stamp? = nil) throws
         -> (vault: Vault, keyPair: KeyPair, root: AccountRoot?)
     {
-        let vault = try vault(named: name)
+        let vault: Vault
+        if let seen, let stamp, AtomicFile.Stamp(of: path(of: name)) == stamp {
+            vault = seen
+        } else {
+            vault = try self.vault(named: name)
+        }
         if let seen, vault != seen { throw VaultError.changedWhileWaiting(name: name.rawValue) }
         let (before, after) = try attempts.record(name)
         do {

@@ -1,0 +1,33 @@
+import StellarKeys
+
+/// Where a signing key may come from, in this order: a signing agent that holds the identity's current key, a
+/// live session, the vault and its PIN (`Keystore.signingKey(as:keys:)` has the rule).
+public struct KeySources: Sendable {
+    let agent: AgentClient?
+    let sessionToken: String?
+    /// Whether a PIN can be had without waiting on nobody (a person at a terminal, a PIN given to the program):
+    /// only then does a dead agent or session fall back to the vault.
+    let pinAvailable: Bool
+
+    /// The vault and its PIN only.
+    public static let vault = KeySources(agent: nil, sessionToken: nil, pinAvailable: true)
+
+    /// The agent behind `agent` when it holds the key, else the session `session` (a token as `SessionToken`
+    /// reads it) when it is alive, else the vault. `pinAvailable`: whether the vault's PIN can be asked when the
+    /// agent or session cannot sign; if not, their error stands.
+    public static func automatic(agent: AgentClient?, session: String?, pinAvailable: Bool = true) -> KeySources {
+        KeySources(agent: agent, sessionToken: session, pinAvailable: pinAvailable)
+    }
+}
+
+/// Where the key of a review comes from; only `vault` asks for a PIN.
+public enum KeySource: Sendable, Equatable {
+    /// A signing agent holds it; it may ask its own person before it signs.
+    case agent
+    /// A live session holds it.
+    case session
+    /// The vault: its PIN opens it on approval.
+    case vault(needsPIN: Bool)
+    /// A key this process holds open already (a signing agent's own keys).
+    case held
+}

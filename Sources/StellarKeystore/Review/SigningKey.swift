@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeys
+import StellarTransactions
+
+/// The key a request will be signed with, found but not opened: whose it is, and where it comes from. Finding it
+/// reads the vault's header (and a session, or asks an agent whether it holds it); it asks for nothing and signs
+/// nothing. `review(_:)` makes a review of one request with it.
+public struct SigningKey: Sendable {
+    /// The identity whose key it is.
+    public let name: IdentityName
+    public let publicKey: PublicKey
+    public var address: String { publicKey.accountID }
+    public var source: KeySource {
+        switch holder {
+        case .agent: .agent
+        case .session: .session
+        case .vault: .vault(needsPIN: true)
+        case .held: .held
+        }
+    }
+
+    enum Holder: Sendable {
+        case agent(AgentSigner)
+        case session(SessionToken)
+        case vault(VaultStore.Reading)
+        case held(Signer)
+    }
+
+    let holder: Holder
+    let keystore: Keystore?
+
+    /// A key this process holds open already (a signing agent's): its reviews sign without asking for anything.
+    package init(holding signer: Signer) {
+        name = signer.name
+        publicKey = signer.publicKey
+        holder = .held(signer)
+        keystore = nil
+    }
+
+    init(name: IdentityName, publicKey: PublicKey, holder: Holder, keystore: Keystore) {
+        self.name = name
+        self.publicKey = publicKey
+        self.holder = holder
+        self.keystore = keystore
+    }
+
+    /// `request` reviewed for this key: decoded and checked in full, its summary made. Touches no secret and asks
+    /// for nothing; the review is approved once, or dropped.
+    public func review<Signed>(_ request: SigningRequest<Signed>, now: Date = Date()) throws -> SigningReview<Signed> {
+        try SigningReview(request, key: self, now: now)
+    }
+}
+
+extension Keystore {
+    /// The key that signs for identity `name` (nil: the session's identity when a session is given, else the
+    /// default identity), found in this order:
+    ///
+    /// 1. the agent's, when `keys` names one and it holds the identity's current key (its address read from the
+    ///    vault, so that a key replaced since it was added is never used). With a session and no `name`, the
+    ///    identity is the session's, which only the session knows: the agent is not asked;
+    /// 2. the session's, when `keys` names one and it is alive and its vault still holds its key;
+    /// 3. the vault's, opened with its PIN on approval; the vault must be readable, no wait after wrong PINs
+    ///    running, and a TPM it is bound to not in lockout, all before anyone is asked for a PIN.
+    ///
+    /// An agent or session that cannot sign (not running, not holding the key, expired, ended) falls through to
+    /// the next with a warning saying why, only where the next can be had: otherwise its error stands, so that
+    /// a script never waits on a PIN prompt nobody sees.
+    public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
+        var read: VaultStore.Reading?
+        func vault(_ identity: IdentityName) throws -> VaultStore.Reading {
+            if let read, read.vault.name == identity { return read }
+            let fresh = try vaults.reading(identity)
+            read = fresh
+            return fresh
+        }
+        if let agent = keys.agent, name != nil || keys.sessionToken == nil {
+            let identity = name ?? .default
+            do {
+                let signer = try agent.signer(for: try vault(identity).vault.publicKey.accountID, name: identity)
+                return SigningKey(name: identity, publicKey: signer.publicKey, holder: .agent(signer), keystore: self)
+            } catch let error as AgentError {
+                guard keys.sessionToken != nil || keys.pinAvailable else { throw error }
+                warn("\(error.message) Using \(keys.sessionToken != nil ? "the session" : "the PIN") instead.")
+            }
+        }
+        if let text = keys.sessionToken {
+            do {
+                let token = try SessionToken(text)
+                let session = try sessions.session(for: token, identity: name.map(identity))
+                // The session must still match its vault: one opened before the identity was replaced holds the
+                // old key, and signing with it while the address shows the new one signs for an account the
+                // person no longer means.
+                let current = session.identity == identity(session.identity.name)
+                    ? try vault(session.identity.name).vault
+                    : try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
+                guard current.publicKey == session.keyPair.publicKey else {
+                    throw SessionError.vaultChanged(name: session.identity.name.rawValue)
+                }
+                return SigningKey(name: session.identity.name, publicKey: session.keyPair.publicKey, holder: .session(token), keystore: self)
+            } catch let error as SessionError {
+                guard keys.pinAvailable else { throw error }
+                warn("\(error.message) Using the PIN instead.")
+            }
+        }
+        let identity = name ?? .default
+        let reading = try vault(identity)
+        try checkReadyForPIN(reading.vault)
+        return SigningKey(name: identity, publicKey: reading.vault.publicKey, holder: .vault(reading), keystore: self)
+    }
+
+    /// `request` reviewed for the key `signingKey(as:keys:)` finds: the one call an app makes before it shows
+    /// `summary` and asks `approve`.
+    public func review<Signed>(_ request: SigningRequest<Signed>, as name: IdentityName? = nil, keys: KeySources = .vault,
+                               now: Date = Date()) throws -> SigningReview<Signed> {
+        let keys = if case .signIn = request.content { KeySources(agent: nil, sessionToken: keys.sessionToken, pinAvailable: keys.pinAvailable) } else { keys }
+        return try signingKey(as: name, keys: keys).review(request, now: now)
+    }
+}

@@ -1,0 +1,98 @@
+import StellarKeys
+import StellarTransactions
+
+/// What a key is asked to sign, and what signing it gives back (`Signed`): a signature, a signed envelope, or a
+/// batch signer. It is reviewed first (`Keystore.review(_:as:keys:)`), which decodes and checks it in full and
+/// makes its summary, and signed only when that review is approved.
+public struct SigningRequest<Signed: Sendable>: Sendable {
+    enum Content: Sendable {
+        case payload([UInt8])
+        case message([UInt8])
+        case transaction(TransactionEnvelope, StellarNetwork)
+        case authorizations(TransactionEnvelope, StellarNetwork, expirationLedger: UInt32, allowingNonStrict: Bool)
+        case preimage(AuthorizationPreimage, StellarNetwork)
+        case signIn(WebAuthChallenge, clientDomainIdentity: IdentityName?)
+        case batch(SigningBatch.Kind)
+    }
+
+    let content: Content
+    /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need.
+    let sign: @Sendable (_ key: any Signing, _ clientDomain: (any Signing)?) throws -> Signed
+
+    /// Whether the request is for a Stellar network, and which: nil for raw bytes and SEP-53 messages, which
+    /// say nothing of one.
+    public var network: StellarNetwork? {
+        switch content {
+        case .payload, .message: nil
+        case .transaction(_, let network), .authorizations(_, let network, _, _), .preimage(_, let network): network
+        case .signIn(let challenge, _): challenge.expectation.network
+        case .batch(let kind): if case .transactions(let network) = kind { network } else { nil }
+        }
+    }
+}
+
+extension SigningRequest where Signed == [UInt8] {
+    /// Raw bytes, signed with Ed25519 as they are. Nothing says what they mean: a transaction hash on any network,
+    /// an authorization for any address. The summary says so.
+    public static func payload(_ bytes: [UInt8]) -> Self {
+        Self(content: .payload(bytes)) { key, _ in try key.sign(bytes) }
+    }
+
+    /// A SEP-53 message: Ed25519 over SHA-256("Stellar Signed Message:\n" + message).
+    public static func message(_ bytes: [UInt8]) -> Self {
+        Self(content: .message(bytes)) { key, _ in try key.signMessage(bytes) }
+    }
+
+    /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256.
+    /// One for another network than `network` is refused by the review.
+    public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork) -> Self {
+        Self(content: .preimage(preimage, network)) { key, _ in try key.signAuthorization(preimage: preimage, on: network) }
+    }
+
+    /// A SEP-10 challenge that passed every check (`WebAuthChallenge`), signed by its client account and, when it
+    /// carries a client domain, by `clientDomainIdentity`, whose key must be that domain's: the envelope to send
+    /// back. A sign-in is never signed through a signing agent, whose protocol could show it only as a hash.
+    public static func signIn(_ challenge: WebAuthChallenge, clientDomainIdentity: IdentityName? = nil) -> Self {
+        Self(content: .signIn(challenge, clientDomainIdentity: clientDomainIdentity)) { key, clientDomain in
+            try challenge.signed(by: key, clientDomainSigner: clientDomain)
+        }
+    }
+}
+
+extension SigningRequest where Signed == SignedTransaction {
+    /// A transaction envelope for `network`: signed by appending one signature, or given back unchanged when it
+    /// holds this key's signature already.
+    public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork) -> Self {
+        Self(content: .transaction(envelope, network)) { key, _ in try key.signTransaction(envelope, on: network) }
+    }
+}
+
+extension SigningRequest where Signed == SignedAuthorizations {
+    /// The Soroban authorization entries of `envelope` that ask for the key's account, valid through
+    /// `expirationLedger`. An entry that is not strict (its root is not the transaction's own call) needs consent:
+    /// `allowingNonStrict`, or the consent the review asks for (`SigningReview.consentNeeded`).
+    public static func authorizations(in envelope: TransactionEnvelope, network: StellarNetwork, expirationLedger: UInt32,
+                                      allowingNonStrict: Bool = false) -> Self {
+        Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, allowingNonStrict: allowingNonStrict)) { key, _ in
+            // The review found the consent a non-strict entry needs, or refused.
+            try key.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger, allowingNonStrict: true)
+        }
+    }
+}
+
+extension SigningRequest where Signed == SigningBatch {
+    /// Many raw payloads with one key, each request a JSON line (`SigningBatch`); none is shown one by one.
+    public static func payloads(encoding: SigningBatch.Encoding) -> Self {
+        Self(content: .batch(.payloads(encoding))) { key, _ in SigningBatch(kind: .payloads(encoding), key: key) }
+    }
+
+    /// Many SEP-53 messages with one key.
+    public static func messages(encoding: SigningBatch.Encoding) -> Self {
+        Self(content: .batch(.messages(encoding))) { key, _ in SigningBatch(kind: .messages(encoding), key: key) }
+    }
+
+    /// Many transaction envelopes for `network` with one key.
+    public static func transactions(network: StellarNetwork) -> Self {
+        Self(content: .batch(.transactions(network))) { key, _ in SigningBatch(kind: .transactions(network), key: key) }
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import StellarKeys
+import StellarTransactions
+
+/// One request, checked and summarised for one key, waiting to be approved: the conversation every signing
+/// path has.
+///
+/// ```swift
+/// let review = try keystore.review(.transaction(envelope, network: .testnet), as: "alice",
+///                                  keys: .automatic(agent: client, session: token))
+/// show(review.summary.text)            // the same text on a terminal, in an agent's prompt, in an app
+/// let signed = try review.approve(pin: { try PIN(askPIN()) })
+/// ```
+///
+/// Making it decodes the request strictly and runs every check that needs only the public key (the network of
+/// a preimage, the account of a sign-in, which authorization entries are this key's); it touches no secret and
+/// asks for nothing. `approve` asks for a PIN only when the key is the vault's, signs exactly what was
+/// reviewed, and checks each signature against the key's public key before it returns it. A review is approved
+/// at most once: it is consumed.
+public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
+    /// The key that will sign: its identity, address and where it comes from.
+    public let signer: SigningKey
+    /// What a person must see before approving, rendered one way everywhere.
+    public let summary: SigningSummary
+    /// A consent the request needs beyond a PIN (an authorization entry that is not strict); `approve` refuses
+    /// without it.
+    public let consentNeeded: SigningConsent?
+    let request: SigningRequest<Signed>
+    let clientDomainIdentity: IdentityName?
+
+    public var keySource: KeySource { signer.source }
+
+    init(_ request: SigningRequest<Signed>, key: SigningKey, now: Date) throws {
+        let signingAs = (name: key.name.rawValue, key: key.publicKey)
+        var consent: SigningConsent?
+        var clientDomain: IdentityName?
+        switch request.content {
+        case .payload(let bytes):
+            summary = .payload(bytes, signingAs: signingAs)
+        case .message(let bytes):
+            summary = .message(bytes, signingAs: signingAs)
+        case .transaction(let envelope, let network):
+            summary = .transaction(envelope, on: network, signingAs: signingAs, now: now)
+        case .authorizations(let envelope, let network, let expirationLedger, let allowingNonStrict):
+            let plan: AuthorizationPlan
+            do {
+                plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: allowingNonStrict)
+            } catch AuthorizationError.notStrict(let entry) {
+                plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: true)
+                consent = SigningConsent.nonStrictAuthorization(entry: entry)
+            }
+            summary = .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs)
+        case .preimage(let preimage, let network):
+            // A preimage for another network is never summarised as if it were for this one.
+            try preimage.check(on: network)
+            summary = .preimage(preimage, on: network, signingAs: signingAs)
+        case .signIn(let challenge, let clientDomainIdentity):
+            if case .agent = key.holder { throw ReviewError.signInThroughAgent }
+            guard key.address == challenge.expectation.clientAccount else {
+                throw WebAuthSigningError.notTheAccount(signer: key.address, account: challenge.expectation.clientAccount)
+            }
+            switch (challenge.expectation.clientDomain, clientDomainIdentity) {
+            case (nil, nil): break
+            case (let domain?, let name?):
+                guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
+                let address = try keystore.address(of: name)
+                guard address == domain.key.accountID else {
+                    throw WebAuthSigningError.notTheClientDomainKey(signer: address, key: domain.key.accountID)
+                }
+                clientDomain = name
+            case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
+            }
+            summary = .signIn(challenge, signingAs: signingAs)
+        case .batch(let kind):
+            summary = .batch(kind.description, network: request.network, signingAs: signingAs)
+        }
+        self.signer = key
+        self.request = request
+        consentNeeded = consent
+        clientDomainIdentity = clientDomain
+    }
+
+    /// Signs what was reviewed, with the PIN from `pin` when the key is the vault's (asked once the vault is
+    /// known to be ready; not at all for an agent, a session or a held key), and with `consent` when the review
+    /// needs one. Every signature is checked against the signer's public key before it is returned.
+    public consuming func approve(consent: SigningConsent? = nil, pin: () throws -> PIN) throws -> Signed {
+        try approve(consent: consent, pinFor: { _ in try pin() })
+    }
+
+    /// `approve(consent:pin:)`, for a request two identities sign (a sign-in with a client domain): `pinFor` is
+    /// asked for each identity's PIN by name.
+    public consuming func approve(consent: SigningConsent? = nil, pinFor: (IdentityName) throws -> PIN) throws -> Signed {
+        if let needed = consentNeeded, consent != needed { throw needed.refusal }
+        let key = try signer.opened(pin: pinFor)
+        let clientDomain = try clientDomainIdentity.map { name -> any Signing in
+            guard let keystore = signer.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
+            return CheckedKey(try keystore.signIn(name: name) { try pinFor(name) })
+        }
+        return try request.sign(key, clientDomain)
+    }
+}
+
+extension SigningKey {
+    /// The key, opened to sign: the vault's with its PIN (the vault read when the key was found is not read
+    /// again unless its file changed), the session's read again (so that a session ended meanwhile signs
+    /// nothing), the agent's as it is (the agent checks its own holding, and each signature it returns is
+    /// checked), or the held one.
+    func opened(pin: (IdentityName) throws -> PIN) throws -> any Signing {
+        switch holder {
+        case .agent(let agent):
+            return agent
+        case .held(let signer):
+            return CheckedKey(signer)
+        case .session(let token):
+            guard let keystore else { throw SessionError.ended }
+            let session = try keystore.sessions.session(for: token, identity: keystore.identity(name))
+            guard session.keyPair.publicKey == publicKey else { throw SessionError.vaultChanged(name: name.rawValue) }
+            return CheckedKey(Signer(name: name, keyPair: session.keyPair, isFromPhrase: nil))
+        case .vault(let reading):
+            guard let keystore else { throw SessionError.ended }
+            let (keyPair, root) = try keystore.vaults.unlock(reading, pin: pin(name))
+            return CheckedKey(Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil))
+        }
+    }
+}
+
+/// Why a review cannot go on.
+public enum ReviewError: KeystoreError, Equatable {
+    /// A sign-in was to go through a signing agent, which could show it only as the hash it signs.
+    case signInThroughAgent
+    /// A signature made for this address does not verify against its public key: nothing was returned.
+    case signatureInvalid(String)
+
+    public var message: String {
+        switch self {
+        case .signInThroughAgent: "A sign-in is not signed through the signing agent, which could show it only as a hash; nothing was signed."
+        case .signatureInvalid(let address): "The signature made for \(address) does not verify against its public key; nothing was returned."
+        }
+    }
+}
+
+/// What a person must agree to, in words, besides the summary.
+public enum SigningConsent: Sendable, Equatable {
+    /// This authorization entry (1-based) is not strict: its root is not the transaction's own call, so its
+    /// signature could be used by another transaction.
+    case nonStrictAuthorization(entry: Int)
+
+    public var question: String {
+        switch self {
+        case .nonStrictAuthorization(let entry):
+            "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction."
+        }
+    }
+}
+
+extension SigningConsent {
+    /// The error of a request whose consent was not given.
+    public var refusal: KeystoreError {
+        switch self {
+        case .nonStrictAuthorization(let entry): AuthorizationError.notStrict(entry: entry)
+        }
+    }
+}
