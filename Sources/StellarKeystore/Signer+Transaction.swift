@@ -3,7 +3,7 @@ import StellarTransactions
 
 extension Signer {
     /// Signs `envelope` for `network` with this identity's key (`TransactionEnvelope.signed(by:on:)`).
-    public func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
+    package func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
         try envelope.signed(by: keyPair, on: network)
     }
 }
@@ -12,7 +12,7 @@ extension Signer {
     /// Signs a Soroban authorization preimage for `network` (what SEP-43's `signAuthEntry` receives): the
     /// 64-byte Ed25519 signature of its SHA-256, which stellar-sdk's `authorize_entry` puts in the entry. A
     /// preimage for another network is refused before the key is used.
-    public func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
+    package func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
         try preimage.check(on: network)
         return sign(preimage.hash)
     }
@@ -21,7 +21,7 @@ extension Signer {
 extension Signer {
     /// Signs each authorization entry of `envelope` that asks for this identity's signature, valid through
     /// `expirationLedger` (`TransactionEnvelope.signingAuthorizations(by:on:expirationLedger:allowingNonStrict:)`).
-    public func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                                    allowingNonStrict: Bool = false) throws -> SignedAuthorizations {
         try envelope.signingAuthorizations(by: keyPair, on: network, expirationLedger: expirationLedger,
                                            allowingNonStrict: allowingNonStrict)
@@ -32,7 +32,7 @@ extension WebAuthChallenge {
     /// This verified SEP-10 challenge signed by the account signing in, and, when a client domain was asked
     /// for, by that domain's key: the envelope to POST back. Each signer must be the key the challenge expects
     /// (checked before either signs), so that a sign-in never carries a signature nobody asked for.
-    public func signed(by signer: any Signing, clientDomainSigner: (any Signing)? = nil) throws -> [UInt8] {
+    package func signed(by signer: any Signing, clientDomainSigner: (any Signing)? = nil) throws -> [UInt8] {
         let client = try StrKey(expectation.clientAccount).ed25519PublicKey
         guard signer.publicKey == client else {
             throw WebAuthSigningError.notTheAccount(signer: signer.address, account: expectation.clientAccount)

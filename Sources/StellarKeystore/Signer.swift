@@ -1,8 +1,9 @@
 import StellarKeys
 import StellarTransactions
-/// What signs for an identity: its key opened here (`Signer`), or held by a signing agent (`AgentSigner`). Each
-/// method gives the same bytes either way, since Ed25519 signatures are deterministic; a remote one can fail.
-public protocol Signing: Sendable {
+/// What signs for an identity: its key opened here (`CheckedKey`), or held by a signing agent (`AgentSigner`).
+/// Each method gives the same bytes either way, since Ed25519 signatures are deterministic; a remote one can fail.
+/// Only an approved review (`SigningReview.approve`) reaches one, so that an app cannot sign without the review.
+package protocol Signing: Sendable {
     var name: IdentityName { get }
     var publicKey: PublicKey { get }
     /// A raw Ed25519 signature of `bytes` (64 bytes).
@@ -16,12 +17,13 @@ public protocol Signing: Sendable {
 }
 
 extension Signing {
-    public var address: String { publicKey.accountID }
-    public func sign(_ bytes: [UInt8]) throws -> [UInt8] { try bytes.withUnsafeBytes { try sign($0) } }
-    public func signMessage(_ message: [UInt8]) throws -> [UInt8] { try message.withUnsafeBytes { try signMessage($0) } }
+    package var address: String { publicKey.accountID }
+    package func sign(_ bytes: [UInt8]) throws -> [UInt8] { try bytes.withUnsafeBytes { try sign($0) } }
+    package func signMessage(_ message: [UInt8]) throws -> [UInt8] { try message.withUnsafeBytes { try signMessage($0) } }
 }
 
-/// An opened identity: its key, for as long as the value lives.
+/// An opened identity: its key, for as long as the value lives. An app hands it to a session or an agent, or
+/// exports its seed; it signs only through a review (`Keystore.review`).
 public struct Signer: Signing {
     public let name: IdentityName
     let keyPair: KeyPair
@@ -38,12 +40,12 @@ public struct Signer: Signing {
     public var address: String { keyPair.publicKey.accountID }
 
     /// A raw Ed25519 signature of `bytes` (64 bytes), e.g. of a transaction hash.
-    public func sign(_ bytes: [UInt8]) -> [UInt8] { keyPair.signature(for: bytes) }
-    public func sign(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { keyPair.signature(for: bytes) }
+    package func sign(_ bytes: [UInt8]) -> [UInt8] { keyPair.signature(for: bytes) }
+    package func sign(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { keyPair.signature(for: bytes) }
 
     /// A SEP-53 message signature (64 bytes).
-    public func signMessage(_ message: [UInt8]) -> [UInt8] { keyPair.messageSignature(for: message) }
-    public func signMessage(_ message: UnsafeRawBufferPointer) -> [UInt8] { keyPair.messageSignature(for: message) }
+    package func signMessage(_ message: [UInt8]) -> [UInt8] { keyPair.messageSignature(for: message) }
+    package func signMessage(_ message: UnsafeRawBufferPointer) -> [UInt8] { keyPair.messageSignature(for: message) }
 
     /// The secret seed StrKey (`S…`) in guarded memory, for a deliberate backup.
     public func exportSecretSeed() -> SecureBytes { keyPair.secretSeedStrKey() }

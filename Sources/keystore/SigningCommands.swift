@@ -52,11 +52,14 @@ struct SignMessage: ParsableCommand {
         if batch {
             return try BatchSigner(try key.approve(try key.review(.messages(encoding: format.encoding)))).run(reading: STDIN_FILENO)
         }
+        // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
+        let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.read() : nil
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
         let review = try key.review(.message(bytes))
+        key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
         let address = review.signer.address
-        let signature = try key.approve(review)
+        let signature = try key.approve(review, alreadyRead: pinFirst)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
             try Console.printJSON(Output(address: address, signature: format.encode(signature),
@@ -96,9 +99,11 @@ struct Sign: ParsableCommand {
         if batch {
             return try BatchSigner(try key.approve(try key.review(.payloads(encoding: format.encoding)))).run(reading: STDIN_FILENO)
         }
+        let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.read() : nil
         let review = try key.review(.payload(try payload.bytes(for: .signing)))
+        key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
         let address = review.signer.address
-        let signature = try key.approve(review)
+        let signature = try key.approve(review, alreadyRead: pinFirst)
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
             try Console.printJSON(Output(address: address, signature: format.encode(signature)))

@@ -91,6 +91,13 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         try approve(consent: consent, pinFor: { _ in try pin() })
     }
 
+    /// `approve(consent:pin:)` with the PIN known, off the caller's actor: Argon2id takes a noticeable fraction
+    /// of a second, which an app's main thread must not wait for.
+    @concurrent
+    public consuming func approve(consent: SigningConsent? = nil, pin: PIN) async throws -> Signed {
+        try approve(consent: consent, pinFor: { _ in pin })
+    }
+
     /// `approve(consent:pin:)`, for a request two identities sign (a sign-in with a client domain): `pinFor` is
     /// asked for each identity's PIN by name.
     public consuming func approve(consent: SigningConsent? = nil, pinFor: (IdentityName) throws -> PIN) throws -> Signed {

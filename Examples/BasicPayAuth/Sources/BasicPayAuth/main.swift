@@ -13,16 +13,18 @@ func signUpSignInAndSign(in directory: String) async throws {
 
     // Argon2id runs off the main actor: `await` picks the async use cases.
     let created = try await keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
-    let signer = try await keystore.signIn(name: "alice", pin: PIN("493817"))
-    guard signer.address == created.address else { throw FlowError(message: "signed in to another key") }
+    // Review (what is signed, by which key: no secret read, nothing asked), show the summary, then approve.
     let message = "I control this account"
-    let signature = signer.signMessage(Array(message.utf8))
+    let review = try keystore.review(.message(Array(message.utf8)), as: "alice")
+    guard review.signer.address == created.address else { throw FlowError(message: "reviewed for another key") }
+    let address = review.signer.address
+    let signature = try await review.approve(pin: PIN("493817"))
     try await keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
     let token = try keystore.startSession(try await keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
-    let resumed = try keystore.signer(session: token)
-    guard resumed.address == signer.address else { throw FlowError(message: "the session holds another key") }
+    let resumed = try keystore.signingKey(keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
+    guard resumed.address == address, resumed.source == .session else { throw FlowError(message: "the session holds another key") }
     try keystore.endSession(token)
-    print(signer.address)
+    print(address)
     print(message)
     print(Data(signature).base64EncodedString())
 }

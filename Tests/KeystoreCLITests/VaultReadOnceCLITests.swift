@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+/// One vault read per command: a review reads the vault once, and approving it does not open the file again
+/// unless it changed meanwhile. Counted with `strace -e trace=openat` (installed by .ci/run).
+@Suite struct VaultReadOnceCLITests {
+    let home = try! KeystoreHome()
+    let golden = KeystoreHome.golden
+
+    init() throws { try home.addGolden() }
+
+    /// The `openat` calls of a run that name the golden vault (successful or not).
+    func vaultOpens(_ arguments: [String], stdin: String = "", process: KeystoreProcess? = nil) throws -> (opens: Int, result: KeystoreProcess.Result) {
+        let trace = home.path + "/strace.txt"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let prefix = ["/usr/bin/strace", "-f", "-qq", "-e", "trace=openat", "-o", trace]
+        let result = try (process ?? home.keystore).run(arguments, stdin: Array(stdin.utf8), prefix: prefix)
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        return (lines.filter { $0.contains("/\(golden.name).vault\"") }.count, result)
+    }
+
+    @Test func signTxWithAPINOpensTheVaultOnce() throws {
+        let entry = try #require(Envelopes.loaded.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
+        let (opens, result) = try vaultOpens(["sign-tx", "--name", golden.name, "--network", "testnet", "--pin-stdin"],
+                                             stdin: "\(golden.pin)\n\(entry.envelope)\n")
+        #expect(result.status == 0 && result.stdout == entry.signed + "\n", "\(result.stderr)")
+        #expect(opens == 1, "the vault was opened \(opens) times")
+    }
+
+    @Test func signTxWithASessionOpensTheVaultOnce() throws {
+        var keystore = try home.keystoreWithRuntime()
+        let login = try keystore.run(["login", "--session", "--name", golden.name, "--pin-stdin"], stdin: Array("\(golden.pin)\n".utf8))
+        keystore.environment["KEYSTORE_SESSION"] = String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count))
+            .trimmingCharacters(in: .newlines)
+        defer { _ = try? keystore.run(["logout"]) }
+        let entry = try #require(Envelopes.loaded.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
+        let (opens, result) = try vaultOpens(["sign-tx", "--network", "testnet", entry.envelope], process: keystore)
+        #expect(result.status == 0 && result.stdout == entry.signed + "\n", "\(result.stderr)")
+        #expect(opens == 1, "the vault was opened \(opens) times")
+    }
+}
