@@ -96,6 +96,10 @@ import Testing
         let authorization = SigningSummary.preimage(preimage, on: .testnet, signingAs: signer)
         #expect(authorization.text.count <= SigningSummary.maximumLines, "\(authorization.text.count) lines")
         expectElidedAndSaid(authorization, "invocations not shown")
+        // Said on a line of its own, however many values in the shown calls are elided too.
+        let wide = execute(SCValBytes.vec((0..<13).map { SCValBytes.u32(UInt32($0)) }))
+        expectElidedAndSaid(SigningSummary.transaction(try envelope(call: wide, subInvocations: 11_000), on: .testnet, signingAs: signer),
+                            "11001 invocations not shown")
         // The tree's tail counts: one more sub-invocation is another summary.
         let longer = SigningSummary.transaction(try envelope(call: call, subInvocations: 11_001), on: .testnet, signingAs: signer)
         #expect(read(longer) != read(transaction))
