@@ -214,3 +214,21 @@ import Testing
 extension Array {
     func repeated(_ count: Int) -> [Element] { (0..<count).flatMap { _ in self } }
 }
+
+extension SigningSummaryTests {
+    /// Authorization entries: the transaction's summary, then who signs which entries until which ledger; the
+    /// JSON carries the plan.
+    @Test func authorizationsFollowTheTransactionWithThePlan() throws {
+        let envelope = try envelope(call: execute(SCValBytes.u32(1)))
+        let plan = try envelope.authorizationPlan(for: alice)
+        let summary = SigningSummary.authorizations(in: envelope, on: .testnet, plan: plan, expirationLedger: 77, signingAs: signer)
+        let transaction = SigningSummary.transaction(envelope, on: .testnet, signingAs: nil)
+        #expect(Array(summary.lines.prefix(transaction.lines.count)) == transaction.lines)
+        #expect(summary.lines.suffix(2) == ["  signer      alice (\(alice.accountID)), for its authorization entries",
+                                            "  signs       authorization 1, valid through ledger 77"])
+        let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(summary)) as? [String: Any])
+        #expect(json["kind"] as? String == "authorizations")
+        #expect((json["authorizations"] as? [String: Any])?["toSign"] as? [Int] == [1])
+        #expect((json["authorizations"] as? [String: Any])?["expirationLedger"] as? Int == 77)
+    }
+}
