@@ -104,7 +104,7 @@ public struct AuthorizationPlan: Sendable {
     /// summary itself is made without a signer: its warning that the key has no part in the transaction is for
     /// an envelope signature, which this is not.)
     public func lines(expirationLedger: UInt32, signingAs identity: (name: String, key: PublicKey)) -> [String] {
-        ["  signer      \(TerminalText.escaped(identity.name)) (\(identity.key.accountID)), for its authorization entries"]
+        ["  signer      \(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key.accountID)), for its authorization entries"]
             + toSign.map { "  signs       authorization \($0), valid through ledger \(expirationLedger)" }
             + leftAlone.map { "  leaves      authorization \($0.number) as it is: \($0.reason)" }
     }

@@ -68,18 +68,24 @@ public struct AuthorizationPreimage: Sendable {
         guard networkID == network.id else { throw AuthorizationError.otherNetwork(expected: network.shown) }
     }
 
-    /// For a person, before the key signs: the network, who signs (`signingAs`, by name and key), what the
-    /// signature binds, and the invocation tree with every argument (as a transaction summary shows an
-    /// authorization entry).
+    /// For a person, before the key signs: `SigningSummary.preimage(_:on:signingAs:)`'s text (without a signer
+    /// line when `identity` is nil).
     public func lines(on network: StellarNetwork, signingAs identity: (name: String, key: PublicKey)? = nil) -> [String] {
-        var lines = ["Authorization on \(network.shown)"]
+        SigningSummary.preimage(self, on: network, signer: identity).text
+    }
+
+    /// The lines after the title: who signs (`signingAs`, by name and key), what the signature binds, and the
+    /// invocation tree with every argument (as a transaction summary shows an authorization entry), within the
+    /// bounds of `ContractCallText`; what they leave out is added to `elided`.
+    func body(signingAs identity: (name: String, key: PublicKey)?, elided: inout [Elision]) -> [String] {
+        var lines: [String] = []
         func add(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: 12 - name.count) + value) }
-        if let identity { add("signer", "\(TerminalText.escaped(identity.name)) (\(identity.key.accountID))") }
+        if let identity { add("signer", "\(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key.accountID))") }
         add("hash", Hex.string(hash))
         add("binds", boundAddress.map { "the address \($0) (CAP-71)" } ?? "any address whose credentials carry this nonce")
         add("nonce", String(nonce))
         add("expires", "after ledger \(signatureExpirationLedger)")
-        for (depth, line) in ContractCallText.invocationLines(invocation, depth: 0) {
+        for (depth, line) in ContractCallText.invocationLines(invocation, elided: &elided) {
             lines.append("  " + String(repeating: "  ", count: depth) + "invokes     " + line)
         }
         return lines

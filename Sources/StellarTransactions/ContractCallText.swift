@@ -2,20 +2,34 @@ import StellarKeys
 
 /// What an `INVOKE_HOST_FUNCTION` operation does, for a person: the call with every argument (`SCValText`), a
 /// sentence for the SEP-41 token functions whose arguments have exactly the expected types, what a contract
-/// creation makes, and every authorisation entry with its credentials and its whole invocation tree, marked
-/// strict when its root is exactly this operation's call.
+/// creation makes, and every authorisation entry with its credentials and its invocation tree (the first
+/// `mostInvocations` calls of it), marked strict when its root is exactly this operation's call. What a bound
+/// leaves out is an `Elision`, said where it happens.
 enum ContractCallText {
     typealias Field = TransactionSummary.Field
 
-    static func fields(_ op: XDR.InvokeHostFunctionOp) -> [Field] {
+    /// The calls of one invocation tree shown, in depth-first order; the rest are counted and hashed. A real
+    /// call's tree holds a handful (a swap through a router, a few more); 11,000 of them once scrolled a
+    /// summary's first lines out of a terminal.
+    static let mostInvocations = 32
+
+    static func fields(_ op: XDR.InvokeHostFunctionOp, elided: inout [Elision]) -> [Field] {
         var fields: [Field] = []
         func add(_ name: String, _ value: TransactionSummary.Value) { fields.append(.init(name: name, value: value)) }
+        func shown(_ value: XDR.SCVal, at place: String) -> String {
+            var found: [Elision] = []
+            let text = SCValText.shown(value, elided: &found)
+            elided += found.map { $0.at(place) }
+            return text
+        }
         switch op.hostFunction {
         case .invokeContract(let call):
             add("contract", .plain(SummaryText.address(call.contractAddress)))
             add("function", .text(call.functionName.value))
             add("arguments", .count(call.args.count))
-            for (index, argument) in call.args.enumerated() { add("argument \(index + 1)", .typed(SCValText.shown(argument), SCValJSON.tree(argument))) }
+            for (index, argument) in call.args.enumerated() {
+                add("argument \(index + 1)", .typed(shown(argument, at: "argument \(index + 1)"), SCValJSON.tree(argument)))
+            }
             if let sentence = sep41(call) { add("reads as", .plain(sentence)) }
         case .createContract(let create):
             add("creates", .plain(created(create.contractIDPreimage, create.executable)))
@@ -23,7 +37,7 @@ enum ContractCallText {
             add("creates", .plain(created(create.contractIDPreimage, create.executable)))
             add("constructor args", .count(create.constructorArgs.count))
             for (index, argument) in create.constructorArgs.enumerated() {
-                add("constructor arg \(index + 1)", .typed(SCValText.shown(argument), SCValJSON.tree(argument)))
+                add("constructor arg \(index + 1)", .typed(shown(argument, at: "constructor arg \(index + 1)"), SCValJSON.tree(argument)))
             }
         case .wasm(let wasm):
             add("uploads", .plain("contract code of \(wasm.count) bytes, SHA-256 \(Hex.string(wasm.withUnsafeBytes { Sodium.sha256($0) }))"))
@@ -37,9 +51,11 @@ enum ContractCallText {
                 strictness = strict ? ", strict" : ", NOT STRICT: its root is not this call"
             }
             add("authorization \(index + 1)", .typed(credentials(entry.credentials) + strictness, SCValJSON.entry(entry, strict: strict)))
-            for (depth, line) in invocationLines(entry.rootInvocation, depth: 0) {
+            var found: [Elision] = []
+            for (depth, line) in invocationLines(entry.rootInvocation, elided: &found) {
                 add(String(repeating: "  ", count: depth) + "invokes", .plain(line))
             }
+            elided += found.map { $0.at("authorization \(index + 1)") }
         }
         return fields
     }
@@ -73,22 +89,58 @@ enum ContractCallText {
         }
     }
 
-    /// The invocation tree, one line per call, each with its depth.
-    static func invocationLines(_ invocation: XDR.SorobanAuthorizedInvocation, depth: Int) -> [(Int, String)] {
-        let line: String
-        switch invocation.function {
-        case .contractFn(let invoked): line = call(invoked)
-        case .createContractHostFn(let create): line = "create " + created(create.contractIDPreimage, create.executable)
-        case .createContractV2HostFn(let create):
-            line = "create " + created(create.contractIDPreimage, create.executable) + " with ("
-                + create.constructorArgs.map(SCValText.shown).joined(separator: ", ") + ")"
+    /// The invocation tree, one line per call with its depth, depth first: the first `mostInvocations` calls,
+    /// then a line that counts the rest (their exact form's SHA-256 is in `elided`).
+    static func invocationLines(_ root: XDR.SorobanAuthorizedInvocation, elided: inout [Elision]) -> [(Int, String)] {
+        var lines: [(Int, String)] = [], notShown: [String] = [], count = 0
+        func walk(_ invocation: XDR.SorobanAuthorizedInvocation, depth: Int) {
+            count += 1
+            if lines.count < mostInvocations {
+                var found: [Elision] = []
+                lines.append((depth, line(invocation.function, elided: &found)))
+                elided += found.map { $0.at("invocation \(count)") }
+            } else {
+                notShown.append("\(depth) " + exact(invocation.function).joined(separator: ", "))
+            }
+            // Depth is bounded by the XDR reader (`XDRReader.maximumDepth`), so this recursion is too.
+            for invoked in invocation.subInvocations { walk(invoked, depth: depth + 1) }
         }
-        return [(depth, line)] + invocation.subInvocations.flatMap { invocationLines($0, depth: depth + 1) }
+        walk(root, depth: 0)
+        if !notShown.isEmpty {
+            lines.append((0, "… \(notShown.count) more invocations not shown"))
+            elided.append(Elision("\(notShown.count) of \(count) invocations not shown", hashing: notShown.joined(separator: "\n"),
+                                  of: "their exact form", isWhole: true))
+        }
+        return lines
     }
 
-    static func call(_ call: XDR.InvokeContractArgs) -> String {
-        "\(SummaryText.address(call.contractAddress)) \(SummaryText.quoted(call.functionName.value))("
-            + call.args.map(SCValText.shown).joined(separator: ", ") + ")"
+    private static func line(_ function: XDR.SorobanAuthorizedFunction, elided: inout [Elision]) -> String {
+        func shown(_ arguments: [XDR.SCVal]) -> String {
+            arguments.enumerated().map { index, argument in
+                var found: [Elision] = []
+                let text = SCValText.shown(argument, elided: &found)
+                elided += found.map { $0.at("argument \(index + 1)") }
+                return text
+            }.joined(separator: ", ")
+        }
+        switch function {
+        case .contractFn(let invoked):
+            return "\(SummaryText.address(invoked.contractAddress)) \(SummaryText.quoted(invoked.functionName.value))(" + shown(invoked.args) + ")"
+        case .createContractHostFn(let create):
+            return "create " + created(create.contractIDPreimage, create.executable)
+        case .createContractV2HostFn(let create):
+            return "create " + created(create.contractIDPreimage, create.executable) + " with (" + shown(create.constructorArgs) + ")"
+        }
+    }
+
+    /// A function of an invocation tree in a form no two different ones share: what an elision of it hashes.
+    private static func exact(_ function: XDR.SorobanAuthorizedFunction) -> [String] {
+        switch function {
+        case .contractFn(let invoked): exact(invoked)
+        case .createContractHostFn(let create): ["create", created(create.contractIDPreimage, create.executable)]
+        case .createContractV2HostFn(let create):
+            ["create", created(create.contractIDPreimage, create.executable)] + create.constructorArgs.map(SCValText.exact)
+        }
     }
 
     private static func exact(_ call: XDR.InvokeContractArgs) -> [String] {

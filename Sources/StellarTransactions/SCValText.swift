@@ -11,17 +11,41 @@ import StellarKeys
 /// an envelope is (`SummaryText.quoted`), bytes in hex.
 ///
 /// A person reads it, so it has bounds: at most `deepest` levels of nesting and `widest` elements of one vector
-/// or map, and bytes cut after `longestBytes`, each saying what it left out. `exact` has no bounds: two values
-/// that differ never render alike, which is how an authorisation entry is compared with the call it authorises.
+/// or map, and bytes cut after `longestBytes`, each saying in place what it left out, and each an `Elision` with
+/// the SHA-256 of what was left out, so that two values that differ only there never render alike. `exact` has no
+/// bounds: two values that differ never render alike, which is how an authorisation entry is compared with the
+/// call it authorises, and what an elision hashes.
 enum SCValText {
     static let deepest = 4
     static let widest = 12
     static let longestBytes = 64
 
-    static func shown(_ value: XDR.SCVal) -> String { render(value, depth: 0, bounded: true) }
-    static func exact(_ value: XDR.SCVal) -> String { render(value, depth: 0, bounded: false) }
+    /// The bounded form, and what it left out.
+    static func shown(_ value: XDR.SCVal, elided: inout [Elision]) -> String {
+        var context = Context(bounded: true)
+        let text = render(value, depth: 0, &context)
+        elided += context.elided
+        return text
+    }
 
-    private static func render(_ value: XDR.SCVal, depth: Int, bounded: Bool) -> String {
+    /// The bounded form alone, where what it leaves out is said elsewhere or not at all (an error code).
+    static func shown(_ value: XDR.SCVal) -> String {
+        var ignored: [Elision] = []
+        return shown(value, elided: &ignored)
+    }
+
+    static func exact(_ value: XDR.SCVal) -> String {
+        var context = Context(bounded: false)
+        return render(value, depth: 0, &context)
+    }
+
+    private struct Context {
+        let bounded: Bool
+        var elided: [Elision] = []
+    }
+
+    private static func render(_ value: XDR.SCVal, depth: Int, _ context: inout Context) -> String {
+        let bounded = context.bounded
         switch value {
         case .b(let flag): return "bool \(flag)"
         case .void: return "void"
@@ -39,19 +63,22 @@ enum SCValText {
             return "u256 " + WideInteger(words: [parts.hiHi, parts.hiLo, parts.loHi, parts.loLo], negative: false).decimal
         case .i256(let parts):
             return "i256 " + WideInteger(signedWords: [UInt64(bitPattern: parts.hiHi), parts.hiLo, parts.loHi, parts.loLo]).decimal
-        case .bytes(let bytes): return "bytes " + hex(bytes.value, bounded: bounded)
+        case .bytes(let bytes): return "bytes " + hex(bytes.value, &context)
         case .str(let text): return "string " + SummaryText.quoted(text.value)
         case .sym(let symbol): return "symbol " + SummaryText.quoted(symbol.value)
         case .vec(let vector):
             guard let elements = vector?.value else { return "vec none" }
-            return "[" + list(elements.map { ($0, nil) }, depth: depth, bounded: bounded) + "]"
+            return "[" + list(elements.map { ($0, nil) }, depth: depth, &context) + "]"
         case .map(let map):
             guard let entries = map?.value else { return "map none" }
-            return "{" + list(entries.map { ($0.val, $0.key) }, depth: depth, bounded: bounded) + "}"
+            return "{" + list(entries.map { ($0.val, $0.key) }, depth: depth, &context) + "}"
         case .address(let address): return SummaryText.address(address)
         // Never an argument the host accepts, so a person sees only its kind; the exact form keeps every field,
         // so that two instances never compare alike.
-        case .instance(let instance): return bounded ? "contract instance" : "contract instance \(instance)"
+        case .instance(let instance):
+            guard bounded else { return "contract instance \(instance)" }
+            context.elided.append(Elision("a contract instance's executable and storage not shown", hashing: "\(instance)", of: "their exact form"))
+            return "contract instance"
         case .ledgerKeyContractInstance: return "the contract instance's ledger key"
         case .nonceKey(let key): return "nonce \(key.nonce)"
         case .executableTag(let tag): return "executable tag " + SummaryText.quoted(tag.value)
@@ -59,20 +86,34 @@ enum SCValText {
     }
 
     /// The elements of a vector (`key` nil) or the entries of a map, within the bounds.
-    private static func list(_ items: [(value: XDR.SCVal, key: XDR.SCVal?)], depth: Int, bounded: Bool) -> String {
+    private static func list(_ items: [(value: XDR.SCVal, key: XDR.SCVal?)], depth: Int, _ context: inout Context) -> String {
         if items.isEmpty { return "" }
-        if bounded && depth + 1 >= deepest { return "… \(items.count) nested deeper than \(deepest) levels, not shown" }
-        let shownItems = bounded ? items.prefix(widest) : items[...]
-        var parts = shownItems.map { item in
-            let value = render(item.value, depth: depth + 1, bounded: bounded)
-            return item.key.map { render($0, depth: depth + 1, bounded: bounded) + ": " + value } ?? value
+        func exact(_ items: ArraySlice<(value: XDR.SCVal, key: XDR.SCVal?)>) -> String {
+            items.map { item in (item.key.map { SCValText.exact($0) + ": " } ?? "") + SCValText.exact(item.value) }.joined(separator: ", ")
         }
-        if shownItems.count < items.count { parts.append("… \(items.count - shownItems.count) more not shown") }
+        let (one, many) = items[0].key == nil ? ("element of a vector", "elements of a vector") : ("entry of a map", "entries of a map")
+        if context.bounded && depth + 1 >= deepest {
+            context.elided.append(Elision("\(Elision.count(items.count, one, many)) nested deeper than \(deepest) levels not shown",
+                                          hashing: exact(items[...]), of: "their exact form"))
+            return "… \(items.count) nested deeper than \(deepest) levels, not shown"
+        }
+        let shownItems = context.bounded ? items.prefix(widest) : items[...]
+        var parts = shownItems.map { item in
+            let value = render(item.value, depth: depth + 1, &context)
+            return item.key.map { render($0, depth: depth + 1, &context) + ": " + value } ?? value
+        }
+        if shownItems.count < items.count {
+            parts.append("… \(items.count - shownItems.count) more not shown")
+            context.elided.append(Elision("\(items.count - shownItems.count) of \(items.count) \(many) not shown",
+                                          hashing: exact(items[shownItems.count...]), of: "their exact form"))
+        }
         return parts.joined(separator: ", ")
     }
 
-    private static func hex(_ bytes: [UInt8], bounded: Bool) -> String {
-        guard bounded, bytes.count > longestBytes else { return Hex.string(bytes) }
+    private static func hex(_ bytes: [UInt8], _ context: inout Context) -> String {
+        guard context.bounded, bytes.count > longestBytes else { return Hex.string(bytes) }
+        context.elided.append(Elision("\(bytes.count) bytes, \(bytes.count - longestBytes) not shown",
+                                      hashing: bytes, of: "all \(bytes.count)"))
         return Hex.string(Array(bytes.prefix(longestBytes))) + "… (\(bytes.count) bytes)"
     }
 

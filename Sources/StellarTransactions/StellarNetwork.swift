@@ -55,8 +55,9 @@ public struct StellarNetwork: Sendable, Equatable {
         }
     }
 
-    /// How a summary names it.
+    /// How a summary names it: a well-known network by name and passphrase, any other by its passphrase, quoted
+    /// as every text from outside is (`SigningSummary.quoted`).
     public var shown: String {
-        name.map { "\($0) (\(passphrase))" } ?? "\"\(TerminalText.escaped(passphrase, limit: nil))\""
+        name.map { "\($0) (\(passphrase))" } ?? SummaryText.quoted(passphrase)
     }
 }

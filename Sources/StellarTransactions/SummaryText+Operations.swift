@@ -6,8 +6,9 @@ import Foundation
 import StellarKeys
 
 extension SummaryText {
-    /// Each of the 27 operations, by its XDR type, with its key fields as a person checks them.
-    static func operation(_ operation: XDR.Operation) -> TransactionSummary.Operation {
+    /// Each of the 27 operations, by its XDR type, with its key fields as a person checks them; what a bound left
+    /// out of them is added to `elided`.
+    static func operation(_ operation: XDR.Operation, elided: inout [Elision]) -> TransactionSummary.Operation {
         var fields: [TransactionSummary.Field] = []
         func add(_ name: String, _ value: TransactionSummary.Value) { fields.append(.init(name: name, value: value)) }
         func add(_ name: String, _ value: String) { add(name, .plain(value)) }
@@ -144,7 +145,7 @@ extension SummaryText {
             add("at least", amount(op.minAmountA) + " A and " + amount(op.minAmountB) + " B")
         case .invokeHostFunctionOp(let op):
             type = "INVOKE_HOST_FUNCTION"
-            fields += ContractCallText.fields(op)
+            fields += ContractCallText.fields(op, elided: &elided)
         case .extendFootprintTTLOp(let op):
             type = "EXTEND_FOOTPRINT_TTL"
             add("extend to", "\(op.extendTo) ledgers")

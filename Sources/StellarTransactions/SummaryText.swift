@@ -57,6 +57,16 @@ enum SummaryText {
 
     static func quoted(_ text: String) -> String { quoted(Array(text.utf8)) }
 
+    /// A name or a path as a word of its own when it is one (ASCII letters, digits and `. _ - / @ + :`, none of
+    /// which can end a quote, start an escape or pass for another character), and `quoted` otherwise: an identity
+    /// name stays `alice`, and a name or path with anything else in it is shown as every other text from outside.
+    static func quotedIfNeeded(_ text: String) -> String {
+        let plain = !text.isEmpty && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || Array("._-/@+:".utf8).contains(byte)
+        }
+        return plain ? text : quoted(text)
+    }
+
     private static func visible(_ string: String) -> String {
         var shown = ""
         for scalar in string.unicodeScalars {

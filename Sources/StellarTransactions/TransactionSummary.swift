@@ -11,9 +11,11 @@ import StellarKeys
 /// alike (`SummaryText.quoted`): a signer must never sign bytes it cannot read, nor show a summary that the
 /// envelope's own bytes could rewrite on the terminal. What a person must not miss comes first, as `warnings`.
 ///
-/// It does not show: Soroban argument values (only their number), the authorisation trees below their count, the
-/// footprint's ledger keys (only their number), or anything a ledger would need to be consulted for (balances,
-/// whether accounts exist, what a contract function does).
+/// It does not show: the footprint's ledger keys (only their number), or anything a ledger would need to be
+/// consulted for (balances, whether accounts exist, what a contract function does). Soroban values and invocation
+/// trees are shown within bounds; what a bound leaves out is counted and hashed in a warning of its own.
+///
+/// `SigningSummary.transaction` is how a person is shown it; this is its structured part (and its JSON).
 public struct TransactionSummary: Sendable, Encodable {
     public struct Operation: Sendable, Encodable {
         /// The XDR operation type in lower case, e.g. `payment`, `set_options`.
@@ -101,9 +103,17 @@ public struct TransactionSummary: Sendable, Encodable {
     /// Who is about to sign: `NAME (G…)`; nil where no key is involved (`show-tx`).
     public let signer: String?
     /// What a person must not miss, each one line: time bounds already past or not yet reached (by the local
-    /// clock), a master key weighted 0, thresholds changed, a signer added, an account merged away, and a
-    /// signing key that is neither the source, the fee source, nor any operation's source.
+    /// clock), a master key weighted 0, thresholds changed, a signer added, an account merged away, a signing
+    /// key that is neither the source, the fee source, nor any operation's source, and then what a bound left out
+    /// of a Soroban value or invocation tree (how much, and its SHA-256).
     public let warnings: [String]
+    /// What the bounds on Soroban values and invocation trees left out.
+    let elisions: [Elision]
+
+    private enum CodingKeys: String, CodingKey {
+        case network, networkPassphrase, hash, envelopeType, source, fee, feeXLM, sequence, conditions, memo, signatures, feeBump,
+             soroban, operations, signer, warnings
+    }
 
     /// `signingAs`: the identity about to sign, by name and key, so that the summary names it and says when it
     /// has no part in the transaction. `now`: the time bounds are judged against it.
@@ -143,8 +153,14 @@ public struct TransactionSummary: Sendable, Encodable {
         } else {
             soroban = nil
         }
-        operations = transaction.operations.map(SummaryText.operation)
-        signer = identity.map { "\(TerminalText.escaped($0.name)) (\($0.key.accountID))" }
+        var elisions: [Elision] = []
+        operations = transaction.operations.enumerated().map { index, operation in
+            var found: [Elision] = []
+            defer { elisions += found.map { $0.at("operation \(index + 1)") } }
+            return SummaryText.operation(operation, elided: &found)
+        }
+        self.elisions = elisions
+        signer = identity.map { "\(SummaryText.quotedIfNeeded($0.name)) (\($0.key.accountID))" }
         var sources = [SummaryText.ed25519(of: transaction.sourceAccount)] + transaction.operations.compactMap { $0.sourceAccount.map(SummaryText.ed25519) }
         if case .feeBump(let bump) = envelope.decoded { sources.append(SummaryText.ed25519(of: bump.feeSource)) }
         warnings = SummaryText.warnings(transaction, now: now)
@@ -152,13 +168,23 @@ public struct TransactionSummary: Sendable, Encodable {
                 sources.contains(identity.key.rawRepresentation) ? [] : [
                     "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
             } ?? [])
+            + Elision.warnings(elisions)
     }
 
-    /// The summary as lines of text for a terminal.
+    /// The summary as lines of text for a terminal: `SigningSummary.text` of it.
     public var lines: [String] {
-        var lines = ["Transaction on \(network == "custom" ? "a custom network" : network) (\(SummaryText.quoted(networkPassphrase)))"]
+        SigningSummary.text(title: title, warnings: warnings, lines: body).text
+    }
+
+    /// The first line: the network, and its passphrase quoted.
+    var title: String {
+        "Transaction on \(network == "custom" ? "a custom network" : network) (\(SummaryText.quoted(networkPassphrase)))"
+    }
+
+    /// The lines after the title and the warnings.
+    var body: [String] {
+        var lines: [String] = []
         func add(_ name: String, _ value: String) { lines.append("  " + padded(name, 12) + value) }
-        for warning in warnings { lines.append("  !! " + warning) }
         if let signer { add("signer", signer) }
         add("hash", hash)
         add("envelope", envelopeType == "fee-bump" ? "fee bump of a v1 transaction" : "\(envelopeType) transaction")

@@ -183,9 +183,10 @@ public struct WebAuthChallenge: Sendable {
         try envelope.adding(signatures)
     }
 
-    /// What a person reads before the PIN: the service, the account, the server, the time bounds.
+    /// What a person reads before the PIN: the service, the account, the server, the time bounds. (The lines of
+    /// `SigningSummary.signIn(_:signingAs:)`, unindented; kept until every caller shows that instead.)
     public func summary(signerName: String?) -> [String] {
-        let who = expectation.clientAccount + (signerName.map { " (\($0))" } ?? "")
+        let who = expectation.clientAccount + (signerName.map { " (\(SummaryText.quotedIfNeeded($0)))" } ?? "")
         var lines = [
             "Sign in to \(SummaryText.quoted(expectation.homeDomain)) as \(who)",
             "server      \(expectation.serverKey.accountID) (\(SummaryText.quoted(expectation.webAuthDomain)))",

@@ -5,6 +5,7 @@ import Glibc
 import CPlatform
 import StellarKeystore
 import StellarKeys
+import StellarTransactions
 
 /// `keystore agent …`: the signing agent (docs/AGENT.md), and the commands that ask it things.
 struct Agent: ParsableCommand {
@@ -164,7 +165,8 @@ struct AgentList: ParsableCommand {
         for key in keys {
             let left = [key.expiresIn.map { "\(SessionDuration(seconds: max(1, $0))) left" },
                         key.idleExpiresIn.map { "\(SessionDuration(seconds: max(1, $0))) if unused" }].compactMap { $0 }
-            Console.print("\(TerminalText.escaped(key.name))  \(TerminalText.escaped(key.address, limit: 56))  \(left.isEmpty ? "until the agent stops" : left.joined(separator: ", "))  \(TerminalText.escaped(key.keystore))")
+            // Names and keystores as every summary quotes them: a plain word as is, anything else quoted.
+            Console.print("\(SigningSummary.quotedIfNeeded(key.name))  \(TerminalText.escaped(key.address, limit: 56))  \(left.isEmpty ? "until the agent stops" : left.joined(separator: ", "))  \(SigningSummary.quotedIfNeeded(key.keystore))")
         }
     }
 }

@@ -107,3 +107,22 @@ extension WebAuthChallengeFixtures.Case {
         ])
     }
 }
+
+extension WebAuthChallengeTests {
+    /// The sign-in summary is the same lines as a `SigningSummary`, indented as every other body, the name quoted
+    /// only when it is not a plain word.
+    @Test func theSigningSummaryOfASignInIsIndentedAndQuoted() throws {
+        let valid = Self.honest.first { $0.name == "valid-client-domain" }!
+        let key = KeyPair.random().publicKey
+        let summary = SigningSummary.signIn(try valid.verify(), signingAs: ("alice", key))
+        #expect(summary.text == [
+            "Sign in to \"anchor.example\" as \(valid.clientAccount) (alice)",
+            "  server      \(valid.serverKey) (\"auth.anchor.example\")",
+            "  network     testnet (Test SDF Network ; September 2015)",
+            "  valid       from 2027-01-15T08:00:00Z until 2027-01-15T08:15:00Z",
+            "  client      \"client.example\" (\(valid.clientDomainKey!))",
+        ])
+        #expect(summary.network == .testnet && !summary.isElided)
+        #expect(SigningSummary.signIn(try valid.verify(), signingAs: ("al ice\u{202E}", key)).title.hasSuffix("(\"al ice\\u{202E}\" (hex 616c20696365e280ae))"))
+    }
+}
