@@ -166,6 +166,14 @@ public struct SigningSummary: Sendable, Encodable {
                               warnings: [], lines: lines, elided: false, network: expectation.network)
     }
 
+    /// Many requests of one kind (`what`) signed with one key, none shown to a person one by one: the warning
+    /// says so, and the summary counts as elided.
+    public static func batch(_ what: String, network: StellarNetwork?, signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
+        SigningSummary(kind: "batch", title: "Sign \(what) from a batch as \(who(signer))" + (network.map { " on \($0.shown)" } ?? ""),
+                       warnings: ["each request of the batch is signed without being shown here"], lines: [], elided: true,
+                       network: network)
+    }
+
     // MARK: Rendering
 
     /// `ADDRESS (name)`.

@@ -89,7 +89,7 @@ struct SignTx: ParsableCommand {
         let network = try networkOptions.resolve()
         if batch {
             let review = try key.review(.transactions(network: network))
-            if !quiet { key.show(review) }
+            if !quiet { key.showIfPersonTypesPIN(review, alreadyRead: nil) }
             return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
@@ -107,10 +107,10 @@ struct SignTx: ParsableCommand {
             struct Output: Encodable {
                 let envelope, hash, network, signer: String
                 let alreadySigned: Bool
-                let summary: SigningSummary
+                let summary: TransactionSummary?
             }
             try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash), network: network.name ?? network.passphrase,
-                                         signer: signer, alreadySigned: signed.wasAlreadySigned, summary: summary))
+                                         signer: signer, alreadySigned: signed.wasAlreadySigned, summary: summary.transaction))
         } else {
             Console.print(signed.base64)
         }
@@ -135,8 +135,8 @@ struct ShowTx: ParsableCommand {
         let envelope = try input.read()
         let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil)
         if json {
-            struct Output: Encodable { let hash, network: String; let summary: SigningSummary }
-            try Console.printJSON(Output(hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase, summary: summary))
+            struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
+            try Console.printJSON(Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction))
         } else {
             for line in summary.text { Console.print(line) }
         }

@@ -112,7 +112,7 @@ final class WebAuthInteropCLITests {
         let log = try server.log()
         #expect(log.count == 2 && log[0]["home_domain"] as? String == "127.0.0.1" && log[0]["account"] as? String == golden.address)
         #expect(log.last?["accepted"] as? Bool == true)
-        #expect(result.stderr.hasPrefix("Sign in to \"127.0.0.1\" as \(golden.address) (\(golden.name))\nserver      G"))
+        #expect(result.stderr.hasPrefix("Sign in to \"127.0.0.1\" as \(golden.address) (\(golden.name))\n  server      G"))
     }
 
     @Test func jsonAddsTheClaimsMarkedUnverified() throws {

@@ -28,6 +28,11 @@ struct CheckedKey: Signing {
         try envelope.signed(by: publicKey, on: network) { hash in try sign(hash) }
     }
 
+    /// The same, with the hash a review computed already.
+    func signTransaction(_ envelope: TransactionEnvelope, hash: [UInt8]) throws -> SignedTransaction {
+        try envelope.signed(by: publicKey, hash: hash) { hash in try sign(hash) }
+    }
+
     func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
         try preimage.check(on: network)
         return try sign(preimage.hash)

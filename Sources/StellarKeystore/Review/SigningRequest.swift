@@ -16,8 +16,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     }
 
     let content: Content
-    /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need.
-    let sign: @Sendable (_ key: any Signing, _ clientDomain: (any Signing)?) throws -> Signed
+    /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
+    /// transaction hash the review computed (so that one command hashes a transaction once).
+    let sign: @Sendable (_ key: any Signing, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
 
     /// Whether the request is for a Stellar network, and which: nil for raw bytes and SEP-53 messages, which
     /// say nothing of one.
@@ -35,25 +36,25 @@ extension SigningRequest where Signed == [UInt8] {
     /// Raw bytes, signed with Ed25519 as they are. Nothing says what they mean: a transaction hash on any network,
     /// an authorization for any address. The summary says so.
     public static func payload(_ bytes: [UInt8]) -> Self {
-        Self(content: .payload(bytes)) { key, _ in try key.sign(bytes) }
+        Self(content: .payload(bytes)) { key, _, _ in try key.sign(bytes) }
     }
 
     /// A SEP-53 message: Ed25519 over SHA-256("Stellar Signed Message:\n" + message).
     public static func message(_ bytes: [UInt8]) -> Self {
-        Self(content: .message(bytes)) { key, _ in try key.signMessage(bytes) }
+        Self(content: .message(bytes)) { key, _, _ in try key.signMessage(bytes) }
     }
 
     /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256.
     /// One for another network than `network` is refused by the review.
     public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork) -> Self {
-        Self(content: .preimage(preimage, network)) { key, _ in try key.signAuthorization(preimage: preimage, on: network) }
+        Self(content: .preimage(preimage, network)) { key, _, _ in try key.signAuthorization(preimage: preimage, on: network) }
     }
 
     /// A SEP-10 challenge that passed every check (`WebAuthChallenge`), signed by its client account and, when it
     /// carries a client domain, by `clientDomainIdentity`, whose key must be that domain's: the envelope to send
     /// back. A sign-in is never signed through a signing agent, whose protocol could show it only as a hash.
     public static func signIn(_ challenge: WebAuthChallenge, clientDomainIdentity: IdentityName? = nil) -> Self {
-        Self(content: .signIn(challenge, clientDomainIdentity: clientDomainIdentity)) { key, clientDomain in
+        Self(content: .signIn(challenge, clientDomainIdentity: clientDomainIdentity)) { key, clientDomain, _ in
             try challenge.signed(by: key, clientDomainSigner: clientDomain)
         }
     }
@@ -63,7 +64,10 @@ extension SigningRequest where Signed == SignedTransaction {
     /// A transaction envelope for `network`: signed by appending one signature, or given back unchanged when it
     /// holds this key's signature already.
     public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork) -> Self {
-        Self(content: .transaction(envelope, network)) { key, _ in try key.signTransaction(envelope, on: network) }
+        Self(content: .transaction(envelope, network)) { key, _, hash in
+            if let key = key as? CheckedKey, let hash { return try key.signTransaction(envelope, hash: hash) }
+            return try key.signTransaction(envelope, on: network)
+        }
     }
 }
 
@@ -73,7 +77,7 @@ extension SigningRequest where Signed == SignedAuthorizations {
     /// `allowingNonStrict`, or the consent the review asks for (`SigningReview.consentNeeded`).
     public static func authorizations(in envelope: TransactionEnvelope, network: StellarNetwork, expirationLedger: UInt32,
                                       allowingNonStrict: Bool = false) -> Self {
-        Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, allowingNonStrict: allowingNonStrict)) { key, _ in
+        Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, allowingNonStrict: allowingNonStrict)) { key, _, _ in
             // The review found the consent a non-strict entry needs, or refused.
             try key.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger, allowingNonStrict: true)
         }
@@ -83,16 +87,16 @@ extension SigningRequest where Signed == SignedAuthorizations {
 extension SigningRequest where Signed == SigningBatch {
     /// Many raw payloads with one key, each request a JSON line (`SigningBatch`); none is shown one by one.
     public static func payloads(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.payloads(encoding))) { key, _ in SigningBatch(kind: .payloads(encoding), key: key) }
+        Self(content: .batch(.payloads(encoding))) { key, _, _ in SigningBatch(kind: .payloads(encoding), key: key) }
     }
 
     /// Many SEP-53 messages with one key.
     public static func messages(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.messages(encoding))) { key, _ in SigningBatch(kind: .messages(encoding), key: key) }
+        Self(content: .batch(.messages(encoding))) { key, _, _ in SigningBatch(kind: .messages(encoding), key: key) }
     }
 
     /// Many transaction envelopes for `network` with one key.
     public static func transactions(network: StellarNetwork) -> Self {
-        Self(content: .batch(.transactions(network))) { key, _ in SigningBatch(kind: .transactions(network), key: key) }
+        Self(content: .batch(.transactions(network))) { key, _, _ in SigningBatch(kind: .transactions(network), key: key) }
     }
 }

@@ -107,7 +107,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             guard let keystore = signer.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
             return CheckedKey(try keystore.signIn(name: name) { try pinFor(name) })
         }
-        return try request.sign(key, clientDomain)
+        return try request.sign(key, clientDomain, summary.transaction.flatMap { Hex.bytes($0.hash) })
     }
 }
 
