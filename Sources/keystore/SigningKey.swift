@@ -36,7 +36,7 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// Where the key may come from: the environment's agent and session, and whether a PIN can be had.
     var sources: KeySources {
-        .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: pin.isAvailable)
+        .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: { [pin] in pin.isAvailable })
     }
 
     /// The key of the identity named (or the session's, or the default), found but not opened.

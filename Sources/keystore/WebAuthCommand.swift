@@ -117,7 +117,7 @@ struct WebAuth: ParsableCommand {
 
     /// The session or the vault: never the agent, which could show a sign-in only as the hash it signs.
     private var signInSources: KeySources {
-        .automatic(agent: nil, session: SigningKeyOptions.sessionToken, pinAvailable: key.pin.isAvailable)
+        .automatic(agent: nil, session: SigningKeyOptions.sessionToken, pinAvailable: { [pin = key.pin] in pin.isAvailable })
     }
 
     /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN

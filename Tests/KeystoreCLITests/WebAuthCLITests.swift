@@ -115,6 +115,18 @@ final class WebAuthInteropCLITests {
         #expect(result.stderr.hasPrefix("Sign in to \"127.0.0.1\" as \(golden.address) (\(golden.name))\n  server      G"))
     }
 
+    /// One vault read: the review reads the vault's header for the account the challenge is fetched for, and
+    /// approving it opens no file again (on 174a545 the vault was read 3 times by one sign-in).
+    @Test func aSignInReadsTheVaultOnce() throws {
+        let trace = home.path + "/strace.txt"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let result = try home.run(["web-auth", server.url, "--name", golden.name, "--pin-stdin", "--quiet"], stdin: golden.pin + "\n",
+                                  prefix: ["/usr/bin/strace", "-f", "-qq", "-e", "trace=openat", "-o", trace])
+        #expect(result.status == 0, "\(result.stderr)")
+        let opens = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("/\(golden.name).vault\"") }
+        #expect(opens.count == 1, "\(opens)")
+    }
+
     @Test func jsonAddsTheClaimsMarkedUnverified() throws {
         let result = try home.run(["web-auth", server.url, "--name", golden.name, "--pin-stdin", "--json", "--quiet"], stdin: golden.pin + "\n")
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")

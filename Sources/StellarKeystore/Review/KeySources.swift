@@ -6,17 +6,25 @@ public struct KeySources: Sendable {
     let agent: AgentClient?
     let sessionToken: String?
     /// Whether a PIN can be had without waiting on nobody (a person at a terminal, a PIN given to the program):
-    /// only then does a dead agent or session fall back to the vault.
-    let pinAvailable: Bool
+    /// only then does a dead agent or session fall back to the vault. Asked only when one cannot sign.
+    let isPINAvailable: @Sendable () -> Bool
+
+    var pinAvailable: Bool { isPINAvailable() }
 
     /// The vault and its PIN only.
-    public static let vault = KeySources(agent: nil, sessionToken: nil, pinAvailable: true)
+    public static let vault = KeySources(agent: nil, sessionToken: nil, isPINAvailable: { true })
 
     /// The agent behind `agent` when it holds the key, else the session `session` (a token as `SessionToken`
     /// reads it) when it is alive, else the vault. `pinAvailable`: whether the vault's PIN can be asked when the
     /// agent or session cannot sign; if not, their error stands.
     public static func automatic(agent: AgentClient?, session: String?, pinAvailable: Bool = true) -> KeySources {
-        KeySources(agent: agent, sessionToken: session, pinAvailable: pinAvailable)
+        KeySources(agent: agent, sessionToken: session, isPINAvailable: { pinAvailable })
+    }
+
+    /// The same, with whether a PIN can be had found out only when an agent or session cannot sign (finding it
+    /// out can mean opening the terminal).
+    package static func automatic(agent: AgentClient?, session: String?, pinAvailable: @escaping @Sendable () -> Bool) -> KeySources {
+        KeySources(agent: agent, sessionToken: session, isPINAvailable: pinAvailable)
     }
 }
 

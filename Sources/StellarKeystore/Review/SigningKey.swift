@@ -116,7 +116,7 @@ extension Keystore {
     /// `summary` and asks `approve`.
     public func review<Signed>(_ request: SigningRequest<Signed>, as name: IdentityName? = nil, keys: KeySources = .vault,
                                now: Date = Date()) throws -> SigningReview<Signed> {
-        let keys = if case .signIn = request.content { KeySources(agent: nil, sessionToken: keys.sessionToken, pinAvailable: keys.pinAvailable) } else { keys }
+        let keys = if case .signIn = request.content { KeySources(agent: nil, sessionToken: keys.sessionToken, isPINAvailable: keys.isPINAvailable) } else { keys }
         return try signingKey(as: name, keys: keys).review(request, now: now)
     }
 }
