@@ -18,10 +18,11 @@ import StellarTransactions
 /// let signature = signer.signMessage(Array("hi".utf8))
 /// ```
 public struct Keystore: Sendable {
-    /// The vault files.
-    public let vaults: VaultStore
+    /// The vault files. Not public: every use of them goes through a use case here, so that an app cannot skip
+    /// a rule (the wait after wrong PINs, a review before a signature).
+    package let vaults: VaultStore
     /// The signed-in sessions of this user, ended by this keystore when a key or PIN changes.
-    public let sessions: SessionStore
+    package let sessions: SessionStore
     /// Where warnings go (a directory others can read, a replaced vault kept as a backup): they never stop a use
     /// case, but a person should see them.
     let warn: @Sendable (String) -> Void

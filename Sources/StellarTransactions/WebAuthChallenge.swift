@@ -183,23 +183,6 @@ public struct WebAuthChallenge: Sendable {
         try envelope.adding(signatures)
     }
 
-    /// What a person reads before the PIN: the service, the account, the server, the time bounds. (The lines of
-    /// `SigningSummary.signIn(_:signingAs:)`, unindented; kept until every caller shows that instead.)
-    public func summary(signerName: String?) -> [String] {
-        let who = expectation.clientAccount + (signerName.map { " (\(SummaryText.quotedIfNeeded($0)))" } ?? "")
-        var lines = [
-            "Sign in to \(SummaryText.quoted(expectation.homeDomain)) as \(who)",
-            "server      \(expectation.serverKey.accountID) (\(SummaryText.quoted(expectation.webAuthDomain)))",
-            "network     \(expectation.network.shown)",
-            "valid       from \(SummaryText.time(validFrom)) until \(SummaryText.time(validUntil))",
-        ]
-        if let memoID { lines.append("memo        id \(memoID)") }
-        if let clientDomain = expectation.clientDomain {
-            lines.append("client      \(SummaryText.quoted(clientDomain.domain)) (\(clientDomain.key.accountID))")
-        }
-        return lines
-    }
-
     /// Whether an operation's source is the client account exactly: the same key, and the same muxed ID or none.
     static func matches(_ account: XDR.MuxedAccount, _ client: StrKey) -> Bool {
         switch (account, client.kind) {

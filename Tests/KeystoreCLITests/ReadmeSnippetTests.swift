@@ -65,6 +65,28 @@ extension ReadmeTests {
         }
     }
 
+    /// Tests/PublicAPITests type-check as an app's code would: without this package's name, so that a `package`
+    /// member (a signer's raw signing, the vault store) is an error there as it is in an app. (`swift test`
+    /// builds that target inside this package, where `package` members are visible.)
+    @Test func thePublicAPITestsUseOnlyPublicAPI() throws {
+        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
+        let sources = Self.root.appendingPathComponent("Tests/PublicAPITests")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }.sorted()
+        #expect(files.count >= 3)
+        try Self.withScratch { scratch in
+            var swiftc = KeystoreProcess(program: "swiftc")
+            swiftc.environment["TMPDIR"] = scratch
+            let result = try swiftc.run(["-typecheck", "-module-name", "AnApp"] + files.map { sources.appendingPathComponent($0).path } + [
+                "-I", build.appendingPathComponent("Modules").path,
+                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
+                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CTSS2.build/module.modulemap").path,
+                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
+                "-module-cache-path", scratch + "/module-cache",
+            ], timeout: 300)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+    }
+
     /// docs/LIBRARY.md's package lines, in an app next to a clone whose folder is not named `keystore`: SwiftPM
     /// names a path dependency after its folder unless `name:` says otherwise, and `package: "keystore"` must
     /// still find it. `swift package describe` loads the package graph without building anything.

@@ -65,12 +65,12 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
         _ = try keystore.signUp(name: IdentityName("imported"), kdf: .interactive, key: .imported(KeyPair(secretSeed: fixture.seed))) { try PIN("493817") }
-        let signer = try keystore.signIn(name: "imported") { try PIN("493817") }
-        #expect(signer.address == fixture.address)
+        #expect(try keystore.address(of: "imported") == fixture.address)
         #expect(fixture.cases.count == 9)
         for item in fixture.cases {
             let message = item.message.map { Array($0.utf8) } ?? Array(Data(base64Encoded: item.messageBase64!)!)
-            #expect(Data(signer.signMessage(message)).base64EncodedString() == item.signatureBase64, "\(item.message ?? "binary")")
+            let signature = try keystore.review(.message(message), as: "imported").approve { try PIN("493817") }
+            #expect(Data(signature).base64EncodedString() == item.signatureBase64, "\(item.message ?? "binary")")
         }
     }
 }
@@ -92,11 +92,10 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
         _ = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .imported(KeyPair(secretSeed: file.signer.secretSeed))) { try PIN("493817") }
-        let signer = try keystore.signIn(name: "alice") { try PIN("493817") }
         let envelope = try TransactionEnvelope(base64: fixture.envelope)
-        let summary = TransactionSummary(envelope, on: .testnet)
-        #expect(!summary.lines.isEmpty && summary.network == "testnet")
-        let signed = try signer.signTransaction(envelope, on: .testnet)
+        let review = try keystore.review(.transaction(envelope, network: .testnet), as: "alice")
+        #expect(!review.summary.text.isEmpty && review.summary.network == .testnet)
+        let signed = try review.approve { try PIN("493817") }
         #expect(signed.base64 == fixture.signed && !signed.wasAlreadySigned)
         #expect(try StellarNetwork(environment: ["STELLAR_NETWORK": "testnet"]) == .testnet)
         #expect(try StellarNetwork(environment: [:]) == nil)

@@ -97,13 +97,13 @@ extension WebAuthChallengeFixtures.Case {
 
     @Test func theSummaryNamesTheServiceTheAccountTheServerAndTheTime() throws {
         let valid = Self.honest.first { $0.name == "valid-client-domain" }!
-        let lines = try valid.verify().summary(signerName: "alice")
+        let lines = SigningSummary.signIn(try valid.verify(), signingAs: ("alice", try PublicKey(accountID: valid.clientAccount))).text
         #expect(lines == [
             "Sign in to \"anchor.example\" as \(valid.clientAccount) (alice)",
-            "server      \(valid.serverKey) (\"auth.anchor.example\")",
-            "network     testnet (Test SDF Network ; September 2015)",
-            "valid       from 2027-01-15T08:00:00Z until 2027-01-15T08:15:00Z",
-            "client      \"client.example\" (\(valid.clientDomainKey!))",
+            "  server      \(valid.serverKey) (\"auth.anchor.example\")",
+            "  network     testnet (Test SDF Network ; September 2015)",
+            "  valid       from 2027-01-15T08:00:00Z until 2027-01-15T08:15:00Z",
+            "  client      \"client.example\" (\(valid.clientDomainKey!))",
         ])
     }
 }

@@ -85,7 +85,7 @@ public struct SessionStore: Sendable {
     // MARK: Opening and closing
 
     /// Starts a session for `keyPair` lasting `ttl` seconds (1 s to 24 h) and returns its token.
-    public func open(_ keyPair: KeyPair, for identity: Owner, ttl: Int) throws -> SessionToken {
+    package func open(_ keyPair: KeyPair, for identity: Owner, ttl: Int) throws -> SessionToken {
         guard (1...Self.longestTTL).contains(ttl) else { throw SessionError.invalidTTL }
         try preparePrivateDirectory()
         removeExpired()
@@ -111,12 +111,12 @@ public struct SessionStore: Sendable {
     /// The key pair of a live session of `identity`, or of whichever identity the session is for when `identity`
     /// is nil. Expired sessions are deleted on the way. Whether the vault still holds that key is the caller's
     /// to check (`Keystore.signer(session:name:)`): this store knows nothing of vaults.
-    public func keyPair(for token: SessionToken, identity: Owner?) throws -> KeyPair {
+    package func keyPair(for token: SessionToken, identity: Owner?) throws -> KeyPair {
         try session(for: token, identity: identity).keyPair
     }
 
     /// `keyPair(for:identity:)`, with the identity the session belongs to.
-    public func session(for token: SessionToken, identity: Owner?) throws -> (keyPair: KeyPair, identity: Owner) {
+    package func session(for token: SessionToken, identity: Owner?) throws -> (keyPair: KeyPair, identity: Owner) {
         let path = path(of: token)
         guard let bytes = try Self.read(path) else {
             throw access(tombstonePath(of: Hex.string(token.id)), F_OK) == 0 ? SessionError.expired : SessionError.ended

@@ -172,12 +172,12 @@ public struct VaultStore: Sendable {
     }
 
     /// Opens an identity with its PIN, counting wrong PINs and refusing attempts while a wait is running.
-    public func unlock(_ name: IdentityName, pin: PIN) throws -> KeyPair {
+    package func unlock(_ name: IdentityName, pin: PIN) throws -> KeyPair {
         try unlockWithRoot(name, pin: pin).keyPair
     }
 
     /// Opens an identity with its PIN, also returning its SEP-5 account root if it was made from a phrase.
-    public func unlockWithRoot(_ name: IdentityName, pin: PIN) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+    package func unlockWithRoot(_ name: IdentityName, pin: PIN) throws -> (keyPair: KeyPair, root: AccountRoot?) {
         try withLock(writing: false) {
             let unlocked = try unlockHoldingLock(name, pin: pin)
             return (unlocked.keyPair, unlocked.root)
@@ -202,7 +202,7 @@ public struct VaultStore: Sendable {
     /// `expecting` is the vault as the caller read it before asking for the PINs. If another command changed it
     /// meanwhile (two PIN changes racing for the lock), the PIN is not tried at all: the loser would otherwise be
     /// told "incorrect PIN" and charged a failure for a PIN that was right when it was typed.
-    public func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil, kdfChosen: Bool? = nil,
+    package func changePIN(_ name: IdentityName, from current: PIN, to new: PIN, kdf: KDFParameters? = nil, kdfChosen: Bool? = nil,
                           boundToTPM: Bool? = nil, expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
@@ -230,7 +230,7 @@ public struct VaultStore: Sendable {
     /// named in the result, so that nobody believes the key gone while a copy remains. Once the identity is
     /// gone, `pin` nil and `includingBackups` remove the backups it left.
     @discardableResult
-    public func remove(_ name: IdentityName, pin: PIN?, includingBackups: Bool = false) throws -> Removal {
+    package func remove(_ name: IdentityName, pin: PIN?, includingBackups: Bool = false) throws -> Removal {
         try withLock(writing: true) {
             let backups = try self.backups.list(of: name)
             var vault: Vault?
