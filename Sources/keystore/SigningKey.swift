@@ -66,7 +66,7 @@ struct SigningKeyOptions: ParsableArguments {
     /// The summary, for commands that scripts call many times a second (`sign`, `sign-message`): shown only when
     /// a person is about to type the PIN on the terminal, and so is there to read it.
     func showIfPersonTypesPIN<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PIN?) {
-        if alreadyRead == nil && pin.isInteractive && SecretInput.hasTerminal && review.keySource == .vault(needsPIN: true) { show(review) }
+        if alreadyRead == nil && review.keySource == .vault(needsPIN: true) && pin.isInteractive && SecretInput.hasTerminal { show(review) }
     }
 
     /// Approves `review` with the PIN, read only if its key needs one: `alreadyRead` (a PIN the command had to

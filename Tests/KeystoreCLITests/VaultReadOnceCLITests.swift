@@ -38,5 +38,7 @@ import Testing
         #expect(result.status == 0 && result.stdout == entry.signed + "\n", "\(result.stderr)")
         #expect(opens == 1, "the vault was opened \(opens) times")
         #expect(terminalOpens == 0, "a session's signature has nothing to ask, yet /dev/tty was opened")
+        let sign = try vaultOpens(["sign", "--hex", "00"], process: keystore)
+        #expect(sign.result.status == 0 && sign.opens == 1 && sign.terminalOpens == 0, "\(sign)")
     }
 }
