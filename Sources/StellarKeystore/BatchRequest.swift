@@ -6,7 +6,7 @@ import Foundation
 import StellarKeys
 import StellarTransactions
 
-/// One request line of `sign --batch`, `sign-message --batch` and `sign-tx --batch`, reduced to what signing
+/// One request line of a batch of payloads, messages or transactions to sign, reduced to what signing
 /// needs: its id as JSON text to echo back, and its one payload.
 ///
 /// A request is a JSON object with exactly one of `message` (text), `base64`, `hex` or `envelope` (a base64

@@ -71,6 +71,96 @@ import Testing
         #expect(Self.literals(#"let a = "run 'keystore login'" // "--not-this""#) == ["run 'keystore login'"])
     }
 
+    /// The comments of a Swift file (what follows `//` outside a string literal), by line number.
+    static func comments(_ source: String) -> [(line: Int, text: String)] {
+        var found: [(line: Int, text: String)] = []
+        var inMultiline = false
+        for (number, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if inMultiline {
+                if trimmed.hasPrefix("\"\"\"") { inMultiline = false }
+                continue
+            }
+            if trimmed.hasSuffix("\"\"\"") && !trimmed.hasPrefix("\"\"\"") && !trimmed.hasPrefix("//") { inMultiline = true; continue }
+            var inString = false
+            var escaped = false
+            var index = line.startIndex
+            while index < line.endIndex {
+                let character = line[index]
+                if inString {
+                    if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                } else if character == "\"" {
+                    inString = true
+                } else if line[index...].hasPrefix("//") {
+                    found.append((number + 1, String(line[index...])))
+                    break
+                }
+                index = line.index(after: index)
+            }
+        }
+        return found
+    }
+
+    /// What a library comment must not name: an option (`--name`), an exit code (`exit 9`), or a command of the
+    /// tool (`keystore login`, `sign-tx`). Command names that are also plain words (`address`, `list`, `bind`)
+    /// count only after "keystore ".
+    static func namesTheTool(_ comment: String) throws -> Bool {
+        let names = ["signup", "login", "logout", "status", "agent", "change-pin", "export", "list", "remove", "address",
+                     "whoami", "sign", "sign-message", "sign-tx", "sign-auth", "show-tx", "web-auth", "verify", "recover",
+                     "derive", "upgrade", "import-stellar-cli", "bench-kdf", "bind", "unbind", "tpm-status", "tpm-protect",
+                     "tpm-reset-lockout", "strkey"].sorted { $0.count > $1.count }
+        let quoted = names.filter { $0.contains("-") } + ["signup", "login", "logout"]
+        let patterns = [
+            #"(^|[\s'(`])--[a-z]"#,
+            #"\bexit (code |status )?[0-9]+"#,
+            #"\bkeystore ("# + names.joined(separator: "|") + #")\b"#,
+            #"`("# + quoted.joined(separator: "|") + #")[ `]"#,
+        ]
+        return try patterns.contains { comment.contains(try Regex($0)) }
+    }
+
+    /// Comments in files that their owners are rewriting now (issue 29's review/approve API, the agent, the
+    /// summaries): each still names the tool, and this list may only shrink (a fixed one fails here until
+    /// removed).
+    static let commentsBeingRewritten: Set<String> = [
+        "Sources/StellarKeystore/Keystore.swift:59",
+        "Sources/StellarKeystore/Keystore+Sessions.swift:13",
+        "Sources/StellarKeystore/Keystore+Sessions.swift:31",
+        "Sources/StellarKeystore/Agent/AgentClient.swift:274",
+        "Sources/StellarKeystore/Agent/AgentClient.swift:283",
+        "Sources/StellarKeystore/Agent/AgentProtocol.swift:20",
+        "Sources/StellarKeystore/Agent/KeystoreAgent.swift:11",
+        "Sources/StellarKeystore/Agent/KeystoreAgent.swift:486",
+        "Sources/StellarKeystore/Agent/KeystoreAgent.swift:490",
+        "Sources/StellarTransactions/WebAuthChallenge.swift:240",
+        "Sources/StellarTransactions/TransactionSummary.swift:101",
+    ]
+
+    /// Library doc comments speak the library's words too: an app's developer reads them, and has no `keystore`
+    /// command, option or exit code.
+    @Test func noLibraryCommentNamesAKeystoreCommandOptionOrExitCode() throws {
+        var offenders: [String] = []
+        for target in Self.libraries {
+            for path in Self.sources(target) where !path.hasSuffix(".generated.swift") {
+                for comment in Self.comments(try Self.text(path)) where try Self.namesTheTool(comment.text) {
+                    offenders.append("\(path):\(comment.line)")
+                }
+            }
+        }
+        let unexpected = offenders.filter { !Self.commentsBeingRewritten.contains($0) }
+        #expect(unexpected.isEmpty, "\(unexpected.joined(separator: "\n"))")
+        let fixed = Self.commentsBeingRewritten.subtracting(offenders)
+        #expect(fixed.isEmpty, "no longer names the tool, remove from commentsBeingRewritten: \(fixed.sorted())")
+        // The check itself finds what it looks for, and passes what is not the tool's.
+        #expect(Self.comments(#"let a = "// not a comment" // a comment"#).map(\.text) == ["// a comment"])
+        for named in ["/// Refuses (exit 9)", "/// kept by `--replace`", "/// as `keystore bench-kdf` does", "/// `sign-tx` shows"] {
+            #expect(try Self.namesTheTool(named), "\(named)")
+        }
+        for plain in ["/// the keystore directory", "/// `address` of the key", "/// a `--` separator", "/// exit the loop"] {
+            #expect(try !Self.namesTheTool(plain), "\(plain)")
+        }
+    }
+
     /// The generated XDR reader compiles without warnings: every offset it keeps for an error is used.
     @Test func theGeneratedReaderKeepsNoUnusedOffset() throws {
         let generated = try Self.text("Sources/StellarTransactions/XDR.generated.swift")

@@ -8,7 +8,7 @@ import StellarTransactions
 
 /// Which Argon2id level this machine can afford, as LUKS2 calibrates its PBKDF: the strongest of libsodium's
 /// levels whose unlock takes at most `target` here. Measured once per keystore directory and kept in
-/// `.kdf-calibration` beside the vaults (docs/FORMAT.md), so that only the first `--kdf auto` pays for it.
+/// `.kdf-calibration` beside the vaults (docs/FORMAT.md), so that only the first `KDFChoice.auto` pays for it.
 public struct KDFCalibration: Codable, Sendable, Equatable {
     /// The longest unlock `auto` accepts.
     public static let target = 1.0

@@ -5,7 +5,7 @@ import StellarTransactions
 public enum VaultError: KeystoreError, Equatable {
     case invalidName(String)
     case notFound(name: String, directory: String)
-    /// `canReplace`: whether the command offers `--replace` (derive does not).
+    /// `canReplace`: whether the call that met it could replace the identity (signing up can, deriving cannot).
     case alreadyExists(name: String, canReplace: Bool = true)
     case incorrectPIN(triesBeforeWait: Int, waitSeconds: Int)
     case throttled(secondsLeft: Int)

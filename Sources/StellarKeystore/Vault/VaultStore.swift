@@ -16,7 +16,7 @@ import StellarTransactions
 ///
 /// Layout (all files 0600, the directory 0700):
 /// - `NAME.vault`: the vault (docs/FORMAT.md);
-/// - `NAME.vault.backup-TIMESTAMP-XXXX`: a vault replaced by `signup --replace`;
+/// - `NAME.vault.backup-TIMESTAMP-XXXX`: a vault replaced by `create(_:replacing:)`;
 /// - `.NAME.throttle`: consecutive wrong PINs;
 /// - `.lock`: the lock; `FILE.tmp-` and 12 hex digits: a write in progress or interrupted, never read as a vault.
 ///
@@ -196,7 +196,7 @@ public struct VaultStore: Sendable {
         public let keptBackups: [Backup]
     }
 
-    /// Deletes an identity, after checking its PIN unless `pin` is nil (an explicit `--force`), and ends its
+    /// Deletes an identity, after checking its PIN unless `pin` is nil (the caller's explicit choice), and ends its
     /// sessions. Its backups (old seeds under old PINs) are deleted too with `includingBackups`, else kept and
     /// named in the result, so that nobody believes the key gone while a copy remains. Once the identity is
     /// gone, `pin` nil and `includingBackups` remove the backups it left.
