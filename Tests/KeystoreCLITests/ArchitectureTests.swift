@@ -200,6 +200,22 @@ import Testing
         #expect(callers["libcurl"] == ["Sources/StellarWebAuth/HTTP.swift"])
     }
 
+    /// No C module leaks into a library's public interface: each is imported `internal`, so an app that imports a
+    /// library sees Swift types only, and a library's C types cannot appear in its public API.
+    @Test func everyCModuleIsImportedInternally() throws {
+        let plainImport = try Regex(#"^(public |package )?import (CSodium|CPlatform|CTSS2|CCurl)\b"#)
+        var offenders: [String] = []
+        for target in Self.libraries {
+            for path in Self.sources(target) {
+                for line in try Self.text(path).split(separator: "\n") where line.contains(plainImport) {
+                    offenders.append("\(path): \(line)")
+                }
+            }
+        }
+        #expect(offenders.isEmpty, "\(offenders.joined(separator: "\n"))")
+        #expect("import CCurl".contains(plainImport) && !"internal import CCurl".contains(plainImport))
+    }
+
     /// The product an app depends on reaches no tpm2-tss, as SwiftPM itself resolves the graph.
     @Test(.timeLimit(.minutes(5)))
     func theAppProductHasNoTPM2TSSInItsGraph() throws {
