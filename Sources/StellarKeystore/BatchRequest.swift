@@ -1,6 +1,7 @@
 import FoundationEssentials
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// One request line of a batch of payloads, messages or transactions to sign, reduced to what signing
 /// needs: its id as JSON text to echo back, and its one payload.

@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 /// What can be wrong with a transaction to sign, or with the network it is for. All say the input is wrong, but
 /// `noNetwork`, which says the caller did not name the network at all.
 public enum TransactionError: KeystoreError, Equatable {

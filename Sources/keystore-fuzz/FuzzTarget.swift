@@ -4,6 +4,7 @@ import StellarKeystore
 import StellarKeys
 import StellarTransactions
 import StellarWebAuth
+import StellarText
 
 /// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
 ///

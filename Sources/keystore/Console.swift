@@ -4,6 +4,7 @@ import StellarKeystore
 import Synchronization
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Standard input, output and error, written with write(2) so that nothing sits in a buffer at exit.
 ///

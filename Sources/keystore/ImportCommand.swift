@@ -3,6 +3,7 @@ import FoundationEssentials
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 struct ImportStellarCLI: ParsableCommand {
     static let configuration = CommandConfiguration(

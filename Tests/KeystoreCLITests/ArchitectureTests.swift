@@ -5,7 +5,7 @@ import Testing
 /// file may call which C library.
 @Suite struct ArchitectureTests {
     static let root = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let libraries = ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth"]
+    static let libraries = ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth"]
 
     /// The Swift files of `target`, by path relative to the package.
     static func sources(_ target: String) -> [String] {
@@ -240,11 +240,15 @@ import Testing
         let products = try #require(package["products"] as? [[String: Any]])
         let app = try #require(products.first { $0["name"] as? String == "StellarKeystore" })
         let reached = (app["targets"] as? [String] ?? []).reduce(into: Set<String>()) { $0.formUnion(closure($1).union([$1])) }
-        #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "CSodium", "CPlatform"], "\(reached)")
+        #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "StellarText", "CSodium", "CPlatform"], "\(reached)")
         #expect(closure("StellarKeystoreTPM").contains("CTSS2"))
         // No HTTP in an app's graph either: the SEP-10 checks are in StellarTransactions, the transport apart.
         #expect(closure("StellarWebAuth").contains("CCurl") && !reached.contains("CCurl"))
         // The layers point one way.
         #expect(!closure("StellarKeys").contains("StellarTransactions") && !closure("StellarTransactions").contains("StellarKeystore"))
+        // Text is the bottom: it reads and shows text, and reaches nothing (no key, no C library).
+        #expect(closure("StellarText").isEmpty && closure("StellarKeys").contains("StellarText"))
+        // Sign-in needs the SEP-10 checks (StellarTransactions) and HTTP, not the vaults: the caller brings signers.
+        #expect(!closure("StellarWebAuth").contains("StellarKeystore"))
     }
 }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Signed-in sessions: an unlocked seed kept for a while, re-encrypted under a random key that only the
 /// session token holds, in a private directory that is normally in memory (tmpfs).

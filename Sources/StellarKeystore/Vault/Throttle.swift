@@ -1,6 +1,7 @@
 import FoundationEssentials
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Consecutive wrong PINs for one identity, kept in a small file beside the vault (never inside it, so that
 /// recording a failure can never put the vault's own bytes at risk).

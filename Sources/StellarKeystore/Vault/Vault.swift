@@ -1,6 +1,7 @@
 import FoundationEssentials
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account

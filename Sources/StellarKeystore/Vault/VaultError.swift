@@ -1,5 +1,6 @@
 import StellarKeys
 import StellarTransactions
+import StellarText
 /// Everything that can go wrong between a vault file and its key. Messages name files and identities, never
 /// a PIN or a seed, and show text from outside keystore (names given, paths, fields of a file) escaped.
 public enum VaultError: KeystoreError, Equatable {

@@ -1,5 +1,6 @@
-/// A strict reading of the JSON files keystore writes (vaults, sessions, the wrong-PIN counter), before they are
-/// decoded.
+/// A strict reading of JSON from outside the process: the files keystore writes (vaults, sessions, the wrong-PIN
+/// counter, the calibration), batch requests, the agent's protocol, a SEP-10 server's answers. The one JSON
+/// reader for all of them: nothing read from outside goes through another decoder.
 ///
 /// JSON leaves two things to the reader: which of two equal keys wins, and whether `2.0` is an integer. Python's
 /// `json` takes the last key, Swift's decoder the first, so a file with `publicKey` twice would be two different
@@ -249,10 +250,19 @@ package enum StrictJSON {
             }
         }
 
+        static func hexDigit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+
         mutating func hex4() throws -> UInt32 {
             var value: UInt32 = 0
             for _ in 0..<4 {
-                guard let byte = peek, let digit = Hex.value(of: byte) else { throw Violation("it is not valid JSON") }
+                guard let byte = peek, let digit = Self.hexDigit(byte) else { throw Violation("it is not valid JSON") }
                 value = value << 4 | UInt32(digit)
                 index += 1
             }
