@@ -22,6 +22,8 @@ public enum VaultError: KeystoreError, Equatable {
     /// A PIN attempt could not be counted, so none is made.
     case cannotRecordAttempts(directory: String, reason: String)
     case io(operation: String, path: String, reason: String)
+    /// Neither `KEYSTORE_HOME`, `XDG_DATA_HOME` nor `HOME` says where the vaults are.
+    case noHomeDirectory
 
     public var message: String {
         switch self {
@@ -57,6 +59,8 @@ public enum VaultError: KeystoreError, Equatable {
             "Cannot record failed PIN attempts in \(Self.shown(directory)) (\(reason)), so no PIN was tried; fix the directory or free some space."
         case .io(let operation, let path, let reason):
             "Could not \(operation) \(Self.shown(path)): \(reason)."
+        case .noHomeDirectory:
+            "Could not find the directory of the vaults: HOME is not set; set KEYSTORE_HOME."
         }
     }
 

@@ -42,8 +42,7 @@ public struct VaultStore: Sendable {
         if let home = environment["KEYSTORE_HOME"], !home.isEmpty { return home }
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keystore" }
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw VaultError.io(operation: "find", path: "the directory of the vaults",
-                                reason: "HOME is not set; set KEYSTORE_HOME")
+            throw VaultError.noHomeDirectory
         }
         return home + "/.local/share/keystore"
     }
