@@ -38,9 +38,6 @@ public struct TPM: TPMSealer {
 
     public var name: String { tcti }
 
-    /// Whether this is the kernel's resource manager that tpm2-tools also open when given no `-T`.
-    public var isDefaultDevice: Bool { tcti == Self.defaultTCTI }
-
     // MARK: Sealing
 
     public func seal(_ secret: SecureBytes, authValue: SecureBytes, primaryName expected: [UInt8]?) throws -> TPMSealedObject {

@@ -46,17 +46,9 @@ enum Console {
     /// Writes all of `bytes`; false when a write failed (for standard output, also remembered).
     @discardableResult
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                if fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: errno, ordering: .relaxed) }
-                return false
-            }
-            offset += written
-        }
-        return true
+        let failure = AtomicFile.writeAll(fd, bytes)
+        if failure != 0 && fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: failure, ordering: .relaxed) }
+        return failure == 0
     }
 
     @discardableResult
