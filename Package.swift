@@ -4,9 +4,8 @@ import PackageDescription
 // The architecture, as SwiftPM enforces it: each target imports only the ones below it, so a cycle or a
 // library that reaches for the command line does not compile. ARCHITECTURE.md says what lives where.
 //
-//   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys
-//                  ├──> StellarWebAuth ────────────┘                                       CSodium, CPlatform
-//                  └──────────────────────────────────┘
+//   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys ──> StellarText
+//                  └──> StellarWebAuth ─────────────────────────────┘                  CSodium, CPlatform
 //   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
 //   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
 // Every target builds without a warning: one is an error, so that none piles up unseen.
@@ -40,35 +39,40 @@ let package = Package(
         // libcurl's headers (Debian: libcurl4-openssl-dev) for its types and constants; libcurl.so.4 is opened only
         // by a web sign-in.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // Text read from outside and text shown to a person, with no key in sight: StrictJSON (the one JSON reader
+        // for input from outside), TOML's bare-key bytes, TerminalText (escaping for a terminal), EditDistance.
+        // The bottom layer, so that every library reads and shows text one way.
+        .target(name: "StellarText", swiftSettings: warningsAreErrors),
         // Keys and what is done with them alone: libsodium, secret memory, StrKeys, SEP-53, SEP-5 phrases.
-        .target(name: "StellarKeys", dependencies: ["CSodium", "CPlatform"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarKeys", dependencies: ["StellarText", "CSodium", "CPlatform"], swiftSettings: warningsAreErrors),
         // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
-        .target(name: "StellarTransactions", dependencies: ["StellarKeys"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarTransactions", dependencies: ["StellarKeys", "StellarText"], swiftSettings: warningsAreErrors),
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
-        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "CPlatform"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // SEP-10 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
-        .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "CCurl"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
         .executableTarget(
             name: "keystore",
             dependencies: [
-                "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
+                "StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: warningsAreErrors
         ),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
-        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
         .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: warningsAreErrors),
         // One test target per library target.
+        .testTarget(name: "StellarTextTests", dependencies: ["StellarText"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTPMTests",
                     dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.

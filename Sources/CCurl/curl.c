@@ -28,8 +28,6 @@ static void load(void) {
     LOOK_UP(curl, curl_easy_cleanup);
     LOOK_UP(curl, curl_easy_perform);
     LOOK_UP(curl, curl_easy_strerror);
-    LOOK_UP(curl, curl_easy_escape);
-    LOOK_UP(curl, curl_free);
     LOOK_UP(curl, curl_slist_append);
     LOOK_UP(curl, curl_slist_free_all);
     LOOK_UP(curl, curl_easy_setopt);

@@ -1,12 +1,8 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
-/// One request line of `sign --batch`, `sign-message --batch` and `sign-tx --batch`, reduced to what signing
+/// One request line of a batch of payloads, messages or transactions to sign, reduced to what signing
 /// needs: its id as JSON text to echo back, and its one payload.
 ///
 /// A request is a JSON object with exactly one of `message` (text), `base64`, `hex` or `envelope` (a base64
@@ -42,8 +38,6 @@ public struct BatchRequest: Sendable, Equatable {
     /// A key that appears twice (escaped for a message), in which case nothing is to be signed; the id is then
     /// echoed unless it is the repeated key.
     public private(set) var repeatedKey: String?
-
-    private static let decoder = JSONDecoder()
 
     /// Parses one line (without its newline); nil if it is not a JSON object of the right shape.
     public init?(line: UnsafeRawBufferPointer) {
@@ -120,57 +114,48 @@ public struct BatchRequest: Sendable, Equatable {
         if payloads != 1 { payload = nil }
     }
 
-    /// The full path: any JSON, through JSONDecoder.
+    /// The full path: any JSON, read once by `StrictJSON`. A key given twice anywhere is reported, not resolved.
     package init?(decoding line: UnsafeRawBufferPointer) {
-        struct Request: Decodable {
-            var id: RequestID?
-            var message: String?
-            var base64: String?
-            var hex: String?
-            var envelope: String?
+        guard let parsed = try? StrictJSON.parseReportingRepeatedKey(Array(line), integersOnly: false) else { return nil }
+        let (members, repeated) = parsed
+        /// A payload field: nil if it is there and not text; .some(nil) if absent or null.
+        func text(_ key: String) -> String?? {
+            switch members[key] {
+            case nil, .null?: .some(nil)
+            case .string(let text)?: .some(text)
+            default: nil
+            }
         }
-        var repeated: (name: String, atTop: Bool)?
-        do {
-            try StrictJSON.check(Array(line), integersOnly: false)
-        } catch let violation as StrictJSON.Violation {
-            repeated = violation.repeatedKey
-        } catch {}
-        guard let request = try? Self.decoder.decode(Request.self, from: Data(line)) else { return nil }
+        guard let requestID = Self.echoed(members["id"]), let message = text("message"), let base64 = text("base64"),
+              let hex = text("hex"), let envelope = text("envelope") else { return nil }
         if let repeated {
             repeatedKey = TerminalText.escaped(repeated.name)
-            if !(repeated.atTop && repeated.name == "id") { id = Array((request.id?.json ?? "null").utf8) }
+            if !(repeated.atTop && repeated.name == "id") { id = requestID }
             return
         }
-        id = Array((request.id?.json ?? "null").utf8)
-        let payloads = [request.message, request.base64, request.hex, request.envelope].compactMap { $0 }
+        id = requestID
+        let payloads = [message, base64, hex, envelope].compactMap { $0 }
         guard payloads.count == 1 else { return }
-        if let message = request.message { payload = .message(Array(message.utf8)) }
-        if let base64 = request.base64 { payload = .base64(Array(base64.utf8)) }
-        if let hex = request.hex { payload = .hex(Array(hex.utf8)) }
-        if let envelope = request.envelope { payload = .envelope(Array(envelope.utf8)) }
-    }
-}
-
-/// The caller's id, echoed back as the same kind of JSON value.
-private enum RequestID: Decodable {
-    case string(String), integer(Int64), number(Double), null
-
-    init(from decoder: Decoder) throws {
-        let value = try decoder.singleValueContainer()
-        if value.decodeNil() { self = .null }
-        else if let text = try? value.decode(String.self) { self = .string(text) }
-        else if let integer = try? value.decode(Int64.self) { self = .integer(integer) }
-        else { self = .number(try value.decode(Double.self)) }
+        if let message { payload = .message(Array(message.utf8)) }
+        if let base64 { payload = .base64(Array(base64.utf8)) }
+        if let hex { payload = .hex(Array(hex.utf8)) }
+        if let envelope { payload = .envelope(Array(envelope.utf8)) }
     }
 
-    var json: String {
-        switch self {
-        case .string(let text): BatchRequest.jsonString(text)
-        case .integer(let integer): String(integer)
-        case .number(let number): number.isFinite ? "\(number)" : "null"
-        case .null: "null"
+    /// The caller's id, echoed back as the same kind of JSON value (an integer in its shortest form, so that
+    /// `-0` is `0`); nil if it is no id (an object, an array, true or false).
+    static func echoed(_ id: StrictJSON.Value?) -> [UInt8]? {
+        let json: String? = switch id {
+        case nil, .null?: "null"
+        case .string(let text)?: jsonString(text)
+        case .integer(let digits)?: Int64(digits).map { String($0) } ?? Double(digits).map(number)
+        case .number(let text)?: Double(text).map(number)
+        default: nil
         }
+        return json.map { Array($0.utf8) }
     }
+
+    private static func number(_ value: Double) -> String { value.isFinite ? "\(value)" : "null" }
 }
 
 extension BatchRequest {

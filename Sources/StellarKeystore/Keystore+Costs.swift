@@ -1,15 +1,8 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 extension Keystore {
     // MARK: Costs that fit the machine

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import CTSS2
 import StellarKeys
 import StellarKeystore
@@ -41,9 +37,6 @@ public struct TPM: TPMSealer {
     }
 
     public var name: String { tcti }
-
-    /// Whether this is the kernel's resource manager that tpm2-tools also open when given no `-T`.
-    public var isDefaultDevice: Bool { tcti == Self.defaultTCTI }
 
     // MARK: Sealing
 

@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// Where each Soroban authorization entry of a v1 envelope sits in its bytes, so that signing one changes exactly
 /// its expiration ledger and its signature and leaves every other byte as it was given. (`package`: the fuzzer

@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// What an address signs to authorize a Soroban contract invocation: a `HashIDPreimage` of type
 /// `ENVELOPE_TYPE_SOROBAN_AUTHORIZATION` (or `…_WITH_ADDRESS`, CAP-71, which also binds the address), exactly as

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 
 /// How a Soroban value (`SCVal`) is shown to a person before signing: every kind by its own rule, each tagged with

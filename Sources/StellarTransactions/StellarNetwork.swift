@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 /// The network a transaction is for, by its passphrase: the hash that is signed depends on it, so a signature
 /// made for one network is worthless on another. keystore never guesses it (stellar-cli quietly defaults to
 /// testnet, SEP-7 to the public network): it is named, or the command stops.

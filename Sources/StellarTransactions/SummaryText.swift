@@ -1,9 +1,6 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
+import StellarText
 
 /// How `TransactionSummary` shows each XDR value: StrKeys for keys and addresses, `CODE:ISSUER` for assets,
 /// amounts with exactly 7 decimals, ISO 8601 times, and text from the envelope quoted so that it shows what it is.

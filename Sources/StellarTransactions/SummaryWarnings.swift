@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 
 /// What a person must not miss in a transaction (`TransactionSummary.warnings`): time bounds already past or not

@@ -33,7 +33,7 @@ public struct TransactionEnvelope: Sendable {
         case feeBump(XDR.FeeBumpTransaction)
     }
 
-    /// Reads an envelope in base64, as `stellar tx … --build-only` prints it: white space (a final newline
+    /// Reads an envelope in base64, as stellar-cli prints a transaction it built without sending it: white space (a final newline
     /// included) is ignored; anything else that is not canonical base64 is refused.
     public init(base64 text: [UInt8]) throws {
         guard text.count <= Self.maximumTextSize else { throw TransactionError.tooLarge(text.count) }

@@ -1,6 +1,7 @@
 import StellarKeys
-/// What can be wrong with a transaction to sign, or with the network it is for. All are bad input (exit 2), but
-/// a missing network, which is a usage error (exit 64).
+import StellarText
+/// What can be wrong with a transaction to sign, or with the network it is for. All say the input is wrong, but
+/// `noNetwork`, which says the caller did not name the network at all.
 public enum TransactionError: KeystoreError, Equatable {
     case empty
     case tooLarge(Int)

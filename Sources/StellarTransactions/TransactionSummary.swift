@@ -1,9 +1,6 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
+import StellarText
 
 /// What a transaction envelope asks for, in words a person can check before signing it: the network and hash,
 /// the source, fee, sequence number, preconditions, memo and signatures, and every operation with its key fields.

@@ -1,4 +1,4 @@
-import CCurl
+internal import CCurl
 import StellarKeys
 
 /// The one file that calls libcurl (loaded at run time, see CCurl.h). A request is a plain GET or a JSON POST

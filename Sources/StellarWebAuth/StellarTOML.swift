@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// The top-level keys of a stellar.toml (SEP-1), read strictly: keystore needs only `WEB_AUTH_ENDPOINT`,
 /// `SIGNING_KEY` and `NETWORK_PASSPHRASE`, which TOML puts before the first table. The reader parses every

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// An address keystore may send a request to: `https://`, or `http://` to a loopback host only (127.0.0.0/8,
 /// `::1`, `localhost`), which is how tests run a server on this machine. Anything else is refused before a

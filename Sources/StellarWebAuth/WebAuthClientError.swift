@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// What can go wrong between keystore and a SEP-10 server, other than a challenge that breaks a rule
 /// (`WebAuthError`).

@@ -1,11 +1,7 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
-import StellarKeystore
 import StellarTransactions
+import StellarText
 
 /// A service that signs people in with SEP-10, as its stellar.toml describes it: where to ask (the
 /// `WEB_AUTH_ENDPOINT`), who signs the challenges (`SIGNING_KEY`) and on which network (`NETWORK_PASSPHRASE`).

@@ -1,15 +1,10 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
 import StellarWebAuth
+import StellarText
 
 /// The parsers that read bytes keystore did not write itself, each with what must hold for every input.
 ///

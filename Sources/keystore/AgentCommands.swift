@@ -1,10 +1,9 @@
 import ArgumentParser
-#if canImport(Glibc)
 import Glibc
-#endif
-import CPlatform
+internal import CPlatform
 import StellarKeystore
 import StellarKeys
+import StellarText
 import StellarTransactions
 
 /// `keystore agent …`: the signing agent (docs/AGENT.md), and the commands that ask it things.

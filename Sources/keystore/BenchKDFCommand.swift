@@ -1,7 +1,5 @@
 import ArgumentParser
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions

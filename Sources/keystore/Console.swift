@@ -1,17 +1,10 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeystore
 import Synchronization
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Standard input, output and error, written with write(2) so that nothing sits in a buffer at exit.
 ///
@@ -53,17 +46,9 @@ enum Console {
     /// Writes all of `bytes`; false when a write failed (for standard output, also remembered).
     @discardableResult
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                if fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: errno, ordering: .relaxed) }
-                return false
-            }
-            offset += written
-        }
-        return true
+        let failure = AtomicFile.writeAll(fd, bytes)
+        if failure != 0 && fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: failure, ordering: .relaxed) }
+        return failure == 0
     }
 
     @discardableResult

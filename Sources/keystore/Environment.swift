@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The environment variables keystore reads, looked up one by one: Foundation's `ProcessInfo.environment` builds
 /// a dictionary of every variable first, a measurable share of a session `sign` (`perf record`).

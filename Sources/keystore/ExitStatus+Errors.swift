@@ -74,7 +74,7 @@ extension VaultError: CommandLineError {
         case .incorrectPIN: .incorrectPIN
         case .throttled: .throttled
         case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged
-        case .keyDerivationFailed, .cannotRecordAttempts, .io, .changedWhileWaiting: .system
+        case .keyDerivationFailed, .cannotRecordAttempts, .io, .noHomeDirectory, .changedWhileWaiting: .system
         }
     }
 }

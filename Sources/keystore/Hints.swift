@@ -38,7 +38,7 @@ enum Hints {
         case .alreadyExists(_, false): "pick another name."
         case .unsupportedVersion: "upgrade keystore."
         case .keyDerivationFailed: "or use the lighter --kdf interactive (64 MiB)."
-        case .io(_, _, let reason) where reason.hasPrefix("HOME is not set"): "or pass --home."
+        case .noHomeDirectory: "or pass --home."
         case .io: "or choose another directory with --home."
         default: nil
         }

@@ -1,12 +1,9 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 struct ImportStellarCLI: ParsableCommand {
     static let configuration = CommandConfiguration(

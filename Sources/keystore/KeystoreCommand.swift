@@ -1,10 +1,9 @@
 import ArgumentParser
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 @main
 struct KeystoreCommand: ParsableCommand {
@@ -138,16 +137,7 @@ struct KeystoreCommand: ParsableCommand {
     /// The command within two edits (insertions, deletions, substitutions) of `typed`, if exactly one is nearest.
     static func nearestCommand(to typed: String) -> String? {
         let typed = Array(typed.lowercased())
-        func distance(_ word: [Character]) -> Int {
-            var row = Array(0...word.count)
-            for (i, a) in typed.enumerated() {
-                var next = [i + 1]
-                for (j, b) in word.enumerated() { next.append(min(row[j + 1] + 1, next[j] + 1, row[j] + (a == b ? 0 : 1))) }
-                row = next
-            }
-            return row[word.count]
-        }
-        let scored = commands.flatMap(\.names).map { ($0, distance(Array($0))) }.filter { $0.1 <= 2 }
+        let scored = commands.flatMap(\.names).map { ($0, EditDistance.between(typed, Array($0))) }.filter { $0.1 <= 2 }
         guard let best = scored.map(\.1).min() else { return nil }
         let nearest = scored.filter { $0.1 == best }.map(\.0)
         return nearest.count == 1 ? nearest[0] : nil

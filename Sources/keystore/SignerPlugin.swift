@@ -1,9 +1,8 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// stellar-cli's proposed signer-plugin protocol, as keystore speaks it when run as `stellar-signer-keystore` (a
 /// symlink): `stellar … --sign-with-plugin keystore=G…` spawns it, writes one JSON request on its standard input,

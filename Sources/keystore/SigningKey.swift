@@ -1,12 +1,6 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeys
 import StellarTransactions

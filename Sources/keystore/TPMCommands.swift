@@ -1,11 +1,10 @@
 import ArgumentParser
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeystore
 import StellarKeystoreTPM
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// What `signup --tpm` and `recover --tpm` say before anything is asked: whether there is a TPM at all, and
 /// that the vault will never open anywhere else.

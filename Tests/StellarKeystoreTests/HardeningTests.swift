@@ -7,6 +7,7 @@ import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif
+import StellarText
 
 /// Library-level regression tests for the defects of issue 11 that do not need the command line to show.
 @Suite struct HardeningTests {

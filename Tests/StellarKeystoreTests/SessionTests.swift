@@ -193,6 +193,29 @@ import TestFixtures
         #expect(parse(#"{"message":"caf\u00e9"}"#)?.payload == .message(Array("café".utf8)))
     }
 
+    /// The full path reads a request once, strictly: a key given twice anywhere is reported (nothing signed),
+    /// and the id is echoed unless it is the key given twice.
+    @Test func aRepeatedKeyIsReportedAndTheIdEchoed() {
+        let nested = parse(#"{"id":7,"x":{"a":1,"a":2},"message":"hi"}"#)
+        #expect(nested?.repeatedKey == "a" && nested?.payload == nil && nested?.id == Array("7".utf8))
+        let payload = parse(#"{"id":"r","message":"a","message":"b"}"#)
+        #expect(payload?.repeatedKey == "message" && payload?.payload == nil && payload?.id == Array(#""r""#.utf8))
+        let id = parse(#"{"id":1,"id":2,"message":"a"}"#)
+        #expect(id?.repeatedKey == "id" && id?.id == Array("null".utf8))
+    }
+
+    @Test func theFullPathReadsWhatTheFastPathLeavesToIt() {
+        #expect(parse(#"{"id":1.5,"hex":"00"}"#)?.id == Array("1.5".utf8))
+        #expect(parse(#"{"id":"\u0041","hex":"00"}"#)?.id == Array(#""A""#.utf8))
+        #expect(parse(#"{"message":"a","extra":[1,{"b":true}]}"#)?.payload == .message(Array("a".utf8)))
+        // An id that is no id, or a payload that is not text: not a request.
+        #expect(parse(#"{"id":true,"message":"a"}"#) == nil)
+        #expect(parse(#"{"id":{},"message":"a"}"#) == nil)
+        #expect(parse(#"{"message":5}"#) == nil)
+        #expect(parse(#"{"message":null,"hex":"00"}"#)?.payload == .hex(Array("00".utf8)))
+        #expect(parse(#"[]"#) == nil)
+    }
+
     /// Found by fuzzing: `{}` followed by anything was taken for an empty request.
     @Test func textAfterTheObjectIsRefused() {
         #expect(parse(#"{}: "*"#) == nil)

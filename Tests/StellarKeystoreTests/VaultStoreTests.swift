@@ -114,6 +114,13 @@ import TestFixtures
         #expect(try Data(contentsOf: URL(fileURLWithPath: store.path(of: alice))) == vaultBytes)
     }
 
+    /// Where the vaults are when nothing says: a case of its own, so that the command line's hint matches the
+    /// case, not the message's words.
+    @Test func noHomeIsItsOwnError() throws {
+        #expect(throws: VaultError.noHomeDirectory) { try VaultStore.defaultDirectory(environment: ["XDG_DATA_HOME": "relative"]) }
+        #expect(try VaultStore.defaultDirectory(environment: ["HOME": "/home/a"]) == "/home/a/.local/share/keystore")
+    }
+
     @Test func aDamagedThrottleRecordFailsClosed() throws {
         try store.create(seal())
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: store.attempts.path(of: alice)))

@@ -3,6 +3,7 @@ import Testing
 @testable import StellarKeys
 @testable import StellarTransactions
 import TestFixtures
+import StellarText
 
 /// fixtures/tx-envelopes.json, made by stellar-sdk (fixtures/make-tx-envelopes.py).
 struct TransactionFixtures: Decodable {

@@ -12,8 +12,6 @@ typedef struct {
     __typeof__(curl_easy_cleanup) *curl_easy_cleanup;
     __typeof__(curl_easy_perform) *curl_easy_perform;
     __typeof__(curl_easy_strerror) *curl_easy_strerror;
-    __typeof__(curl_easy_escape) *curl_easy_escape;
-    __typeof__(curl_free) *curl_free;
     __typeof__(curl_slist_append) *curl_slist_append;
     __typeof__(curl_slist_free_all) *curl_slist_free_all;
     __typeof__(curl_easy_setopt) *curl_easy_setopt;

@@ -1,3 +1,5 @@
+import StellarText
+
 /// A BIP39 recovery phrase (English wordlist): 12, 15, 18, 21 or 24 words encoding 128–256 bits of entropy and
 /// a checksum. The canonical phrase (lower case, single spaces) is kept in guarded memory.
 ///
@@ -194,22 +196,9 @@ public struct Mnemonic: Sendable {
         // Words differing in length by more than 2 are more than 2 edits apart: skipping them keeps a pasted
         // block of text from costing seconds of comparisons.
         guard word.count <= BIP39Wordlist.longestWord + 2 else { return [] }
-        var previous = [Int](repeating: 0, count: BIP39Wordlist.longestWord + 1)
-        var current = previous
-        func distance(to candidate: String.UTF8View) -> Int {
-            for j in 0...candidate.count { previous[j] = j }
-            for (i, x) in word.enumerated() {
-                current[0] = i + 1
-                for (j, y) in candidate.enumerated() {
-                    current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-                }
-                swap(&previous, &current)
-            }
-            return previous[candidate.count]
-        }
         var scored: [(word: String, distance: Int)] = []
         for candidate in BIP39Wordlist.english where abs(candidate.utf8.count - word.count) <= 2 {
-            scored.append((candidate, distance(to: candidate.utf8)))
+            scored.append((candidate, EditDistance.between(word, candidate.utf8)))
         }
         let best = scored.map(\.distance).min() ?? 0
         return Array(scored.filter { $0.distance <= max(best, 1) && $0.distance <= 2 }.map(\.word).prefix(3))

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import CPlatform
 
 /// The signals that ask a process to end (SIGHUP, SIGINT, SIGQUIT, SIGTERM) and SIGPIPE, held back while a step

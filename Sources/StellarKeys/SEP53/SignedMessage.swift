@@ -13,8 +13,8 @@ public enum SignedMessage {
     }
 
     /// The message that text typed or piped on standard input stands for: without one final newline (`\n`, or
-    /// `\r\n`), as `stellar message sign` reads it, so that `echo hi | keystore sign-message` and
-    /// `echo hi | stellar message sign` sign the same bytes. A file or base64 is taken byte for byte instead.
+    /// `\r\n`), as `stellar message sign` reads it, so that `echo hi` piped to either signer signs the same
+    /// bytes. A file or base64 is taken byte for byte instead.
     public static func fromStandardInput(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.last == 0x0A else { return bytes }
         return Array(bytes.dropLast(bytes.dropLast().last == 0x0D ? 2 : 1))

@@ -16,7 +16,7 @@ public final class SecureBytes: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer(start: pointer, count: count)
         Sodium.zero(buffer)
         // Every stored property is set, so if `fill` throws, `deinit` runs and frees the buffer: it is the one
-        // owner. Freeing it here as well was a double free (exit 139 on every error while a secret was read).
+        // owner. Freeing it here as well was a double free (a crash, SIGSEGV, on every error while a secret was read).
         try fill(buffer)
         Sodium.makeReadOnly(pointer)
     }

@@ -1,9 +1,8 @@
 import StellarKeys
 import StellarTransactions
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#endif
+import StellarText
 
 /// A connection to a signing agent (`KeystoreAgent`, or any server of docs/AGENT.md), made when first used and
 /// kept for the calls after it. Calls from several threads take turns.

@@ -1,9 +1,6 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
+import StellarText
 
 /// One client's connection to the agent, served on its own thread: request lines in, one answer line each,
 /// until the client closes it. A request that is malformed gets an error and the connection goes on; one that

@@ -1,9 +1,6 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
+import StellarText
 
 /// What went wrong between a client and a signing agent, on either side.
 public enum AgentError: KeystoreError, Equatable {

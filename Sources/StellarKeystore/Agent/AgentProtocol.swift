@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// The agent's wire format (docs/AGENT.md): newline-delimited JSON-RPC 2.0 over a Unix stream socket, with
 /// SEP-43's method names, result shapes and error codes where SEP-43 has them.

@@ -1,11 +1,8 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
 import Synchronization
+import StellarText
 
 /// A signing agent: keys unlocked once, held in this process's guarded memory, and used over a Unix socket by
 /// processes of the same user (docs/AGENT.md). The command line runs one with `keystore agent`; an app could

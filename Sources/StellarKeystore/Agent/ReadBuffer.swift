@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import StellarKeys
 
 /// The bytes a connection has received and not yet handled, in one allocation of bounded size that holds no stale

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import CPlatform
+internal import CPlatform
 import StellarKeys
 
 /// A Unix stream socket: the agent's only use of the socket calls, kept in this one file.

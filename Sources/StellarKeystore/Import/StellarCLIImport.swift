@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
 
@@ -145,7 +141,7 @@ extension Keystore {
         let otherLinks = Int(info.st_nlink) - 1
         if otherLinks == 0, info.st_size > 0 {
             let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-            _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            _ = zeros.withUnsafeBytes { AtomicFile.writeAll(fd, $0) }
             _ = fsync(fd)
         }
         close(fd)

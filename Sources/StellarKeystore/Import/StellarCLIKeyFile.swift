@@ -1,5 +1,6 @@
 import StellarKeys
 import StellarTransactions
+import StellarText
 /// One key file of stellar-cli (what stellar-cli calls an identity: `identity/NAME.toml` in its config
 /// directory), read strictly.
 ///

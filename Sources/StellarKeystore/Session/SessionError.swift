@@ -1,5 +1,6 @@
 import StellarKeys
 import StellarTransactions
+import StellarText
 public enum SessionError: KeystoreError, Equatable {
     case malformed
     case ended

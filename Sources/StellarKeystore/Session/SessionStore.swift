@@ -1,15 +1,8 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Signed-in sessions: an unlocked seed kept for a while, re-encrypted under a random key that only the
 /// session token holds, in a private directory that is normally in memory (tmpfs).

@@ -1,5 +1,6 @@
 import StellarKeys
 import StellarTransactions
+import StellarText
 /// What can go wrong between a TPM-bound vault and the TPM. Each case says what happened in words an app can show;
 /// the command line adds what to type (`Sources/keystore/Hints.swift`). None carries a secret or a PIN.
 public enum TPMError: KeystoreError, Equatable {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
 
@@ -179,17 +175,23 @@ package enum AtomicFile {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw ioError("write", path)
-                }
-                offset += written
+        let failure = bytes.withUnsafeBytes { writeAll(fd, $0) }
+        guard failure == 0 else { throw ioError("write", path, code: failure) }
+    }
+
+    /// Writes all of `buffer` to `fd`, again after a short or interrupted write: the one write-all loop for files
+    /// and standard output (the command line's `Console` uses it too). Returns 0, or the failed write's errno.
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
             }
+            offset += written
         }
+        return 0
     }
 
     /// What kind of file a mode says, for a message.

@@ -1,13 +1,5 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 
 /// The vaults a replaced identity leaves behind (`NAME.vault.backup-TIMESTAMP-XXXX`): each an old key under its

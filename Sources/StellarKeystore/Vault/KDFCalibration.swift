@@ -1,14 +1,11 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Which Argon2id level this machine can afford, as LUKS2 calibrates its PBKDF: the strongest of libsodium's
 /// levels whose unlock takes at most `target` here. Measured once per keystore directory and kept in
-/// `.kdf-calibration` beside the vaults (docs/FORMAT.md), so that only the first `--kdf auto` pays for it.
+/// `.kdf-calibration` beside the vaults (docs/FORMAT.md), so that only the first `KDFChoice.auto` pays for it.
 public struct KDFCalibration: Codable, Sendable, Equatable {
     /// The longest unlock `auto` accepts.
     public static let target = 1.0
@@ -32,6 +29,21 @@ public struct KDFCalibration: Codable, Sendable, Equatable {
     /// Measures the levels from the lightest up. A level predicted (from the last one measured, scaled by
     /// passes × memory) to take more than twice the target is not measured: at 1 GiB and several seconds, that
     /// would make the first sign-up slow for nothing.
+    /// The calibration in `bytes` (as `JSONEncoder` wrote it), read strictly by `StrictJSON` and by nothing else;
+    /// nil unless it is one: a key given twice, an unknown level or a time that is not a number.
+    package init?(json bytes: [UInt8]) {
+        guard let members = try? StrictJSON.parse(bytes, integersOnly: false),
+              let level = members["level"]?.string.flatMap(KDFParameters.Level.init(rawValue:)),
+              let times = members["secondsPerUnlock"]?.object
+        else { return nil }
+        var secondsPerUnlock: [String: Double] = [:]
+        for (name, value) in times {
+            guard let seconds = value.double else { return nil }
+            secondsPerUnlock[name] = seconds
+        }
+        self.init(level: level, secondsPerUnlock: secondsPerUnlock)
+    }
+
     public static func measure() throws -> KDFCalibration {
         var chosen = KDFParameters.Level.interactive
         var seconds: [String: Double] = [:]

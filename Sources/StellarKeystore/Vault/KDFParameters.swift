@@ -10,7 +10,7 @@ public struct KDFParameters: Hashable, Sendable, Codable {
         self.memLimit = memLimit
     }
 
-    /// libsodium's named levels, chosen with `--kdf` when a PIN is set.
+    /// libsodium's named levels, one of which is chosen when a PIN is set.
     public enum Level: String, CaseIterable, Sendable {
         case interactive, moderate, sensitive
 
@@ -45,7 +45,7 @@ public struct KDFParameters: Hashable, Sendable, Codable {
     }
 
     /// The median time of one key derivation at these costs on this machine: what one PIN guess costs whoever
-    /// holds a copy of the vault (`keystore bench-kdf`).
+    /// holds a copy of the vault.
     public func medianGuessTime(runs: Int) throws -> Duration {
         let pin = try PIN("503816")
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)

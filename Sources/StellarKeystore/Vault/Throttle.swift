@@ -1,10 +1,7 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Consecutive wrong PINs for one identity, kept in a small file beside the vault (never inside it, so that
 /// recording a failure can never put the vault's own bytes at risk).
@@ -12,7 +9,7 @@ import StellarTransactions
 /// Five wrong PINs are free; after that each wrong PIN starts a wait that doubles from 30 s up to an hour.
 /// This slows guessing through keystore itself. Someone holding a copy of the vault file guesses offline at the
 /// speed Argon2id allows: SECURITY.md gives those figures.
-package struct Throttle: Codable, Equatable {
+package struct Throttle: Encodable, Equatable {
     static let freeFailures = 5
     static let firstWait = 30
     package static let longestWait = 3600
@@ -75,9 +72,11 @@ package struct Throttle: Codable, Equatable {
 
     /// The record in `bytes`, clamped as `load` says (package-visible for the fuzzer).
     package static func parse(_ bytes: [UInt8], now: Date) -> Throttle {
-        guard (try? StrictJSON.check(bytes, integersOnly: false)) != nil,
-              let stored = try? JSONDecoder().decode(Throttle.self, from: Data(bytes))
+        guard let members = try? StrictJSON.parse(bytes, integersOnly: false),
+              let failures = members["failures"]?.integer(as: Int.self),
+              let lockedUntil = members["lockedUntil"]?.double
         else { return damaged }
+        let stored = Throttle(failures: failures, lockedUntil: lockedUntil)
         let latest = now.timeIntervalSince1970 + Double(longestWait)
         var throttle = Throttle(failures: min(max(stored.failures, 0), mostFailures),
                                 lockedUntil: min(max(stored.lockedUntil, 0), latest))

@@ -1,10 +1,7 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
@@ -24,8 +21,8 @@ public struct Vault: Sendable, Equatable {
     public let name: IdentityName
     public let publicKey: PublicKey
     public let kdf: KDFParameters
-    /// Whether `kdf` is a level that whoever made the vault named (an app's `.interactive`, a person's `--kdf
-    /// interactive`), rather than one `KDFChoice.auto` picked: a cost chosen on purpose is never called too
+    /// Whether `kdf` is a level that whoever made the vault named (an app's `.interactive`, a person's choice on
+    /// the command line), rather than one `KDFChoice.auto` picked: a cost chosen on purpose is never called too
     /// cheap for the machine (`Keystore.isWeakerThanThisMachineAffords`). Recorded as `kdf.chosen`, which
     /// readers that do not know it ignore (docs/FORMAT.md).
     public let isKDFChosen: Bool

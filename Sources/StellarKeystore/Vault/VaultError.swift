@@ -1,11 +1,12 @@
 import StellarKeys
 import StellarTransactions
+import StellarText
 /// Everything that can go wrong between a vault file and its key. Messages name files and identities, never
 /// a PIN or a seed, and show text from outside keystore (names given, paths, fields of a file) escaped.
 public enum VaultError: KeystoreError, Equatable {
     case invalidName(String)
     case notFound(name: String, directory: String)
-    /// `canReplace`: whether the command offers `--replace` (derive does not).
+    /// `canReplace`: whether the call that met it could replace the identity (signing up can, deriving cannot).
     case alreadyExists(name: String, canReplace: Bool = true)
     case incorrectPIN(triesBeforeWait: Int, waitSeconds: Int)
     case throttled(secondsLeft: Int)
@@ -21,6 +22,8 @@ public enum VaultError: KeystoreError, Equatable {
     /// A PIN attempt could not be counted, so none is made.
     case cannotRecordAttempts(directory: String, reason: String)
     case io(operation: String, path: String, reason: String)
+    /// Neither `KEYSTORE_HOME`, `XDG_DATA_HOME` nor `HOME` says where the vaults are.
+    case noHomeDirectory
 
     public var message: String {
         switch self {
@@ -56,6 +59,8 @@ public enum VaultError: KeystoreError, Equatable {
             "Cannot record failed PIN attempts in \(Self.shown(directory)) (\(reason)), so no PIN was tried; fix the directory or free some space."
         case .io(let operation, let path, let reason):
             "Could not \(operation) \(Self.shown(path)): \(reason)."
+        case .noHomeDirectory:
+            "Could not find the directory of the vaults: HOME is not set; set KEYSTORE_HOME."
         }
     }
 

@@ -1,13 +1,5 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import StellarKeys
 import StellarTransactions
 
@@ -16,7 +8,7 @@ import StellarTransactions
 ///
 /// Layout (all files 0600, the directory 0700):
 /// - `NAME.vault`: the vault (docs/FORMAT.md);
-/// - `NAME.vault.backup-TIMESTAMP-XXXX`: a vault replaced by `signup --replace`;
+/// - `NAME.vault.backup-TIMESTAMP-XXXX`: a vault replaced by `create(_:replacing:)`;
 /// - `.NAME.throttle`: consecutive wrong PINs;
 /// - `.lock`: the lock; `FILE.tmp-` and 12 hex digits: a write in progress or interrupted, never read as a vault.
 ///
@@ -50,8 +42,7 @@ public struct VaultStore: Sendable {
         if let home = environment["KEYSTORE_HOME"], !home.isEmpty { return home }
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keystore" }
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw VaultError.io(operation: "find", path: "the directory of the vaults",
-                                reason: "HOME is not set; set KEYSTORE_HOME")
+            throw VaultError.noHomeDirectory
         }
         return home + "/.local/share/keystore"
     }
@@ -225,7 +216,7 @@ public struct VaultStore: Sendable {
         public let keptBackups: [Backup]
     }
 
-    /// Deletes an identity, after checking its PIN unless `pin` is nil (an explicit `--force`), and ends its
+    /// Deletes an identity, after checking its PIN unless `pin` is nil (the caller's explicit choice), and ends its
     /// sessions. Its backups (old seeds under old PINs) are deleted too with `includingBackups`, else kept and
     /// named in the result, so that nobody believes the key gone while a copy remains. Once the identity is
     /// gone, `pin` nil and `includingBackups` remove the backups it left.

@@ -1,5 +1,6 @@
-/// A strict reading of the JSON files keystore writes (vaults, sessions, the wrong-PIN counter), before they are
-/// decoded.
+/// A strict reading of JSON from outside the process: the files keystore writes (vaults, sessions, the wrong-PIN
+/// counter, the calibration), batch requests, the agent's protocol, a SEP-10 server's answers. The one JSON
+/// reader for all of them: nothing read from outside goes through another decoder.
 ///
 /// JSON leaves two things to the reader: which of two equal keys wins, and whether `2.0` is an integer. Python's
 /// `json` takes the last key, Swift's decoder the first, so a file with `publicKey` twice would be two different
@@ -29,10 +30,10 @@ package enum StrictJSON {
     /// No file of ours nests deeper than 3; a deep nest must not exhaust the stack.
     static let deepestNesting = 32
 
-    /// A value as read: what the files keystore writes hold. An integer keeps its digits, so that each field
-    /// converts them to its own type and range (`Value.integer(as:)`).
+    /// A value as read. A number keeps its text, so that each field converts it to its own type and range
+    /// (`Value.integer(as:)`, `Value.double`).
     package indirect enum Value: Sendable, Equatable {
-        case object([String: Value]), array([Value]), string(String), integer(String), number, boolean(Bool), null
+        case object([String: Value]), array([Value]), string(String), integer(String), number(String), boolean(Bool), null
 
         package var kind: Kind {
             switch self {
@@ -56,6 +57,14 @@ package enum StrictJSON {
             return nil
         }
 
+        /// The number, integer or not, as the nearest `Double`.
+        package var double: Double? {
+            switch self {
+            case .integer(let text), .number(let text): Double(text)
+            default: nil
+            }
+        }
+
         /// The integer, if it is one and fits `type`.
         package func integer<Integer: FixedWidthInteger>(as type: Integer.Type) -> Integer? {
             if case .integer(let digits) = self { return Integer(digits) }
@@ -73,20 +82,35 @@ package enum StrictJSON {
     /// Checks `bytes` and returns the top-level object's members: a reader of our own files needs no other
     /// decoder (Foundation's costs a signing command more than the rest of its reading).
     package static func parse(_ bytes: [UInt8], integersOnly: Bool) throws -> [String: Value] {
-        var reader = Reader(bytes: bytes, integersOnly: integersOnly)
+        try parse(bytes, integersOnly: integersOnly, reportingRepeatedKey: false).members
+    }
+
+    /// As `parse`, except that a key given twice is reported rather than refused: the first value is kept, and the
+    /// first such key returned, for a reader that must answer a request it will not act on (a batch line's id).
+    package static func parseReportingRepeatedKey(_ bytes: [UInt8], integersOnly: Bool) throws
+        -> (members: [String: Value], repeatedKey: (name: String, atTop: Bool)?) {
+        try parse(bytes, integersOnly: integersOnly, reportingRepeatedKey: true)
+    }
+
+    private static func parse(_ bytes: [UInt8], integersOnly: Bool, reportingRepeatedKey: Bool) throws
+        -> (members: [String: Value], repeatedKey: (name: String, atTop: Bool)?) {
+        var reader = Reader(bytes: bytes, integersOnly: integersOnly, reportsRepeatedKeys: reportingRepeatedKey)
         reader.skipSpace()
         guard let first = reader.peek else { throw Violation("it is not valid JSON") }
         guard first == UInt8(ascii: "{") else { throw Violation("it is not a JSON object") }
         let object = try reader.value(key: nil, depth: 0)
         reader.skipSpace()
         guard reader.index == bytes.count else { throw Violation("it has bytes after its JSON object") }
-        return object.object ?? [:]
+        return (object.object ?? [:], reader.repeatedKey)
     }
 
     private struct Reader {
         let bytes: [UInt8]
         let integersOnly: Bool
+        let reportsRepeatedKeys: Bool
         var index = 0
+        /// The first key given twice, when reported rather than refused.
+        var repeatedKey: (name: String, atTop: Bool)?
 
         var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -118,12 +142,17 @@ package enum StrictJSON {
                     skipSpace()
                     guard peek == UInt8(ascii: "\"") else { throw Violation("it is not valid JSON") }
                     let name = try string()
-                    guard members[name] == nil else {
-                        throw Violation("the key '\(TerminalText.escaped(name))' appears twice", repeatedKey: (name, depth == 0))
+                    let repeated = members[name] != nil
+                    if repeated {
+                        guard reportsRepeatedKeys else {
+                            throw Violation("the key '\(TerminalText.escaped(name))' appears twice", repeatedKey: (name, depth == 0))
+                        }
+                        if repeatedKey == nil { repeatedKey = (name, depth == 0) }
                     }
                     skipSpace()
                     try expect(":")
-                    members[name] = try value(key: name, depth: depth + 1)
+                    let member = try value(key: name, depth: depth + 1)
+                    if !repeated { members[name] = member }
                     skipSpace()
                     if peek == UInt8(ascii: ",") {
                         index += 1
@@ -167,7 +196,8 @@ package enum StrictJSON {
                 if kind == .number && integersOnly {
                     throw Violation("'\(TerminalText.escaped(key ?? "a value"))' is not an integer written as digits")
                 }
-                return kind == .number ? .number : .integer(String(decoding: bytes[start..<index], as: UTF8.self))
+                let text = String(decoding: bytes[start..<index], as: UTF8.self)
+                return kind == .number ? .number(text) : .integer(text)
             }
         }
 
@@ -249,10 +279,19 @@ package enum StrictJSON {
             }
         }
 
+        static func hexDigit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+
         mutating func hex4() throws -> UInt32 {
             var value: UInt32 = 0
             for _ in 0..<4 {
-                guard let byte = peek, let digit = Hex.value(of: byte) else { throw Violation("it is not valid JSON") }
+                guard let byte = peek, let digit = Self.hexDigit(byte) else { throw Violation("it is not valid JSON") }
                 value = value << 4 | UInt32(digit)
                 index += 1
             }

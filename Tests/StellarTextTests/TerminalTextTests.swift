@@ -1,5 +1,5 @@
 import Testing
-@testable import StellarKeys
+@testable import StellarText
 
 /// Text from outside, made safe for a terminal: escaped, and cut where it is too long.
 @Suite struct TerminalTextTests {
