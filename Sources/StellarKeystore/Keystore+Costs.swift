@@ -31,8 +31,7 @@ extension Keystore {
     /// make every new vault's Argon2id as light as they like while `auto` claims the machine's strongest.
     public func calibration() -> KDFCalibration? {
         guard let read = try? AtomicFile.readWithStatus(calibrationPath, limit: 4096),
-              (try? StrictJSON.check(read.bytes, integersOnly: false)) != nil,
-              var calibration = try? JSONDecoder().decode(KDFCalibration.self, from: Data(read.bytes))
+              var calibration = KDFCalibration(json: read.bytes)
         else { return nil }
         guard read.status.st_uid == geteuid(), read.status.st_mode & 0o022 == 0 else {
             warn("ignoring \(calibrationPath): \(read.status.st_uid == geteuid() ? "others may write it" : "another user owns it"), so it cannot be trusted to say how strong a vault this machine affords")

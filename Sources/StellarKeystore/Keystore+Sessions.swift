@@ -10,7 +10,7 @@ extension Keystore {
 
     /// The signer of a live session; with `name`, the session must be that identity's.
     ///
-    /// The session must still match its vault: a session opened before `signup --replace` holds the old key,
+    /// The session must still match its vault: a session opened before the identity was replaced holds the old key,
     /// and signing with it while `address` shows the new one would sign for an account the user no longer means.
     func signer(session token: SessionToken, name: IdentityName? = nil) throws -> Signer {
         let session = try sessions.session(for: token, identity: name.map(identity))
@@ -27,8 +27,8 @@ extension Keystore {
     @discardableResult
     public func endSessions(of name: IdentityName) throws -> Int { try sessions.closeAll(for: identity(name)) }
 
-    /// The open sessions `status` reports: with `token`, that session alone, checked in full (it must open,
-    /// and belong to `name` when one is given); without, every unexpired session of `name`. Refuses (exit 9)
+    /// The open sessions: with `token`, that session alone, checked in full (it must open,
+    /// and belong to `name` when one is given); without, every unexpired session of `name`. `SessionError.none`
     /// when there is none.
     public func openSessions(token: SessionToken?, name: IdentityName?) throws -> [SessionStore.Summary] {
         var open = sessions.summaries()

@@ -53,7 +53,7 @@ public struct Keystore: Sendable {
         public let problem: String?
         /// Whether the vault needs this machine's TPM as well as the PIN (format version 3).
         public let isTPMBound: Bool
-        /// Old vaults kept by `--replace`: each an old key under an old PIN.
+        /// Old vaults kept when the identity was replaced: each an old key under an old PIN.
         public let backups: [Backup]
 
         public struct Backup: Sendable {

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import StellarKeys
 
 /// What a person must see before a key signs, rendered one way everywhere (command line, agent prompt, app).

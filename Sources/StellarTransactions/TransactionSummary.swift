@@ -97,7 +97,7 @@ public struct TransactionSummary: Sendable, Encodable {
     public let feeBump: FeeBump?
     public let soroban: Soroban?
     public let operations: [Operation]
-    /// Who is about to sign: `NAME (G…)`; nil where no key is involved (`show-tx`).
+    /// Who is about to sign: `NAME (G…)`; nil where no key is involved (a transaction only shown).
     public let signer: String?
     /// What a person must not miss, each one line: time bounds already past or not yet reached (by the local
     /// clock), a master key weighted 0, thresholds changed, a signer added, an account merged away, a signing

@@ -221,7 +221,7 @@ public enum WebAuthError: KeystoreError, Equatable {
     case signatureCount(Int)
     case notSignedByServer
 
-    /// A stable name for each rule, for `--json` and for tests that check which rule refused.
+    /// A stable name for each rule, for machine-readable reports and for tests that check which rule refused.
     public var rule: String {
         switch self {
         case .unreadable: "unreadable"
