@@ -107,7 +107,7 @@ extension Keystore {
     /// a new identity under the same PIN and cost.
     public func derive(name: IdentityName, account: UInt32, addingAs newName: IdentityName? = nil,
                        pin: () throws -> PIN) throws -> Created {
-        if let newName, vaults.exists(newName) { throw VaultError.alreadyExists(name: newName.rawValue, canReplace: false) }
+        if let newName, vaults.exists(newName) { throw VaultError.derivedNameTaken(name: newName.rawValue) }
         let vault = try vaultReadyForPIN(name)
         guard vault.account != nil else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
         let pin = try pin()
@@ -120,8 +120,8 @@ extension Keystore {
             // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
             return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: (vault.kdf, vault.isKDFChosen), replacing: false,
                               boundToTPM: vault.isTPMBound, renewing: vault.tpmObject)
-        } catch VaultError.alreadyExists(let existing, _) {
-            throw VaultError.alreadyExists(name: existing, canReplace: false)  // created meanwhile
+        } catch VaultError.alreadyExists(let existing) {
+            throw VaultError.derivedNameTaken(name: existing)  // created meanwhile
         }
     }
 }

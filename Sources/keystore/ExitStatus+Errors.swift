@@ -70,7 +70,7 @@ extension VaultError: CommandLineError {
         switch self {
         case .invalidName: .invalidInput
         case .notFound: .vaultNotFound
-        case .alreadyExists: .vaultExists
+        case .alreadyExists, .derivedNameTaken: .vaultExists
         case .incorrectPIN: .incorrectPIN
         case .throttled: .throttled
         case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged

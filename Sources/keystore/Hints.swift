@@ -34,8 +34,8 @@ enum Hints {
     private static func hint(for error: VaultError) -> String? {
         switch error {
         case .notFound(let name, _): "create one with 'keystore signup --name \(name)'."
-        case .alreadyExists(_, true): "pick another with --name, or replace it with --replace (the old vault is kept as a backup)."
-        case .alreadyExists(_, false): "pick another name."
+        case .alreadyExists: "pick another with --name, or replace it with --replace (the old vault is kept as a backup)."
+        case .derivedNameTaken: "pick another name."
         case .unsupportedVersion: "upgrade keystore."
         case .keyDerivationFailed: "or use the lighter --kdf interactive (64 MiB)."
         case .noHomeDirectory: "or pass --home."

@@ -69,7 +69,7 @@ import TestFixtures
         let keystore = try keystore()
         let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
         _ = try signUp(keystore, "bob")
-        #expect(throws: VaultError.alreadyExists(name: "bob", canReplace: false)) {
+        #expect(throws: VaultError.derivedNameTaken(name: "bob")) {
             try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("bob")) { pin }
         }
         let added = try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("savings")) { pin }

@@ -6,8 +6,11 @@ import StellarText
 public enum VaultError: KeystoreError, Equatable {
     case invalidName(String)
     case notFound(name: String, directory: String)
-    /// `canReplace`: whether the call that met it could replace the identity (signing up can, deriving cannot).
-    case alreadyExists(name: String, canReplace: Bool = true)
+    /// The name is taken; signing up may replace the identity.
+    case alreadyExists(name: String)
+    /// The name an account derived from a phrase was to be kept under is taken; a derived account is only ever
+    /// kept under a new name, never in place of another identity.
+    case derivedNameTaken(name: String)
     case incorrectPIN(triesBeforeWait: Int, waitSeconds: Int)
     case throttled(secondsLeft: Int)
     case corrupt(path: String, reason: String)
@@ -31,10 +34,10 @@ public enum VaultError: KeystoreError, Equatable {
             "'\(TerminalText.escaped(name))' is not a valid identity name: use 1 to 64 of a-z 0-9 . _ - starting with a letter or digit, without '.vault', '.backup-' or '.tmp-' in it."
         case .notFound(let name, let directory):
             "No identity named '\(name)' in \(Self.shown(directory))."
-        case .alreadyExists(let name, true):
+        case .alreadyExists(let name):
             "An identity named '\(name)' already exists."
-        case .alreadyExists(let name, false):
-            "An identity named '\(name)' already exists; pick another name."
+        case .derivedNameTaken(let name):
+            "An identity named '\(name)' already exists; a derived account is kept only under a new name."
         case .incorrectPIN(let tries, _) where tries > 0:
             "Incorrect PIN; \(tries) more \(tries == 1 ? "try" : "tries") before a waiting period."
         case .incorrectPIN(_, let wait):
