@@ -85,18 +85,22 @@ extension SigningRequest where Signed == SignedAuthorizations {
 }
 
 extension SigningRequest where Signed == SigningBatch {
+    /// A key opened in this process signs a batch without checking each signature, which would cost more than
+    /// making it, at thousands a second; a key held elsewhere (an agent) is checked as ever.
+    static func batchKey(_ key: any Signing) -> any Signing { (key as? CheckedKey)?.signer ?? key }
+
     /// Many raw payloads with one key, each request a JSON line (`SigningBatch`); none is shown one by one.
     public static func payloads(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.payloads(encoding))) { key, _, _ in SigningBatch(kind: .payloads(encoding), key: key) }
+        Self(content: .batch(.payloads(encoding))) { key, _, _ in SigningBatch(kind: .payloads(encoding), key: batchKey(key)) }
     }
 
     /// Many SEP-53 messages with one key.
     public static func messages(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.messages(encoding))) { key, _, _ in SigningBatch(kind: .messages(encoding), key: key) }
+        Self(content: .batch(.messages(encoding))) { key, _, _ in SigningBatch(kind: .messages(encoding), key: batchKey(key)) }
     }
 
     /// Many transaction envelopes for `network` with one key.
     public static func transactions(network: StellarNetwork) -> Self {
-        Self(content: .batch(.transactions(network))) { key, _, _ in SigningBatch(kind: .transactions(network), key: key) }
+        Self(content: .batch(.transactions(network))) { key, _, _ in SigningBatch(kind: .transactions(network), key: batchKey(key)) }
     }
 }
