@@ -2,7 +2,6 @@ import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
-import CPlatform
 import StellarKeystore
 import StellarKeys
 
@@ -239,83 +238,4 @@ enum AgentCommandError: CommandLineError {
     }
 
     var exitStatus: ExitStatus { .system }
-}
-
-/// `--confirm`'s terminal: each request shown with its caller, and answered y or N, one at a time.
-final class AgentTerminal: @unchecked Sendable {
-    private let fd: Int32
-
-    private init(fd: Int32) { self.fd = fd }
-
-    static func open() throws -> AgentTerminal {
-        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw AgentCommandError.noTerminal }
-        return AgentTerminal(fd: fd)
-    }
-
-    func confirm(_ request: AgentConfirmation) -> Bool {
-        let text = "\nRequest from \(request.caller):\n" + request.lines.map { "  " + $0 + "\n" }.joined() + "Sign? [y/N] "
-        guard Console.write(Array(text.utf8), to: fd) else { return false }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1 && byte != 0x0A { line.append(byte) }
-        return line == [UInt8(ascii: "y")] || line == Array("yes".utf8)
-    }
-}
-
-/// Where the agent's request log goes: standard error, a file, or syslog.
-final class AgentLog: @unchecked Sendable {
-    private let fd: Int32?
-
-    init(path: String?, syslog: Bool) throws {
-        if let path {
-            // Not blocking on a FIFO someone planted, and only a regular file that is this user's alone: the log
-            // names identities, addresses and callers.
-            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-            // ENXIO: a FIFO that nobody reads.
-            guard fd >= 0 else { throw errno == ENXIO ? AgentCommandError.unsafeLog(path) : AgentError.system("open \(path)", errno) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-                Glibc.close(fd)
-                throw AgentCommandError.unsafeLog(path)
-            }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-            self.fd = fd
-        } else {
-            fd = syslog ? nil : STDERR_FILENO
-        }
-    }
-
-    /// One or more lines (joined by newlines): one write to a file, one syslog message each.
-    func write(_ lines: String) {
-        if let fd {
-            _ = Console.write(Array((lines + "\n").utf8), to: fd)
-        } else {
-            for line in lines.split(separator: "\n") { keystore_syslog(String(line)) }
-        }
-    }
-}
-
-/// Starting the detached agent.
-enum Spawn {
-    /// Runs this binary with `arguments` in a new session, standard streams on /dev/null; returns its pid.
-    static func detached(arguments: [String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        // Nothing else the launcher has open: a long-lived agent must not hold a caller's files, pipes or sockets.
-        let closing = keystore_spawn_close_from(&actions, 3)
-        guard closing == 0 else { throw AgentError.system("start the agent", closing) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID: no controlling terminal, no SIGHUP
-        let argv = (["keystore"] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, environ)
-        guard result == 0 else { throw AgentError.system("start the agent", result) }
-        return pid
-    }
 }
