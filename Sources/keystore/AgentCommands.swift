@@ -47,7 +47,7 @@ struct AgentStart: ParsableCommand {
         _superCommandName: "\(KeystoreCommand.name) agent",
         abstract: "Start the agent and print `export KEYSTORE_AGENT=PATH` for eval.",
         discussion: """
-            Detaches unless --foreground (or --confirm, which needs this terminal); stops on SIGTERM, SIGINT \
+            Detaches unless --foreground (or --confirm or --confirm-public, which need this terminal); stops on SIGTERM, SIGINT \
             or SIGHUP, or with `agent stop`, dropping every key and removing its socket. If your agent already runs \
             at that socket (with the same --ttl and --idle), its export line is printed again. The socket is mode 0600 \
             in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
@@ -68,8 +68,15 @@ struct AgentStart: ParsableCommand {
     @Option(help: ArgumentHelp("Drop each key after this long unused.", valueName: "duration"), transform: SessionDuration.parse)
     var idle: SessionDuration?
 
-    @Flag(help: "Show each signing request on this terminal, with its caller and summary, and sign only on y.")
+    @Flag(help: "Show each signing request on this terminal, with its network, caller and summary, and sign only on y.")
     var confirm = false
+
+    @Flag(help: "As --confirm, for requests that could be valid on the public network only: raw payloads and messages too.")
+    var confirmPublic = false
+
+    @Option(help: ArgumentHelp("Withdraw a question nobody answered after this long, 1s to 10m (default 2m).", valueName: "duration"),
+            transform: SessionDuration.parse)
+    var confirmTimeout: SessionDuration?
 
     @Option(help: ArgumentHelp("Append the request log to this file (mode 0600).", valueName: "path"))
     var log: String?
@@ -84,21 +91,33 @@ struct AgentStart: ParsableCommand {
 
     func validate() throws {
         if log != nil && syslog { throw ValidationError("Give --log or --syslog, not both.") }
+        if confirm && confirmPublic { throw ValidationError("Give --confirm or --confirm-public, not both.") }
+        if let confirmTimeout {
+            guard confirm || confirmPublic else { throw ValidationError("--confirm-timeout needs --confirm or --confirm-public.") }
+            guard (KeystoreAgent.shortestConfirmationTimeout...KeystoreAgent.longestConfirmationTimeout).contains(confirmTimeout.seconds) else {
+                throw ValidationError("--confirm-timeout must be from 1s to 10m.")
+            }
+        }
     }
 
     func run() throws {
-        if !foreground && !confirm { return try detach() }
+        let asks = confirm || confirmPublic
+        if !foreground && !asks { return try detach() }
         // A log reader that went away (a closed terminal, a pipe) must fail a write, not end the agent.
         signal(SIGPIPE, SIG_IGN)
-        let terminal = confirm ? try AgentTerminal.open() : nil
+        let terminal = asks ? try AgentTerminal.open() : nil
         let logger = try AgentLog(path: log, syslog: syslog)
         var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
         if let terminal { options.confirm = { terminal.confirm($0) } }
+        options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
+        if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
         let path = try path()
         let agent = try KeystoreAgent(socketPath: path, options: options)
         if !syslog {
             Console.print(AgentSocketOptions.exportLine(path))
-            Console.note("agent listening at \(path), pid \(getpid())\(confirm ? "; each signature waits for y here" : "")")
+            let asking = confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
+                : confirm ? "; each signature waits for y here" : ""
+            Console.note("agent listening at \(path), pid \(getpid())\(asking)")
         }
         agent.run(stoppingOnSignals: true)
     }
@@ -233,7 +252,7 @@ enum AgentCommandError: CommandLineError {
         case .runningWithOtherLimits(let path, let ttl, let idle):
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
                 + "--idle \(idle.map { "\($0)s" } ?? "none")); stop it first with agent stop."
-        case .noTerminal: "--confirm needs a terminal to ask on, and there is none."
+        case .noTerminal: "--confirm and --confirm-public need a terminal to ask on, and there is none."
         }
     }
 

@@ -163,7 +163,8 @@ import TestFixtures
 }
 
 extension AgentHardeningTests {
-    /// A key dropped while its confirmation is pending (by `lock`, here) does not sign when the answer is yes.
+    /// A key dropped while its confirmation is pending (by `lock`, here) withdraws the question: the yes that
+    /// follows signs nothing.
     @Test func aKeyDroppedDuringItsConfirmationSignsNothing() throws {
         let agentBox = AgentBox()
         let running = try RunningAgent(confirm: { _ in
@@ -174,7 +175,7 @@ extension AgentHardeningTests {
         let client = AgentClient(socketPath: running.socketPath)
         try client.add(try AgentTests.signer(), keystore: "/keys")
         let remote = try client.signer(for: Self.address, name: .default)
-        #expect(throws: AgentError.keyNotHeld(Self.address)) { try remote.sign([1, 2, 3]) }
+        #expect(throws: AgentError.rejected(.keyDropped)) { try remote.sign([1, 2, 3]) }
     }
 
     /// A log that blocks (a terminal stopped with Ctrl-S, a pipe nobody reads) holds up no client and no expiry.

@@ -19,7 +19,7 @@ struct AgentConnection {
     init(agent: KeystoreAgent, socket: UnixSocket, peer: UnixSocket.Peer) {
         self.agent = agent
         self.socket = socket
-        caller = AgentCaller(pid: peer.pid)
+        caller = AgentCaller(pid: peer.pid, withChain: agent.options.confirm != nil, socket: socket)
     }
 
     /// Entries hold what clients sent (names, addresses, reasons): escaped, so that none can forge a line.

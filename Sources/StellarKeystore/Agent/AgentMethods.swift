@@ -15,6 +15,16 @@ extension KeystoreAgent {
         do {
             let (result, identity) = try result(for: request, from: peer)
             return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
+        } catch AgentError.rejected(let why) {
+            let error = AgentError.rejected(why)
+            let logged = switch why {
+            case .declined: "declined"
+            case .timedOut: "withdrawn: nobody answered within \(questionTimeout) s"
+            case .keyDropped: "withdrawn: its key was dropped"
+            case .clientLeft: "withdrawn: the client left"
+            }
+            return (AgentJSON.error(id: request.id, code: error.code, message: error.message, reason: error.reason),
+                    "\(request.method.rawValue) \(logged)")
         } catch let refusal as AgentRequest.Refusal {
             (code, message, reason) = (.invalidRequest, refusal.message, nil)
         } catch let error as AgentError {
@@ -37,8 +47,9 @@ extension KeystoreAgent {
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let key = try approved(try request.string("address"), by: peer) { key in
-                ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"]
+            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
+                Shown(lines: ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"],
+                      network: nil, isElided: payload.count > Self.hexPreviewLimit)
             }
             return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
         case .signMessage:
@@ -48,17 +59,21 @@ extension KeystoreAgent {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
-            let key = try approved(try request.string("address"), by: peer) { key in
-                ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown]
+            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: Self.messagePreviewLimit))" } ?? "  message (hex): \(Self.hexPreview(message))"
+            let isElided = text.map { $0.unicodeScalars.count > Self.messagePreviewLimit } ?? (message.count > Self.hexPreviewLimit)
+            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
+                Shown(lines: ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown], network: nil, isElided: isElided)
             }
             return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let key = try approved(try request.string("address"), by: peer) { key in
-                TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines
+            let key = try approved(try request.string("address"), by: peer, network: network) { key in
+                // isElided: the summary's own elisions are not known here yet (the transaction summary does not
+                // report them).
+                Shown(lines: TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines,
+                      network: network, isElided: false)
             }
             let result = try key.signer.signTransaction(envelope, on: network)
             return signed(key, [("signedTxXdr", .string(result.base64))])
@@ -67,8 +82,8 @@ extension KeystoreAgent {
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
             try preimage.check(on: network)
-            let key = try approved(try request.string("address"), by: peer) { key in
-                preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
+            let key = try approved(try request.string("address"), by: peer, network: network) { key in
+                Shown(lines: preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)), network: network, isElided: false)
             }
             let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
@@ -82,7 +97,9 @@ extension KeystoreAgent {
         case .status:
             return (.object([("pid", .integer(Int(getpid()))), ("socket", .string(socketPath)), ("keys", .integer(heldKeys().count)),
                              ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
-                             ("confirm", .boolean(options.confirm != nil))]), "")
+                             ("confirm", .boolean(options.confirm != nil)),
+                             ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
+                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
         case .lock:
             return (.object([("removed", .integer(lockAll()))]), "")
         case .removeKey:
@@ -99,6 +116,11 @@ extension KeystoreAgent {
 
     /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.
     static func hexPreview(_ bytes: [UInt8]) -> String {
-        bytes.count <= 64 ? Hex.string(bytes) : Hex.string(Array(bytes.prefix(64))) + "… (\(bytes.count - 64) bytes more)"
+        bytes.count <= hexPreviewLimit ? Hex.string(bytes)
+            : Hex.string(Array(bytes.prefix(hexPreviewLimit))) + "… (\(bytes.count - hexPreviewLimit) bytes more)"
     }
+
+    /// How many bytes of a payload, and characters of a message, a question shows; past them it is elided.
+    static let hexPreviewLimit = 64
+    static let messagePreviewLimit = 200
 }

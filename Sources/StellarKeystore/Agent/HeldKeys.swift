@@ -63,7 +63,10 @@ extension KeystoreAgent {
     @discardableResult
     public func lockAll() -> Int {
         state.withLock { state in
-            defer { state.keys.removeAll() }
+            defer {
+                state.keys.removeAll()
+                state.withdrawQuestionsWithoutKeys()
+            }
             return state.keys.count
         }
     }
@@ -76,6 +79,7 @@ extension KeystoreAgent {
                 if let address { return key.address == address }
                 return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
             }
+            state.withdrawQuestionsWithoutKeys()
             return before - state.keys.count
         }
     }

@@ -29,9 +29,15 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var ttl: Int?
         /// How long a key is held unused, in seconds.
         public var idle: Int?
-        /// Asked before each signature, with the caller and the summary; false refuses it (SEP-43 code −4).
-        /// Calls are one at a time.
+        /// Asked before each signature (those `confirmationScope` covers), with the caller and the summary; false
+        /// refuses it (SEP-43 code −4). Calls are one at a time, each on a thread of the agent's own; a call should
+        /// end when its question is withdrawn (`AgentConfirmation.cancellation`).
         public var confirm: (@Sendable (AgentConfirmation) -> Bool)?
+        /// Which signing requests `confirm` is asked about.
+        public var confirmationScope: ConfirmationScope
+        /// Seconds a question waits for its answer before it is withdrawn, within
+        /// `shortestConfirmationTimeout...longestConfirmationTimeout` (a value outside is taken as the nearer end).
+        public var confirmationTimeout: Int
         /// The log: one line per request, several at once (joined by newlines) for the requests of one read, and
         /// once a second a line per reason for the connections closed at once. Called on a thread of the agent's
         /// own, one call at a time: it may block without holding up a client (lines wait, and past a limit are
@@ -46,11 +52,14 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var maximumConnections: Int
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
+                    confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,
                     log: @escaping @Sendable (String) -> Void = { _ in }, now: @escaping @Sendable () -> Double = KeystoreAgent.monotonicSeconds,
                     requestTimeout: Int32 = 10, maximumConnections: Int = 64) {
             self.ttl = ttl
             self.idle = idle
             self.confirm = confirm
+            self.confirmationScope = confirmationScope
+            self.confirmationTimeout = confirmationTimeout
             self.log = log
             self.now = now
             self.requestTimeout = requestTimeout
@@ -77,10 +86,22 @@ public final class KeystoreAgent: @unchecked Sendable {
         var keys: [HeldKey] = []
         var connections: [ObjectIdentifier: UnixSocket] = [:]
         var stopped = false
+        /// The questions pending (or waiting for the terminal), each about one key.
+        var questions: [ObjectIdentifier: AgentConfirmation.Cancellation] = [:]
 
         /// Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
         mutating func dropExpired(_ now: Double, idle: Int?) {
+            let before = keys.count
             keys.removeAll { key in key.deadline(idle: idle).map { now >= $0 } ?? false }
+            if keys.count < before { withdrawQuestionsWithoutKeys() }
+        }
+
+        /// Withdraws each pending question whose key is no longer held: called after every drop, so that no
+        /// question outlives its key.
+        func withdrawQuestionsWithoutKeys() {
+            for question in questions.values where !keys.contains(where: { $0.address == question.address }) {
+                question.withdraw(.keyDropped)
+            }
         }
     }
 
@@ -222,6 +243,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         listener.close()
         state.withLock { state in
             state.keys.removeAll()
+            state.withdrawQuestionsWithoutKeys()
             for connection in state.connections.values { connection.hangUp() }
         }
         if Signals.installed { Signals.restore() }
