@@ -135,6 +135,22 @@ import TestFixtures
         #expect(!lines.contains { $0.hasPrefix("2099-01-01") })
     }
 
+    /// DEL, a C1 control (CSI, U+009B) and ESC are escaped in the log too, and text without any is logged as sent.
+    @Test func everyControlCharacterIsEscapedInTheLog() throws {
+        let running = try RunningAgent()
+        let socket = try running.connect()
+        for (index, name) in [#"a\u007fb"#, #"c\u009b2Jd"#, #"e\u001b[2Jf"#, "plain é ✓"].enumerated() {
+            #expect(socket.send(#"{"jsonrpc":"2.0","id":\#(index),"method":"removeKey","params":{"name":"\#(name)"}}"# + "\n"))
+            _ = socket.line()
+        }
+        running.agent.waitForLog()
+        let log = running.log.joined(separator: "\n")
+        for expected in [#"removeKey a\x7fb"#, #"removeKey c\xc2\x9b2Jd"#, #"removeKey e\x1b[2Jf"#, "removeKey plain é ✓"] {
+            #expect(log.contains(expected), "\(expected) in \(log)")
+        }
+        #expect(!log.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) })
+    }
+
     /// A seed sent before the agent asked for it is refused, and no copy of it is left in this process's ordinary
     /// memory once the connection is closed: the read buffers are zeroed.
     @Test func aSeedSentEarlyLeavesNoCopyBehind() throws {
