@@ -48,7 +48,7 @@ struct AgentStart: ParsableCommand {
         _superCommandName: "\(KeystoreCommand.name) agent",
         abstract: "Start the agent and print `export KEYSTORE_AGENT=PATH` for eval.",
         discussion: """
-            Detaches unless --foreground (or --confirm, which needs this terminal); stops on SIGTERM, SIGINT \
+            Detaches unless --foreground (or --confirm or --confirm-public, which need this terminal); stops on SIGTERM, SIGINT \
             or SIGHUP, or with `agent stop`, dropping every key and removing its socket. If your agent already runs \
             at that socket (with the same --ttl and --idle), its export line is printed again. The socket is mode 0600 \
             in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
@@ -69,8 +69,15 @@ struct AgentStart: ParsableCommand {
     @Option(help: ArgumentHelp("Drop each key after this long unused.", valueName: "duration"), transform: SessionDuration.parse)
     var idle: SessionDuration?
 
-    @Flag(help: "Show each signing request on this terminal, with its caller and summary, and sign only on y.")
+    @Flag(help: "Show each signing request on this terminal, with its network, caller and summary, and sign only on y.")
     var confirm = false
+
+    @Flag(help: "As --confirm, for requests that could be valid on the public network only: raw payloads and messages too.")
+    var confirmPublic = false
+
+    @Option(help: ArgumentHelp("Withdraw a question nobody answered after this long, 1s to 10m (default 2m).", valueName: "duration"),
+            transform: SessionDuration.parse)
+    var confirmTimeout: SessionDuration?
 
     @Option(help: ArgumentHelp("Append the request log to this file (mode 0600).", valueName: "path"))
     var log: String?
@@ -85,21 +92,33 @@ struct AgentStart: ParsableCommand {
 
     func validate() throws {
         if log != nil && syslog { throw ValidationError("Give --log or --syslog, not both.") }
+        if confirm && confirmPublic { throw ValidationError("Give --confirm or --confirm-public, not both.") }
+        if let confirmTimeout {
+            guard confirm || confirmPublic else { throw ValidationError("--confirm-timeout needs --confirm or --confirm-public.") }
+            guard (KeystoreAgent.shortestConfirmationTimeout...KeystoreAgent.longestConfirmationTimeout).contains(confirmTimeout.seconds) else {
+                throw ValidationError("--confirm-timeout must be from 1s to 10m.")
+            }
+        }
     }
 
     func run() throws {
-        if !foreground && !confirm { return try detach() }
+        let asks = confirm || confirmPublic
+        if !foreground && !asks { return try detach() }
         // A log reader that went away (a closed terminal, a pipe) must fail a write, not end the agent.
         signal(SIGPIPE, SIG_IGN)
-        let terminal = confirm ? try AgentTerminal.open() : nil
+        let terminal = asks ? try AgentTerminal.open() : nil
         let logger = try AgentLog(path: log, syslog: syslog)
         var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
         if let terminal { options.confirm = { terminal.confirm($0) } }
+        options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
+        if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
         let path = try path()
         let agent = try KeystoreAgent(socketPath: path, options: options)
         if !syslog {
             Console.print(AgentSocketOptions.exportLine(path))
-            Console.note("agent listening at \(path), pid \(getpid())\(confirm ? "; each signature waits for y here" : "")")
+            let asking = confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
+                : confirm ? "; each signature waits for y here" : ""
+            Console.note("agent listening at \(path), pid \(getpid())\(asking)")
         }
         agent.run(stoppingOnSignals: true)
     }
@@ -235,88 +254,9 @@ enum AgentCommandError: CommandLineError {
         case .runningWithOtherLimits(let path, let ttl, let idle):
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
                 + "--idle \(idle.map { "\($0)s" } ?? "none")); stop it first with agent stop."
-        case .noTerminal: "--confirm needs a terminal to ask on, and there is none."
+        case .noTerminal: "--confirm and --confirm-public need a terminal to ask on, and there is none."
         }
     }
 
     var exitStatus: ExitStatus { .system }
-}
-
-/// `--confirm`'s terminal: each request shown with its caller, and answered y or N, one at a time.
-final class AgentTerminal: @unchecked Sendable {
-    private let fd: Int32
-
-    private init(fd: Int32) { self.fd = fd }
-
-    static func open() throws -> AgentTerminal {
-        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw AgentCommandError.noTerminal }
-        return AgentTerminal(fd: fd)
-    }
-
-    func confirm(_ request: AgentConfirmation) -> Bool {
-        let text = "\nRequest from \(request.caller):\n" + request.lines.map { "  " + $0 + "\n" }.joined() + "Sign? [y/N] "
-        guard Console.write(Array(text.utf8), to: fd) else { return false }
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1 && byte != 0x0A { line.append(byte) }
-        return line == [UInt8(ascii: "y")] || line == Array("yes".utf8)
-    }
-}
-
-/// Where the agent's request log goes: standard error, a file, or syslog.
-final class AgentLog: @unchecked Sendable {
-    private let fd: Int32?
-
-    init(path: String?, syslog: Bool) throws {
-        if let path {
-            // Not blocking on a FIFO someone planted, and only a regular file that is this user's alone: the log
-            // names identities, addresses and callers.
-            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-            // ENXIO: a FIFO that nobody reads.
-            guard fd >= 0 else { throw errno == ENXIO ? AgentCommandError.unsafeLog(path) : AgentError.system("open \(path)", errno) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-                Glibc.close(fd)
-                throw AgentCommandError.unsafeLog(path)
-            }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-            self.fd = fd
-        } else {
-            fd = syslog ? nil : STDERR_FILENO
-        }
-    }
-
-    /// One or more lines (joined by newlines): one write to a file, one syslog message each.
-    func write(_ lines: String) {
-        if let fd {
-            _ = Console.write(Array((lines + "\n").utf8), to: fd)
-        } else {
-            for line in lines.split(separator: "\n") { keystore_syslog(String(line)) }
-        }
-    }
-}
-
-/// Starting the detached agent.
-enum Spawn {
-    /// Runs this binary with `arguments` in a new session, standard streams on /dev/null; returns its pid.
-    static func detached(arguments: [String]) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in 0...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        // Nothing else the launcher has open: a long-lived agent must not hold a caller's files, pipes or sockets.
-        let closing = keystore_spawn_close_from(&actions, 3)
-        guard closing == 0 else { throw AgentError.system("start the agent", closing) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID: no controlling terminal, no SIGHUP
-        let argv = (["keystore"] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, environ)
-        guard result == 0 else { throw AgentError.system("start the agent", result) }
-        return pid
-    }
 }

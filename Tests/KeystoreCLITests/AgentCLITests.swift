@@ -311,7 +311,7 @@ final class AgentHome {
     @Test func confirmWithoutATerminalIsRefusedAtStart() throws {
         let agent = try AgentHome()
         let start = try agent.keystore().run(["agent", "start", "--confirm"], timeout: 20)
-        #expect(start.status == 8 && start.stderr == "keystore: --confirm needs a terminal to ask on, and there is none.\n")
+        #expect(start.status == 8 && start.stderr == "keystore: --confirm and --confirm-public need a terminal to ask on, and there is none.\n")
         #expect(agent.runtimeContents.isEmpty)
     }
 
@@ -326,8 +326,12 @@ final class AgentHome {
 
         let yes = try agent.keystore(agent: agent.socket).start(["sign-message", "--name", Self.golden.name, "pay the rent"])
         let asked = try tmux.screen(until: "Sign? [y/N]")
-        #expect(asked.contains("Request from pid \(yes.pid) \(KeystoreProcess.binary)"), "\(asked)")
-        #expect(asked.contains("message: pay the rent"))
+        // The network first, then the caller's chain (here a session leader of its own: KeystoreProcess starts each
+        // in a new session), then the summary.
+        let network = try #require(asked.range(of: "Network: none"), "\(asked)")
+        let caller = try #require(asked.range(of: "Requested by: \(KeystoreProcess.binary) (\(yes.pid))"), "\(asked)")
+        let message = try #require(asked.range(of: "message: pay the rent"), "\(asked)")
+        #expect(network.upperBound < caller.lowerBound && caller.upperBound < message.lowerBound)
         try tmux.type("y", "Enter")
         let signed = try yes.wait(timeout: 20)
         #expect(signed.status == 0 && signed.stdout.count == 89, "\(signed.stderr)")
@@ -340,6 +344,62 @@ final class AgentHome {
         #expect(declined.stderr == "keystore: The request was declined at the agent.\n")
 
         _ = try agent.keystore(agent: agent.socket).run(["agent", "stop"])
+        #expect(agent.runtimeContents.isEmpty)
+    }
+
+    /// A y typed before the question appeared (typed ahead, or meant for another program) is not an answer: the
+    /// terminal's input is flushed once the summary is shown, and only what is typed after counts.
+    @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed"))
+    func anAnswerTypedBeforeTheQuestionIsNotTaken() throws {
+        let agent = try AgentHome()
+        let tmux = try Tmux(running: "env XDG_RUNTIME_DIR=\(agent.home.runtime) KEYSTORE_HOME=\(agent.home.path) \(KeystoreProcess.binary) agent start --confirm",
+                            columns: 150, rows: 40)
+        _ = try tmux.screen(until: "each signature waits for y here")
+        try agent.addGolden()
+        try tmux.type("y", "Enter")
+        usleep(300_000)
+        let request = try agent.keystore(agent: agent.socket).start(["sign", "--name", Self.golden.name, "--hex", "00"])
+        #expect(try tmux.screen(until: "Sign?").contains("payload (hex): 00"))
+        usleep(500_000)
+        try tmux.type("n", "Enter")
+        let answered = try request.wait(timeout: 20)
+        #expect(answered.status == 14 && answered.stdout.isEmpty, "signed on a y typed before the question: \(answered.stderr)")
+        _ = try agent.keystore(agent: agent.socket).run(["agent", "stop"])
+        #expect(agent.runtimeContents.isEmpty)
+    }
+
+    /// A question nobody answers is withdrawn after --confirm-timeout: the client gets exit 14 and says why, the
+    /// terminal says so too, and the next question is put.
+    @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed"))
+    func aQuestionNobodyAnswersIsWithdrawn() throws {
+        let agent = try AgentHome()
+        let tmux = try Tmux(running: "env XDG_RUNTIME_DIR=\(agent.home.runtime) KEYSTORE_HOME=\(agent.home.path) \(KeystoreProcess.binary) agent start --confirm --confirm-timeout 2s",
+                            columns: 150, rows: 40)
+        _ = try tmux.screen(until: "each signature waits for y here")
+        try agent.addGolden()
+        let started = Date()
+        let unanswered = try agent.keystore(agent: agent.socket).run(["sign", "--name", Self.golden.name, "--hex", "00"], timeout: 20)
+        #expect(unanswered.status == 14 && unanswered.stdout.isEmpty)
+        #expect(unanswered.stderr == "keystore: Nobody answered the agent's question in time; nothing was signed.\n")
+        #expect(Date().timeIntervalSince(started) < 6)
+        #expect(try tmux.screen(until: "Withdrawn (nobody answered in time); nothing was signed.").contains("Withdrawn (nobody answered in time)"))
+
+        let next = try agent.keystore(agent: agent.socket).start(["sign", "--name", Self.golden.name, "--hex", "01"])
+        _ = try tmux.screen(until: "Sign? [y/N]", occurrences: 2)
+        try tmux.type("y", "Enter")
+        #expect(try next.wait(timeout: 20).status == 0)
+        _ = try agent.keystore(agent: agent.socket).run(["agent", "stop"])
+        #expect(agent.runtimeContents.isEmpty)
+    }
+
+    /// --confirm-timeout is bounded, and means nothing without a question to time.
+    @Test func confirmTimeoutIsBounded() throws {
+        let agent = try AgentHome()
+        for arguments in [["--confirm", "--confirm-timeout", "0s"], ["--confirm", "--confirm-timeout", "11m"], ["--confirm-timeout", "1m"],
+                          ["--confirm", "--confirm-public"]] {
+            let start = try agent.keystore().run(["agent", "start"] + arguments, timeout: 20)
+            #expect(start.status == 64, "\(arguments): \(start.stderr)")
+        }
         #expect(agent.runtimeContents.isEmpty)
     }
 

@@ -135,6 +135,22 @@ import TestFixtures
         #expect(!lines.contains { $0.hasPrefix("2099-01-01") })
     }
 
+    /// DEL, a C1 control (CSI, U+009B) and ESC are escaped in the log too, and text without any is logged as sent.
+    @Test func everyControlCharacterIsEscapedInTheLog() throws {
+        let running = try RunningAgent()
+        let socket = try running.connect()
+        for (index, name) in [#"a\u007fb"#, #"c\u009b2Jd"#, #"e\u001b[2Jf"#, "plain é ✓"].enumerated() {
+            #expect(socket.send(#"{"jsonrpc":"2.0","id":\#(index),"method":"removeKey","params":{"name":"\#(name)"}}"# + "\n"))
+            _ = socket.line()
+        }
+        running.agent.waitForLog()
+        let log = running.log.joined(separator: "\n")
+        for expected in [#"removeKey a\x7fb"#, #"removeKey c\xc2\x9b2Jd"#, #"removeKey e\x1b[2Jf"#, "removeKey plain é ✓"] {
+            #expect(log.contains(expected), "\(expected) in \(log)")
+        }
+        #expect(!log.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) })
+    }
+
     /// A seed sent before the agent asked for it is refused, and no copy of it is left in this process's ordinary
     /// memory once the connection is closed: the read buffers are zeroed.
     @Test func aSeedSentEarlyLeavesNoCopyBehind() throws {
@@ -163,7 +179,8 @@ import TestFixtures
 }
 
 extension AgentHardeningTests {
-    /// A key dropped while its confirmation is pending (by `lock`, here) does not sign when the answer is yes.
+    /// A key dropped while its confirmation is pending (by `lock`, here) withdraws the question: the yes that
+    /// follows signs nothing.
     @Test func aKeyDroppedDuringItsConfirmationSignsNothing() throws {
         let agentBox = AgentBox()
         let running = try RunningAgent(confirm: { _ in
@@ -174,7 +191,7 @@ extension AgentHardeningTests {
         let client = AgentClient(socketPath: running.socketPath)
         try client.add(try AgentTests.signer(), keystore: "/keys")
         let remote = try client.signer(for: Self.address, name: .default)
-        #expect(throws: AgentError.keyNotHeld(Self.address)) { try remote.sign([1, 2, 3]) }
+        #expect(throws: AgentError.rejected(.keyDropped)) { try remote.sign([1, 2, 3]) }
     }
 
     /// A log that blocks (a terminal stopped with Ctrl-S, a pipe nobody reads) holds up no client and no expiry.

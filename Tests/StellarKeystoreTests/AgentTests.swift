@@ -31,11 +31,13 @@ final class RunningAgent: @unchecked Sendable {
         func append(contentsOf lines: [String]) { lock.withLock { stored += lines } }
     }
 
-    init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil) throws {
+    init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
+         confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120) throws {
         let clock = clock, lines = logLines
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         agent = try KeystoreAgent(socketPath: directory.path + "/run/agent.sock", options: .init(
-            ttl: ttl, idle: idle, confirm: confirm, log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1))
+            ttl: ttl, idle: idle, confirm: confirm, confirmationScope: confirmationScope, confirmationTimeout: confirmationTimeout,
+            log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1))
         let agent = agent, done = done
         Thread.detachNewThread {
             agent.run()
@@ -307,7 +309,7 @@ extension UnixSocket {
     @Test func aDeclinedConfirmationIsMinusFourAndSignsNothing() throws {
         let asked = RunningAgent.LockedLines()
         let running = try RunningAgent(confirm: { request in
-            asked.append(request.caller)
+            asked.append(request.caller.text)
             asked.append(contentsOf: request.lines)
             return !request.lines.contains("  message: no thanks")
         })
@@ -315,12 +317,12 @@ extension UnixSocket {
         try client.add(try Self.signer(), keystore: "/keys")
         let remote = try client.signer(for: Self.address, name: .default)
         #expect(try remote.signMessage(Array("fine".utf8)).count == 64)
-        #expect(throws: AgentError.rejected) { try remote.signMessage(Array("no thanks".utf8)) }
+        #expect(throws: AgentError.rejected(.declined)) { try remote.signMessage(Array("no thanks".utf8)) }
         let socket = try running.connect()
         #expect(socket.send(#"{"jsonrpc":"2.0","id":1,"method":"signMessage","params":{"message":"no thanks"}}"# + "\n"))
-        #expect(socket.line() == #"{"jsonrpc":"2.0","id":1,"error":{"code":-4,"message":"The request was declined at the agent."}}"#)
+        #expect(socket.line() == #"{"jsonrpc":"2.0","id":1,"error":{"code":-4,"message":"The request was declined at the agent.","data":{"reason":"declined"}}}"#)
         #expect(asked.lines.contains("  message: no thanks"))
-        #expect(asked.lines.contains { $0.hasPrefix("pid \(getpid()) /") })
+        #expect(asked.lines.contains { $0.hasPrefix("/") && $0.contains(" (\(getpid()))") })
     }
 
     /// One agent per socket; a socket left by a dead agent is taken over; one that is not a socket is not touched.

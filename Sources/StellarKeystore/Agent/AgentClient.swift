@@ -28,8 +28,9 @@ public final class AgentClient: Sendable {
         }
     }
 
-    /// How long a call waits for its answer: long enough for a person to read a summary and confirm.
-    public static let answerTimeout = 120
+    /// How long a call waits for its answer: longer than the longest an agent waits for a person's answer, so that
+    /// its own answer (a timeout included) arrives first.
+    public static let answerTimeout = KeystoreAgent.longestConfirmationTimeout + 10
 
     /// `socketPath` must be absolute (`absolutePath(_:)` makes a relative one so); a relative one is refused at
     /// the first call.
@@ -239,7 +240,9 @@ public final class AgentClient: Sendable {
             let code = error["code"]?.integer(as: Int.self) ?? AgentProtocol.ErrorCode.internal.rawValue
             let message = error["message"]?.string ?? "no message"
             if error["data"]?.object?["reason"]?.string == "no-key" { throw address.map(AgentError.keyNotHeld) ?? AgentError.noKeys }
-            if code == AgentProtocol.ErrorCode.rejected.rawValue { throw AgentError.rejected }
+            if code == AgentProtocol.ErrorCode.rejected.rawValue {
+                throw AgentError.rejected(AgentError.Rejection(wireReason: error["data"]?.object?["reason"]?.string))
+            }
             throw AgentError.refused(code: code, message: message)
         }
         guard let result = members["result"]?.object else { throw AgentError.badAnswer("it has neither a result object nor an error") }

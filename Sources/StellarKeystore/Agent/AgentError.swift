@@ -15,8 +15,9 @@ public enum AgentError: KeystoreError, Equatable {
     case keyNotHeld(String)
     case noKeys
     case severalKeys(Int)
-    /// The person at the agent's terminal said no (SEP-43 code −4).
-    case rejected
+    /// The request was not approved (SEP-43 code −4): the person at the agent said no, or the question was
+    /// withdrawn before anyone said yes.
+    case rejected(Rejection)
     /// The agent answered with an error.
     case refused(code: Int, message: String)
     /// The agent's answer is not one this protocol allows.
@@ -33,6 +34,36 @@ public enum AgentError: KeystoreError, Equatable {
     case socketPathNotAbsolute(String)
     /// The agent was asked to stop and still answers.
     case didNotStop(String)
+
+    /// Why a request that needed a person's yes did not get one.
+    public enum Rejection: Sendable, Equatable {
+        /// The answer was not yes.
+        case declined
+        /// Nobody answered within the agent's time for a question.
+        case timedOut
+        /// The key was dropped while the question was pending (lock, removal, its TTL or idle limit).
+        case keyDropped
+        /// The client closed its connection while the question was pending; the agent's own record only, since
+        /// no answer can reach it.
+        case clientLeft
+
+        /// `data.reason` on the wire (docs/AGENT.md).
+        var wireReason: String {
+            switch self {
+            case .declined: "declined"
+            case .timedOut: "timeout"
+            case .keyDropped, .clientLeft: "cancelled"
+            }
+        }
+
+        init(wireReason: String?) {
+            switch wireReason {
+            case "timeout": self = .timedOut
+            case "cancelled": self = .keyDropped
+            default: self = .declined
+            }
+        }
+    }
 
     /// Why a client refuses a socket: anything but a server of its own user, in a directory only that user can
     /// change, could be another user's server waiting for a key.
@@ -75,8 +106,14 @@ public enum AgentError: KeystoreError, Equatable {
             "The agent holds no keys."
         case .severalKeys(let count):
             "The agent holds \(count) keys; say which address signs."
-        case .rejected:
+        case .rejected(.declined):
             "The request was declined at the agent."
+        case .rejected(.timedOut):
+            "Nobody answered the agent's question in time; nothing was signed."
+        case .rejected(.keyDropped):
+            "The agent withdrew its question: the key was dropped before anyone answered; nothing was signed."
+        case .rejected(.clientLeft):
+            "The client left before the agent's question was answered; nothing was signed."
         case .refused(_, let message):
             "The agent refused: \(TerminalText.escaped(message, limit: 300))"
         case .badAnswer(let reason):
@@ -109,6 +146,7 @@ public enum AgentError: KeystoreError, Equatable {
     var reason: String? {
         switch self {
         case .keyNotHeld, .noKeys: "no-key"
+        case .rejected(let why): why.wireReason
         default: nil
         }
     }

@@ -26,9 +26,15 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var ttl: Int?
         /// How long a key is held unused, in seconds.
         public var idle: Int?
-        /// Asked before each signature, with the caller and the summary; false refuses it (SEP-43 code −4).
-        /// Calls are one at a time.
+        /// Asked before each signature (those `confirmationScope` covers), with the caller and the summary; false
+        /// refuses it (SEP-43 code −4). Calls are one at a time, each on a thread of the agent's own; a call should
+        /// end when its question is withdrawn (`AgentConfirmation.cancellation`).
         public var confirm: (@Sendable (AgentConfirmation) -> Bool)?
+        /// Which signing requests `confirm` is asked about.
+        public var confirmationScope: ConfirmationScope
+        /// Seconds a question waits for its answer before it is withdrawn, within
+        /// `shortestConfirmationTimeout...longestConfirmationTimeout` (a value outside is taken as the nearer end).
+        public var confirmationTimeout: Int
         /// The log: one line per request, several at once (joined by newlines) for the requests of one read, and
         /// once a second a line per reason for the connections closed at once. Called on a thread of the agent's
         /// own, one call at a time: it may block without holding up a client (lines wait, and past a limit are
@@ -43,11 +49,14 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var maximumConnections: Int
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
+                    confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,
                     log: @escaping @Sendable (String) -> Void = { _ in }, now: @escaping @Sendable () -> Double = KeystoreAgent.monotonicSeconds,
                     requestTimeout: Int32 = 10, maximumConnections: Int = 64) {
             self.ttl = ttl
             self.idle = idle
             self.confirm = confirm
+            self.confirmationScope = confirmationScope
+            self.confirmationTimeout = confirmationTimeout
             self.log = log
             self.now = now
             self.requestTimeout = requestTimeout
@@ -62,39 +71,35 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// A descriptor kept open to be given up when the process has no other: then a waiting connection can be
     /// accepted and closed, instead of staying in the queue and waking the loop again at once.
     private var spareDescriptor: Int32
-    private let state = Mutex(State())
-    private let confirming = Mutex(())
+    let state = Mutex(State())
+    let confirming = Mutex(())
     private let logQueue: LogQueue
     /// Connections closed at once since the last line that said so, by reason: said at most once a second, so
     /// that a flood of connections cannot flood the log. Touched only by the accept loop.
     private var refusals: [String: Int] = [:]
     private var refusalsLogged = 0.0
 
-    private struct State {
+    struct State {
         var keys: [HeldKey] = []
         var connections: [ObjectIdentifier: UnixSocket] = [:]
         var stopped = false
+        /// The questions pending (or waiting for the terminal), each about one key.
+        var questions: [ObjectIdentifier: AgentConfirmation.Cancellation] = [:]
 
         /// Dropping the last reference to a `KeyPair` frees its guarded memory, which zeroes it.
         mutating func dropExpired(_ now: Double, idle: Int?) {
+            let before = keys.count
             keys.removeAll { key in key.deadline(idle: idle).map { now >= $0 } ?? false }
+            if keys.count < before { withdrawQuestionsWithoutKeys() }
         }
-    }
 
-    struct HeldKey {
-        let name: IdentityName
-        let keystore: String
-        let keyPair: KeyPair
-        /// The `G…` address, encoded once: every request looks keys up by it.
-        let address: String
-        let expiresAt: Double?
-        var lastUsed: Double
-
-        var signer: Signer { Signer(name: name, keyPair: keyPair, isFromPhrase: nil) }
-
-        /// When it goes unless used again: the earlier of its TTL and `idle` seconds after its last use.
-        func idleDeadline(_ idle: Int?) -> Double? { idle.map { lastUsed + Double($0) } }
-        func deadline(idle: Int?) -> Double? { [expiresAt, idleDeadline(idle)].compactMap { $0 }.min() }
+        /// Withdraws each pending question whose key is no longer held: called after every drop, so that no
+        /// question outlives its key.
+        func withdrawQuestionsWithoutKeys() {
+            for question in questions.values where !keys.contains(where: { $0.address == question.address }) {
+                question.withdraw(.keyDropped)
+            }
+        }
     }
 
     /// Listens at `socketPath`, in a directory made private first (0700, the user's own, as for sessions); the
@@ -140,97 +145,6 @@ public final class KeystoreAgent: @unchecked Sendable {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    // MARK: Keys
-
-    /// Holds `signer`'s key, for at most `ttl` seconds as well as the agent's own limit; a key it holds already
-    /// (same address) is replaced, with the new limits.
-    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) {
-        let now = options.now()
-        let limit = [ttl, options.ttl].compactMap { $0 }.min()
-        state.withLock { state in
-            state.keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
-            state.keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
-                                expiresAt: limit.map { now + Double($0) }, lastUsed: now))
-        }
-        wake()
-    }
-
-    /// What `listKeys` reports of one key.
-    public struct KeyInfo: Sendable, Equatable {
-        public let name: String
-        public let keystore: String
-        public let address: String
-        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
-        public let expiresIn: Int?
-        public let idleExpiresIn: Int?
-    }
-
-    public func heldKeys() -> [KeyInfo] {
-        let now = options.now()
-        return state.withLock { state in
-            state.dropExpired(now, idle: options.idle)
-            return state.keys.map { key in
-                KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.address,
-                        expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
-                        idleExpiresIn: key.idleDeadline(options.idle).map { Int(($0 - now).rounded(.up)) })
-            }
-        }
-    }
-
-    /// Drops every key; returns how many there were.
-    @discardableResult
-    public func lockAll() -> Int {
-        state.withLock { state in
-            defer { state.keys.removeAll() }
-            return state.keys.count
-        }
-    }
-
-    /// Drops the keys matching `address`, or `name` (in `keystore`, when given); returns how many.
-    func remove(address: String?, name: String?, keystore: String?) -> Int {
-        state.withLock { state in
-            let before = state.keys.count
-            state.keys.removeAll { key in
-                if let address { return key.address == address }
-                return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
-            }
-            return before - state.keys.count
-        }
-    }
-
-    /// Drops the keys whose time is up, and says when the next one is due to go, so that the accept loop wakes
-    /// for it.
-    private func expireKeys() -> Double? {
-        let now = options.now()
-        return state.withLock { state in
-            state.dropExpired(now, idle: options.idle)
-            return state.keys.compactMap { $0.deadline(idle: options.idle) }.min()
-        }
-    }
-
-    /// The key a request names (by `address`), or the only one held; marked used when it is to sign (`idle` is
-    /// time unused for signing: asking for an address does not keep a key).
-    private func key(for address: String?, signing: Bool) throws(AgentError) -> HeldKey {
-        let now = options.now()
-        return try state.withLock { (state) throws(AgentError) -> HeldKey in
-            state.dropExpired(now, idle: options.idle)
-            let index: Int
-            if let address {
-                guard let found = state.keys.firstIndex(where: { $0.address == address }) else {
-                    throw AgentError.keyNotHeld(address)
-                }
-                index = found
-            } else {
-                guard state.keys.count == 1 else {
-                    throw state.keys.isEmpty ? AgentError.noKeys : AgentError.severalKeys(state.keys.count)
-                }
-                index = 0
-            }
-            if signing { state.keys[index].lastUsed = now }
-            return state.keys[index]
-        }
     }
 
     /// How many connections are being served.
@@ -314,7 +228,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         wake()
     }
 
-    private func wake() {
+    func wake() {
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
     }
@@ -326,6 +240,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         listener.close()
         state.withLock { state in
             state.keys.removeAll()
+            state.withdrawQuestionsWithoutKeys()
             for connection in state.connections.values { connection.hangUp() }
         }
         if Signals.installed { Signals.restore() }
@@ -359,117 +274,6 @@ public final class KeystoreAgent: @unchecked Sendable {
         }
     }
 
-    // MARK: Answering
-
-    /// The answer to one request line (its newline included), and the log line for it. `addKey` is answered by
-    /// the connection itself, since its seed follows the request.
-    package func answer(_ request: AgentRequest, from peer: AgentCaller) -> (response: [UInt8], log: String) {
-        let code: AgentProtocol.ErrorCode, message: String, reason: String?
-        do {
-            let (result, identity) = try result(for: request, from: peer)
-            return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
-        } catch let refusal as AgentRequest.Refusal {
-            (code, message, reason) = (.invalidRequest, refusal.message, nil)
-        } catch let error as AgentError {
-            (code, message, reason) = (error.code, error.message, error.reason)
-        } catch {
-            (code, message, reason) = (.invalidRequest, (error as? KeystoreError)?.message ?? "\(error)", nil)
-        }
-        return (AgentJSON.error(id: request.id, code: code, message: message, reason: reason),
-                "\(request.method.rawValue) refused: \(message)")
-    }
-
-    private func result(for request: AgentRequest, from peer: AgentCaller) throws -> (AgentJSON, String) {
-        func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.address)" }
-        func signed(_ key: HeldKey, _ members: [(String, AgentJSON)]) -> (AgentJSON, String) {
-            (.object(members + [("signerAddress", .string(key.address))]), named(key))
-        }
-        switch request.method {
-        case .getAddress:
-            let key = try key(for: try request.string("address"), signing: false)
-            return (.object([("address", .string(key.address))]), named(key))
-        case .signPayload:
-            let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let key = try approved(try request.string("address"), by: peer) { key in
-                ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"]
-            }
-            return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
-        case .signMessage:
-            let text = try request.string("message")
-            let base64 = try request.base64("messageBase64")
-            guard (text == nil) != (base64 == nil) else {
-                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
-            }
-            let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: 200))" } ?? "  message (hex): \(Self.hexPreview(message))"
-            let key = try approved(try request.string("address"), by: peer) { key in
-                ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown]
-            }
-            return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
-        case .signTransaction:
-            let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
-            let envelope = try TransactionEnvelope(base64: xdr)
-            let network = try StellarNetwork(passphrase: passphrase)
-            let key = try approved(try request.string("address"), by: peer) { key in
-                TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines
-            }
-            let result = try key.signer.signTransaction(envelope, on: network)
-            return signed(key, [("signedTxXdr", .string(result.base64))])
-        case .signAuthEntry:
-            let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
-            let preimage = try AuthorizationPreimage(base64: authEntry)
-            let network = try StellarNetwork(passphrase: passphrase)
-            try preimage.check(on: network)
-            let key = try approved(try request.string("address"), by: peer) { key in
-                preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey))
-            }
-            let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
-            return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
-        case .listKeys:
-            let listed = heldKeys().map { key -> AgentJSON in
-                .object([("name", .string(key.name)), ("keystore", .string(key.keystore)), ("address", .string(key.address)),
-                         ("expiresIn", key.expiresIn.map(AgentJSON.integer) ?? .null),
-                         ("idleExpiresIn", key.idleExpiresIn.map(AgentJSON.integer) ?? .null)])
-            }
-            return (.object([("keys", .array(listed))]), "")
-        case .status:
-            return (.object([("pid", .integer(Int(getpid()))), ("socket", .string(socketPath)), ("keys", .integer(heldKeys().count)),
-                             ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
-                             ("confirm", .boolean(options.confirm != nil))]), "")
-        case .lock:
-            return (.object([("removed", .integer(lockAll()))]), "")
-        case .removeKey:
-            let address = try request.string("address"), name = try request.string("name")
-            guard (address == nil) != (name == nil) else {
-                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'address' and 'name'")
-            }
-            let removed = remove(address: address, name: name, keystore: try request.string("keystore"))
-            return (.object([("removed", .integer(removed))]), address ?? name ?? "")
-        case .addKey, .shutdown:
-            throw AgentRequest.Refusal(id: request.id, message: "\(request.method.rawValue) is answered by the connection")
-        }
-    }
-
-    /// Asks the `confirm` callback, one request at a time; a "no" is SEP-43's −4.
-    /// The key that signs a request, once the `confirm` callback (if any) said yes to what `lines` show of it.
-    /// Callbacks are asked one at a time; a no is SEP-43's −4. The key is taken again after the yes: one dropped
-    /// meanwhile (`lock`, `removeKey`, its TTL) signs nothing, and no copy of it waits through the question.
-    private func approved(_ address: String?, by caller: AgentCaller, showing lines: (HeldKey) -> [String]) throws -> HeldKey {
-        guard let confirm = options.confirm else { return try key(for: address, signing: true) }
-        let (shown, held) = try { () throws(AgentError) -> ([String], String) in
-            let key = try key(for: address, signing: false)
-            return (lines(key), key.address)
-        }()
-        let yes = confirming.withLock { _ in confirm(AgentConfirmation(caller: caller.description, lines: shown)) }
-        guard yes else { throw AgentError.rejected }
-        return try key(for: held, signing: true)
-    }
-
-    /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.
-    static func hexPreview(_ bytes: [UInt8]) -> String {
-        bytes.count <= 64 ? Hex.string(bytes) : Hex.string(Array(bytes.prefix(64))) + "… (\(bytes.count - 64) bytes more)"
-    }
-
     /// UTC, to the second, as ISO 8601.
     static func timestamp() -> String {
         var seconds = time(nil)
@@ -478,30 +282,4 @@ public final class KeystoreAgent: @unchecked Sendable {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
-}
-
-/// What `--confirm` shows before a signature: who asks, and what would be signed.
-public struct AgentConfirmation: Sendable {
-    /// The calling process: its pid and executable, as the kernel reports them.
-    public let caller: String
-    /// The summary, as `sign-tx` and `sign-auth` show theirs.
-    public let lines: [String]
-}
-
-/// The process at the other end of a connection: its pid from `SO_PEERCRED`, and `/proc/PID/exe` read when it
-/// connected (a pid alone could be reused by the time a person reads the log).
-package struct AgentCaller: CustomStringConvertible {
-    let pid: Int32
-    let executable: String
-
-    package init(pid: Int32) {
-        self.pid = pid
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        executable = count > 0
-            ? TerminalText.escaped(String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self), limit: nil)
-            : "(executable unknown)"
-    }
-
-    package var description: String { "pid \(pid) \(executable)" }
 }

@@ -179,6 +179,20 @@ final class UnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Waits until one of `fds` can be read or `watched` is hung up (closed by its peer, or shut down here), at
+    /// most `milliseconds`. Input waiting on `watched` does not end the wait: a client that pipelined its next
+    /// request is still there. Nil if poll failed.
+    static func waitForInput(_ fds: [Int32], orHangUpOf watched: Int32, milliseconds: Int32) -> (ready: [Bool], hungUp: Bool)? {
+        // Events 0: poll still reports POLLHUP and POLLERR, which it always does.
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + [pollfd(fd: watched, events: 0, revents: 0)]
+        while true {
+            let count = poll(&polled, nfds_t(polled.count), milliseconds)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            return (polled.dropLast().map { $0.revents != 0 }, polled.last!.revents != 0)
+        }
+    }
+
     /// Reads what is there, up to `buffer.count` bytes: 0 at the end of the stream, nil on an error.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         while true {

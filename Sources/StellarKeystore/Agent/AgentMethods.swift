@@ -1,0 +1,123 @@
+import Glibc
+import StellarText
+import StellarKeys
+import StellarTransactions
+
+/// The protocol's methods (docs/AGENT.md), answered.
+extension KeystoreAgent {
+    /// The answer to one request line (its newline included), and the log line for it. `addKey` is answered by
+    /// the connection itself, since its seed follows the request.
+    package func answer(_ request: AgentRequest, from peer: AgentCaller) -> (response: [UInt8], log: String) {
+        let code: AgentProtocol.ErrorCode, message: String, reason: String?
+        do {
+            let (result, identity) = try result(for: request, from: peer)
+            return (AgentJSON.result(id: request.id, result), "\(request.method.rawValue) \(identity) ok")
+        } catch AgentError.rejected(let why) {
+            let error = AgentError.rejected(why)
+            let logged = switch why {
+            case .declined: "declined"
+            case .timedOut: "withdrawn: nobody answered within \(questionTimeout) s"
+            case .keyDropped: "withdrawn: its key was dropped"
+            case .clientLeft: "withdrawn: the client left"
+            }
+            return (AgentJSON.error(id: request.id, code: error.code, message: error.message, reason: error.reason),
+                    "\(request.method.rawValue) \(logged)")
+        } catch let refusal as AgentRequest.Refusal {
+            (code, message, reason) = (.invalidRequest, refusal.message, nil)
+        } catch let error as AgentError {
+            (code, message, reason) = (error.code, error.message, error.reason)
+        } catch {
+            (code, message, reason) = (.invalidRequest, (error as? KeystoreError)?.message ?? "\(error)", nil)
+        }
+        return (AgentJSON.error(id: request.id, code: code, message: message, reason: reason),
+                "\(request.method.rawValue) refused: \(message)")
+    }
+
+    private func result(for request: AgentRequest, from peer: AgentCaller) throws -> (AgentJSON, String) {
+        func named(_ key: HeldKey) -> String { "\(key.name.rawValue) \(key.address)" }
+        func signed(_ key: HeldKey, _ members: [(String, AgentJSON)]) -> (AgentJSON, String) {
+            (.object(members + [("signerAddress", .string(key.address))]), named(key))
+        }
+        switch request.method {
+        case .getAddress:
+            let key = try key(for: try request.string("address"), signing: false)
+            return (.object([("address", .string(key.address))]), named(key))
+        case .signPayload:
+            let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
+            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
+                Shown(lines: ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"],
+                      network: nil, isElided: payload.count > Self.hexPreviewLimit)
+            }
+            return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
+        case .signMessage:
+            let text = try request.string("message")
+            let base64 = try request.base64("messageBase64")
+            guard (text == nil) != (base64 == nil) else {
+                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
+            }
+            let message = text.map { Array($0.utf8) } ?? base64 ?? []
+            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: Self.messagePreviewLimit))" } ?? "  message (hex): \(Self.hexPreview(message))"
+            let isElided = text.map { $0.unicodeScalars.count > Self.messagePreviewLimit } ?? (message.count > Self.hexPreviewLimit)
+            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
+                Shown(lines: ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown], network: nil, isElided: isElided)
+            }
+            return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
+        case .signTransaction:
+            let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
+            let envelope = try TransactionEnvelope(base64: xdr)
+            let network = try StellarNetwork(passphrase: passphrase)
+            let key = try approved(try request.string("address"), by: peer, network: network) { key in
+                // isElided: the summary's own elisions are not known here yet (the transaction summary does not
+                // report them).
+                Shown(lines: TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines,
+                      network: network, isElided: false)
+            }
+            let result = try key.signer.signTransaction(envelope, on: network)
+            return signed(key, [("signedTxXdr", .string(result.base64))])
+        case .signAuthEntry:
+            let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
+            let preimage = try AuthorizationPreimage(base64: authEntry)
+            let network = try StellarNetwork(passphrase: passphrase)
+            try preimage.check(on: network)
+            let key = try approved(try request.string("address"), by: peer, network: network) { key in
+                Shown(lines: preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)), network: network, isElided: false)
+            }
+            let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
+            return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
+        case .listKeys:
+            let listed = heldKeys().map { key -> AgentJSON in
+                .object([("name", .string(key.name)), ("keystore", .string(key.keystore)), ("address", .string(key.address)),
+                         ("expiresIn", key.expiresIn.map(AgentJSON.integer) ?? .null),
+                         ("idleExpiresIn", key.idleExpiresIn.map(AgentJSON.integer) ?? .null)])
+            }
+            return (.object([("keys", .array(listed))]), "")
+        case .status:
+            return (.object([("pid", .integer(Int(getpid()))), ("socket", .string(socketPath)), ("keys", .integer(heldKeys().count)),
+                             ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
+                             ("confirm", .boolean(options.confirm != nil)),
+                             ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
+                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
+        case .lock:
+            return (.object([("removed", .integer(lockAll()))]), "")
+        case .removeKey:
+            let address = try request.string("address"), name = try request.string("name")
+            guard (address == nil) != (name == nil) else {
+                throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'address' and 'name'")
+            }
+            let removed = remove(address: address, name: name, keystore: try request.string("keystore"))
+            return (.object([("removed", .integer(removed))]), address ?? name ?? "")
+        case .addKey, .shutdown:
+            throw AgentRequest.Refusal(id: request.id, message: "\(request.method.rawValue) is answered by the connection")
+        }
+    }
+
+    /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.
+    static func hexPreview(_ bytes: [UInt8]) -> String {
+        bytes.count <= hexPreviewLimit ? Hex.string(bytes)
+            : Hex.string(Array(bytes.prefix(hexPreviewLimit))) + "… (\(bytes.count - hexPreviewLimit) bytes more)"
+    }
+
+    /// How many bytes of a payload, and characters of a message, a question shows; past them it is elided.
+    static let hexPreviewLimit = 64
+    static let messagePreviewLimit = 200
+}

@@ -1,0 +1,115 @@
+import Glibc
+import StellarKeys
+
+/// A key the agent holds: whose it is, where it came from, and when it goes.
+struct HeldKey {
+    let name: IdentityName
+    let keystore: String
+    let keyPair: KeyPair
+    /// The `G…` address, encoded once: every request looks keys up by it.
+    let address: String
+    let expiresAt: Double?
+    var lastUsed: Double
+
+    var signer: Signer { Signer(name: name, keyPair: keyPair, isFromPhrase: nil) }
+
+    /// When it goes unless used again: the earlier of its TTL and `idle` seconds after its last use.
+    func idleDeadline(_ idle: Int?) -> Double? { idle.map { lastUsed + Double($0) } }
+    func deadline(idle: Int?) -> Double? { [expiresAt, idleDeadline(idle)].compactMap { $0 }.min() }
+}
+
+/// The keys an agent holds: added, listed, looked up for a request, and dropped.
+extension KeystoreAgent {
+    /// Holds `signer`'s key, for at most `ttl` seconds as well as the agent's own limit; a key it holds already
+    /// (same address) is replaced, with the new limits.
+    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) {
+        let now = options.now()
+        let limit = [ttl, options.ttl].compactMap { $0 }.min()
+        state.withLock { state in
+            state.keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
+            state.keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
+                                expiresAt: limit.map { now + Double($0) }, lastUsed: now))
+        }
+        wake()
+    }
+
+    /// What `listKeys` reports of one key.
+    public struct KeyInfo: Sendable, Equatable {
+        public let name: String
+        public let keystore: String
+        public let address: String
+        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
+        public let expiresIn: Int?
+        public let idleExpiresIn: Int?
+    }
+
+    public func heldKeys() -> [KeyInfo] {
+        let now = options.now()
+        return state.withLock { state in
+            state.dropExpired(now, idle: options.idle)
+            return state.keys.map { key in
+                KeyInfo(name: key.name.rawValue, keystore: key.keystore, address: key.address,
+                        expiresIn: key.expiresAt.map { Int(($0 - now).rounded(.up)) },
+                        idleExpiresIn: key.idleDeadline(options.idle).map { Int(($0 - now).rounded(.up)) })
+            }
+        }
+    }
+
+    /// Drops every key; returns how many there were.
+    @discardableResult
+    public func lockAll() -> Int {
+        state.withLock { state in
+            defer {
+                state.keys.removeAll()
+                state.withdrawQuestionsWithoutKeys()
+            }
+            return state.keys.count
+        }
+    }
+
+    /// Drops the keys matching `address`, or `name` (in `keystore`, when given); returns how many.
+    func remove(address: String?, name: String?, keystore: String?) -> Int {
+        state.withLock { state in
+            let before = state.keys.count
+            state.keys.removeAll { key in
+                if let address { return key.address == address }
+                return key.name.rawValue == name && (keystore == nil || key.keystore == keystore)
+            }
+            state.withdrawQuestionsWithoutKeys()
+            return before - state.keys.count
+        }
+    }
+
+    /// Drops the keys whose time is up, and says when the next one is due to go, so that the accept loop wakes
+    /// for it.
+    func expireKeys() -> Double? {
+        let now = options.now()
+        return state.withLock { state in
+            state.dropExpired(now, idle: options.idle)
+            return state.keys.compactMap { $0.deadline(idle: options.idle) }.min()
+        }
+    }
+
+    /// The key a request names (by `address`), or the only one held; marked used when it is to sign (`idle` is
+    /// time unused for signing: asking for an address does not keep a key).
+    func key(for address: String?, signing: Bool) throws(AgentError) -> HeldKey {
+        let now = options.now()
+        return try state.withLock { (state) throws(AgentError) -> HeldKey in
+            state.dropExpired(now, idle: options.idle)
+            let index: Int
+            if let address {
+                guard let found = state.keys.firstIndex(where: { $0.address == address }) else {
+                    throw AgentError.keyNotHeld(address)
+                }
+                index = found
+            } else {
+                guard state.keys.count == 1 else {
+                    throw state.keys.isEmpty ? AgentError.noKeys : AgentError.severalKeys(state.keys.count)
+                }
+                index = 0
+            }
+            if signing { state.keys[index].lastUsed = now }
+            return state.keys[index]
+        }
+    }
+}
