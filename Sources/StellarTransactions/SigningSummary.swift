@@ -162,6 +162,9 @@ public struct SigningSummary: Sendable, Encodable {
                               warnings: [], lines: lines, elided: false, network: expectation.network)
     }
 
+    /// No summary: for a request nobody is shown (a signing agent that asks nobody). Never rendered.
+    package static let notMade = SigningSummary(kind: "none", title: "", warnings: [], lines: [], elided: false, network: nil)
+
     /// Many requests of one kind (`what`) signed with one key, none shown to a person one by one: the warning
     /// says so, and the summary counts as elided.
     public static func batch(_ what: String, network: StellarNetwork?, signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {

@@ -87,6 +87,39 @@ extension ReadmeTests {
         }
     }
 
+    /// What an app must not reach, each a build error in an app's code: every way to a key that skips the
+    /// review (and, for the vault, the count of wrong PINs). Each line of the probe must fail on its own line.
+    @Test func anAppCannotSignWithoutAReview() throws {
+        let probes = [
+            "let _ = keystore.vaults",
+            "let _ = keystore.sessions",
+            "let _ = try VaultStore(directory: \"/x\").unlock(\"alice\", pin: pin)",
+            "let _ = try VaultStore(directory: \"/x\").vault(named: \"alice\").open(pin: pin)",
+            "let _ = try signer.sign([1, 2, 3])",
+            "let _ = try signer.signMessage([1, 2, 3])",
+            "let _ = try AgentClient(socketPath: \"/x\").signer(for: \"G\", name: \"alice\")",
+            "let _ = try SessionStore(directory: \"/x\").keyPair(for: token, identity: nil)",
+        ]
+        let prelude = ["import StellarKeystore", "import StellarKeys",
+                       "func probe(keystore: Keystore, signer: Signer, pin: PIN, token: SessionToken) throws {"]
+        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
+        try Self.withScratch { scratch in
+            try (prelude + probes + ["}"]).joined(separator: "\n").write(toFile: scratch + "/app.swift", atomically: false, encoding: .utf8)
+            var swiftc = KeystoreProcess(program: "swiftc")
+            swiftc.environment["TMPDIR"] = scratch
+            let result = try swiftc.run(["-typecheck", "-module-name", "AnApp", scratch + "/app.swift",
+                "-I", build.appendingPathComponent("Modules").path,
+                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
+                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
+                "-module-cache-path", scratch + "/module-cache",
+            ], timeout: 300)
+            #expect(result.status != 0)
+            for (index, probe) in probes.enumerated() {
+                #expect(result.stderr.contains("app.swift:\(prelude.count + index + 1):"), "an app can: \(probe)")
+            }
+        }
+    }
+
     /// docs/LIBRARY.md's package lines, in an app next to a clone whose folder is not named `keystore`: SwiftPM
     /// names a path dependency after its folder unless `name:` says otherwise, and `package: "keystore"` must
     /// still find it. `swift package describe` loads the package graph without building anything.

@@ -140,7 +140,7 @@ public final class AgentClient: Sendable {
     }
 
     /// A signer for `address` if the agent holds its key (`AgentError.keyNotHeld` if not), as identity `name`.
-    public func signer(for address: String, name: IdentityName) throws -> AgentSigner {
+    package func signer(for address: String, name: IdentityName) throws -> AgentSigner {
         let result = try call(.getAddress, [("address", .string(address))])
         guard result["address"]?.string == address else { throw AgentError.badAnswer("getAddress gave another address") }
         return AgentSigner(client: self, name: name, publicKey: try PublicKey(accountID: address))
@@ -252,10 +252,10 @@ public final class AgentClient: Sendable {
 
 /// An identity's key held by a signing agent. Every signature it returns is checked against the identity's
 /// public key before it is used: an agent that answers with someone else's key, or garbage, signs nothing.
-public struct AgentSigner: Signing {
-    public let client: AgentClient
-    public let name: IdentityName
-    public let publicKey: PublicKey
+package struct AgentSigner: Signing {
+    package let client: AgentClient
+    package let name: IdentityName
+    package let publicKey: PublicKey
 
     private var address: String { publicKey.accountID }
 
@@ -267,7 +267,7 @@ public struct AgentSigner: Signing {
         return signature
     }
 
-    public func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
+    package func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
         let payload = Array(bytes)
         let result = try client.call(.signPayload, [("payload", .string(Base64.string(payload))), ("address", .string(address))])
         return try signature(result, "signature") { publicKey.isValidSignature($0, for: payload) }
@@ -275,7 +275,7 @@ public struct AgentSigner: Signing {
 
     /// A message that is UTF-8 goes as text, so that `--confirm` shows it as such; the agent signs its UTF-8,
     /// which is these same bytes.
-    public func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8] {
+    package func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8] {
         let bytes = Array(message)
         let text = String(validating: bytes, as: UTF8.self).map { ("message", AgentJSON.string($0)) }
         let result = try client.call(.signMessage, [text ?? ("messageBase64", .string(Base64.string(bytes))), ("address", .string(address))])
@@ -284,7 +284,7 @@ public struct AgentSigner: Signing {
 
     /// The agent signs (and, under `--confirm`, shows the summary of) the whole envelope; its signature is taken
     /// from its answer, checked, and spliced into the envelope given here, so the bytes are those `Signer` makes.
-    public func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
+    package func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
         try envelope.signed(by: publicKey, on: network) { hash in
             let result = try client.call(.signTransaction, [("xdr", .string(Base64.string(envelope.bytes))),
                                                             ("networkPassphrase", .string(network.passphrase)),
@@ -300,7 +300,7 @@ public struct AgentSigner: Signing {
         }
     }
 
-    public func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
+    package func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
         try preimage.check(on: network)
         let result = try client.call(.signAuthEntry, [("authEntry", .string(Base64.string(preimage.bytes))),
                                                       ("networkPassphrase", .string(network.passphrase)),
@@ -308,7 +308,7 @@ public struct AgentSigner: Signing {
         return try signature(result, "signedAuthEntry") { publicKey.isValidSignature($0, for: preimage.hash) }
     }
 
-    public func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                                    allowingNonStrict: Bool) throws -> SignedAuthorizations {
         try envelope.signingAuthorizations(by: publicKey, on: network, expirationLedger: expirationLedger,
                                            allowingNonStrict: allowingNonStrict) { try signAuthorization(preimage: $0, on: network) }

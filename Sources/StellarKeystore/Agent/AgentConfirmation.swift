@@ -185,12 +185,13 @@ extension KeystoreAgent {
     /// client's hang-up or the timeout, whichever comes first: the client's answer never waits for a callback
     /// that ignores its cancellation. A no, or a question withdrawn, is SEP-43's −4. The key is taken again
     /// after the yes: one dropped meanwhile signs nothing, and no copy of it waits through the question.
-    func approved(_ address: String?, by caller: AgentCaller, network: StellarNetwork?, showing shown: (HeldKey) -> Shown) throws -> HeldKey {
+    func approved(_ address: String?, by caller: AgentCaller, network: StellarNetwork?, showing shown: (HeldKey) -> Shown?) throws -> HeldKey {
         guard let confirm = options.confirm, options.confirmationScope.covers(network) else {
             return try key(for: address, signing: true)
         }
         let key = try key(for: address, signing: false)
-        let summary = shown(key)
+        // nil: the request failed its review, and is refused before anyone is asked.
+        guard let summary = shown(key) else { return key }
         let question = try AgentConfirmation.Cancellation(address: key.address)
         let confirmation = AgentConfirmation(caller: caller.chain, lines: summary.lines, network: network, isElided: summary.isElided,
                                              timeout: questionTimeout, cancellation: question)

@@ -44,11 +44,8 @@ extension KeystoreAgent {
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
-                Shown(lines: ["Sign \(payload.count) raw bytes as \(key.address) (\(key.name.rawValue)):", "  payload (hex): \(Self.hexPreview(payload))"],
-                      network: nil, isElided: payload.count > Self.hexPreviewLimit)
-            }
-            return signed(key, [("signature", .string(Base64.string(key.signer.sign(payload))))])
+            let (signature, key) = try signing(.payload(payload), for: try request.string("address"), by: peer)
+            return signed(key, [("signature", .string(Base64.string(signature)))])
         case .signMessage:
             let text = try request.string("message")
             let base64 = try request.base64("messageBase64")
@@ -56,33 +53,19 @@ extension KeystoreAgent {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let shown = text.map { "  message: \(TerminalText.escaped($0, limit: Self.messagePreviewLimit))" } ?? "  message (hex): \(Self.hexPreview(message))"
-            let isElided = text.map { $0.unicodeScalars.count > Self.messagePreviewLimit } ?? (message.count > Self.hexPreviewLimit)
-            let key = try approved(try request.string("address"), by: peer, network: nil) { key in
-                Shown(lines: ["Sign a SEP-53 message as \(key.address) (\(key.name.rawValue)):", shown], network: nil, isElided: isElided)
-            }
-            return signed(key, [("signedMessage", .string(Base64.string(key.signer.signMessage(message))))])
+            let (signature, key) = try signing(.message(message), for: try request.string("address"), by: peer)
+            return signed(key, [("signedMessage", .string(Base64.string(signature)))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let key = try approved(try request.string("address"), by: peer, network: network) { key in
-                // isElided: the summary's own elisions are not known here yet (the transaction summary does not
-                // report them).
-                Shown(lines: TransactionSummary(envelope, on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)).lines,
-                      network: network, isElided: false)
-            }
-            let result = try key.signer.signTransaction(envelope, on: network)
+            let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer)
             return signed(key, [("signedTxXdr", .string(result.base64))])
         case .signAuthEntry:
             let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
-            try preimage.check(on: network)
-            let key = try approved(try request.string("address"), by: peer, network: network) { key in
-                Shown(lines: preimage.lines(on: network, signingAs: (key.name.rawValue, key.keyPair.publicKey)), network: network, isElided: false)
-            }
-            let signature = try key.signer.signAuthorization(preimage: preimage, on: network)
+            let (signature, key) = try signing(.authorization(preimage, network: network), for: try request.string("address"), by: peer)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:
             let listed = heldKeys().map { key -> AgentJSON in
@@ -111,13 +94,22 @@ extension KeystoreAgent {
         }
     }
 
-    /// Up to 64 bytes as hex, then how many more: enough to recognise a payload, never a wall of text.
-    static func hexPreview(_ bytes: [UInt8]) -> String {
-        bytes.count <= hexPreviewLimit ? Hex.string(bytes)
-            : Hex.string(Array(bytes.prefix(hexPreviewLimit))) + "… (\(bytes.count - hexPreviewLimit) bytes more)"
+    /// `request` signed by the held key for `address`, through the conversation every signing path has: its review
+    /// (every check that needs only the public key) and, when the agent asks its person, the review's summary as
+    /// the question; the key is taken again after a yes, and reviewed again for the key that signs. Without a
+    /// question nobody reads a summary, so none is made (`SigningKey.approveUnshown`).
+    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller) throws -> (Signed, HeldKey) {
+        var checked: Error?
+        let key = try approved(address, by: peer, network: request.network) { key in
+            do {
+                let summary = try SigningKey(holding: key.signer).review(request).summary
+                return Shown(lines: summary.text, network: summary.network, isElided: summary.isElided)
+            } catch {
+                checked = error
+                return nil
+            }
+        }
+        if let checked { throw checked }
+        return (try SigningKey(holding: key.signer).approveUnshown(request), key)
     }
-
-    /// How many bytes of a payload, and characters of a message, a question shows; past them it is elided.
-    static let hexPreviewLimit = 64
-    static let messagePreviewLimit = 200
 }

@@ -30,17 +30,20 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
 
     public var keySource: KeySource { signer.source }
 
-    init(_ request: SigningRequest<Signed>, key: SigningKey, now: Date) throws {
+    /// `summarizing` false: nobody will read the summary (a signing agent that asks nobody), so it is not made;
+    /// every check still runs.
+    init(_ request: SigningRequest<Signed>, key: SigningKey, now: Date, summarizing: Bool = true) throws {
         let signingAs = (name: key.name.rawValue, key: key.publicKey)
+        let summary: () -> SigningSummary
         var consent: SigningConsent?
         var clientDomain: IdentityName?
         switch request.content {
         case .payload(let bytes):
-            summary = .payload(bytes, signingAs: signingAs)
+            summary = { .payload(bytes, signingAs: signingAs) }
         case .message(let bytes):
-            summary = .message(bytes, signingAs: signingAs)
+            summary = { .message(bytes, signingAs: signingAs) }
         case .transaction(let envelope, let network):
-            summary = .transaction(envelope, on: network, signingAs: signingAs, now: now)
+            summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now) }
         case .authorizations(let envelope, let network, let expirationLedger, let allowingNonStrict):
             let plan: AuthorizationPlan
             do {
@@ -49,11 +52,11 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
                 plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: true)
                 consent = SigningConsent.nonStrictAuthorization(entry: entry)
             }
-            summary = .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs)
+            summary = { .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs) }
         case .preimage(let preimage, let network):
             // A preimage for another network is never summarised as if it were for this one.
             try preimage.check(on: network)
-            summary = .preimage(preimage, on: network, signingAs: signingAs)
+            summary = { .preimage(preimage, on: network, signingAs: signingAs) }
         case .signIn(let challenge, let clientDomainIdentity):
             if case .agent = key.holder { throw ReviewError.signInThroughAgent }
             guard key.address == challenge.expectation.clientAccount else {
@@ -70,10 +73,11 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
                 clientDomain = name
             case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
             }
-            summary = .signIn(challenge, signingAs: signingAs)
+            summary = { .signIn(challenge, signingAs: signingAs) }
         case .batch(let kind):
-            summary = .batch(kind.description, network: request.network, signingAs: signingAs)
+            summary = { .batch(kind.description, network: request.network, signingAs: signingAs) }
         }
+        self.summary = summarizing ? summary() : .notMade
         self.signer = key
         self.request = request
         consentNeeded = consent
@@ -137,11 +141,14 @@ public enum ReviewError: KeystoreError, Equatable {
     case signInThroughAgent
     /// A signature made for this address does not verify against its public key: nothing was returned.
     case signatureInvalid(String)
+    /// A key that needs a PIN, where none can be asked.
+    case noPIN
 
     public var message: String {
         switch self {
         case .signInThroughAgent: "A sign-in is not signed through the signing agent, which could show it only as a hash; nothing was signed."
         case .signatureInvalid(let address): "The signature made for \(address) does not verify against its public key; nothing was returned."
+        case .noPIN: "This key needs its PIN, and none can be asked here; nothing was signed."
         }
     }
 }

@@ -72,13 +72,13 @@ public struct Vault: Sendable, Equatable {
     ///
     /// A wrong PIN and a modified salt, nonce or ciphertext look the same to the cipher; `init(file:path:)` has
     /// already told damage apart with the file's check digest, so a failure here is reported as a wrong PIN.
-    public func open(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> KeyPair {
+    package func open(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> KeyPair {
         try openWithRoot(pin: pin, path: path, tpm: tpm).keyPair
     }
 
     /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
     /// A TPM-bound vault is opened through `tpm`: a wrong PIN is then counted by the TPM (`TPMError.wrongPIN`).
-    public func openWithRoot(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+    package func openWithRoot(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> (keyPair: KeyPair, root: AccountRoot?) {
         if tpmObject != nil && tpm == nil { throw TPMError.notSupported }
         var key = try kdf.deriveKey(pin: pin, salt: salt)
         if let tpmObject, let tpm {
