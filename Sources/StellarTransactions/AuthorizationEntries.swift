@@ -94,6 +94,9 @@ public struct AuthorizationPlan: Sendable {
     public let toSign: [Int]
     /// Entries left byte for byte as they are, each with why.
     public let leftAlone: [LeftAlone]
+    /// The entries to sign whose root is not the transaction's own call (their signatures could serve another
+    /// transaction), in order.
+    public var notStrict: [Int] { slots.filter { !$0.isStrict }.map(\.number) }
     let slots: [AuthorizationSlot]
 
     public struct LeftAlone: Sendable, Equatable, Encodable {

@@ -42,6 +42,8 @@ public struct SigningSummary: Sendable, Encodable {
     /// One line is cut after this many bytes (51 rows of 80 columns): a value nested 3 deep and 12 wide can
     /// render to more than all the rest together.
     public static let maximumLineBytes = 4 << 10
+    /// A summary longer than this (a terminal's height) ends with a line pointing at its warnings.
+    public static let screenLines = 40
     /// A SEP-53 message is shown whole up to this many characters (Unicode scalars), as a person reads it
     /// before saying yes; a longer one is read by its count and hash, not by eye.
     public static let mostMessageCharacters = 200
@@ -78,8 +80,7 @@ public struct SigningSummary: Sendable, Encodable {
 
     /// Bytes to sign as they are. What they approve cannot be known from them, and the first warning says so.
     public static func payload(_ bytes: [UInt8], signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
-        var warnings = ["what these bytes approve cannot be told from them: they could be a transaction hash on any network, "
-                        + "or an authorization for any address; sign them only if you know what they are"]
+        var warnings = [rawBytesWarning]
         let (lines, elision) = hexLines("payload", bytes, whole: "the whole payload")
         if let elision { warnings.append(elision.warning) }
         return SigningSummary(kind: "payload", title: "Sign \(bytes.count) raw bytes as \(who(signer))", warnings: warnings,
@@ -167,11 +168,17 @@ public struct SigningSummary: Sendable, Encodable {
 
     /// Many requests of one kind (`what`) signed with one key, none shown to a person one by one: the warning
     /// says so, and the summary counts as elided.
-    public static func batch(_ what: String, network: StellarNetwork?, signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
+    /// `rawBytes`: the requests are raw payloads, of which nothing can be told.
+    public static func batch(_ what: String, network: StellarNetwork?, signingAs signer: (name: String, key: PublicKey),
+                             rawBytes: Bool = false) -> SigningSummary {
         SigningSummary(kind: "batch", title: "Sign \(what) from a batch as \(who(signer))" + (network.map { " on \($0.shown)" } ?? ""),
-                       warnings: ["each request of the batch is signed without being shown here"], lines: [], elided: true,
-                       network: network)
+                       warnings: (rawBytes ? [rawBytesWarning] : []) + ["each request of the batch is signed without being shown here"],
+                       lines: [], elided: true, network: network)
     }
+
+    /// What a raw payload's summary says first.
+    static let rawBytesWarning = "what these bytes approve cannot be told from them: they could be a transaction hash on any network, "
+        + "or an authorization for any address; sign them only if you know what they are"
 
     // MARK: Rendering
 
@@ -201,7 +208,12 @@ public struct SigningSummary: Sendable, Encodable {
     /// line says how much there was and gives the SHA-256 of all of it, so that two summaries cut alike still
     /// differ where a person looks first.
     static func text(title: String, warnings: [String], lines: [String]) -> (text: [String], cut: Bool) {
-        let all = [title] + warnings.map { "  !! " + $0 } + lines
+        var all = [title] + warnings.map { "  !! " + $0 } + lines
+        // Longer than a screen: the warnings at the top may have scrolled away by the time a PIN or a yes is asked
+        // below, so the last line says they are there.
+        if all.count > screenLines && !warnings.isEmpty {
+            all.append("  !! \(warnings.count) warning\(warnings.count == 1 ? "" : "s") at the top of this summary: scroll up to read \(warnings.count == 1 ? "it" : "them")")
+        }
         let size = all.reduce(0) { $0 + $1.utf8.count + 1 }
         guard all.count > maximumLines || size > maximumBytes || all.contains(where: { $0.utf8.count > maximumLineBytes }) else {
             return (all, false)

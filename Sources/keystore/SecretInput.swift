@@ -74,6 +74,9 @@ enum SecretInput {
         defer { close(tty) }
         // Echo goes off before the question shows, so that nothing typed in answer to it can be echoed.
         let echoWasOn = Terminal.disableEcho(tty)
+        // An answer typed before the question (and the summary above it) showed is not an answer to it. Turning
+        // echo off flushed it already (TCSAFLUSH); a terminal whose echo was off is flushed here.
+        tcflush(tty, TCIFLUSH)
         Console.write(Array(question.utf8), to: tty)
         defer {
             if echoWasOn { Terminal.restore() }

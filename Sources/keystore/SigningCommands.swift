@@ -48,7 +48,9 @@ struct SignMessage: ParsableCommand {
     func run() throws {
         let format = hex ? .hex : format
         if batch {
-            return try BatchSigner(try key.approve(try key.review(.messages(encoding: format.encoding)))).run(reading: STDIN_FILENO)
+            let review = try key.review(.messages(encoding: format.encoding))
+            key.showIfPersonTypesPIN(review, alreadyRead: nil)
+            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.read() : nil
@@ -95,7 +97,9 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         if batch {
-            return try BatchSigner(try key.approve(try key.review(.payloads(encoding: format.encoding)))).run(reading: STDIN_FILENO)
+            let review = try key.review(.payloads(encoding: format.encoding))
+            key.showIfPersonTypesPIN(review, alreadyRead: nil)
+            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.read() : nil
         let review = try key.review(.payload(try payload.bytes(for: .signing)))

@@ -21,7 +21,7 @@ public struct SigningKey: Sendable {
 
     enum Holder: Sendable {
         case agent(AgentSigner)
-        case session(SessionToken)
+        case session(SessionToken, SessionStore.Owner)
         case vault(VaultStore.Reading)
         case held(Signer)
     }
@@ -102,7 +102,7 @@ extension Keystore {
                 guard current.publicKey == session.keyPair.publicKey else {
                     throw SessionError.vaultChanged(name: session.identity.name.rawValue)
                 }
-                return SigningKey(name: session.identity.name, publicKey: session.keyPair.publicKey, holder: .session(token), keystore: self)
+                return SigningKey(name: session.identity.name, publicKey: session.keyPair.publicKey, holder: .session(token, session.identity), keystore: self)
             } catch let error as SessionError {
                 guard keys.pinAvailable else { throw error }
                 warn("\(error.message) Using the PIN instead.")

@@ -48,9 +48,9 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             let plan: AuthorizationPlan
             do {
                 plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: allowingNonStrict)
-            } catch AuthorizationError.notStrict(let entry) {
+            } catch AuthorizationError.notStrict {
                 plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: true)
-                consent = SigningConsent.nonStrictAuthorization(entry: entry)
+                consent = SigningConsent.nonStrictAuthorizations(entries: plan.notStrict)
             }
             summary = { .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs) }
         case .preimage(let preimage, let network):
@@ -66,16 +66,19 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             case (nil, nil): break
             case (let domain?, let name?):
                 guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
-                let address = try keystore.address(of: name)
-                guard address == domain.key.accountID else {
-                    throw WebAuthSigningError.notTheClientDomainKey(signer: address, key: domain.key.accountID)
+                let vault = try keystore.vaults.vault(named: name)
+                guard vault.publicKey == domain.key else {
+                    throw WebAuthSigningError.notTheClientDomainKey(signer: vault.publicKey.accountID, key: domain.key.accountID)
                 }
+                // Its PIN too is asked only if it can be used.
+                if name != key.name { try keystore.checkReadyForPIN(vault) }
                 clientDomain = name
             case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
             }
             summary = { .signIn(challenge, signingAs: signingAs) }
         case .batch(let kind):
-            summary = { .batch(kind.description, network: request.network, signingAs: signingAs) }
+            let rawBytes = if case .payloads = kind { true } else { false }
+            summary = { .batch(kind.description, network: request.network, signingAs: signingAs, rawBytes: rawBytes) }
         }
         self.summary = summarizing ? summary() : .notMade
         self.signer = key
@@ -104,6 +107,8 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         if let needed = consentNeeded, consent != needed { throw needed.refusal }
         let key = try signer.opened(pin: pinFor)
         let clientDomain = try clientDomainIdentity.map { name -> any Signing in
+            // The same identity for both: its key is open already, and its PIN is not asked twice.
+            if name == signer.name { return key }
             guard let keystore = signer.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
             return CheckedKey(try keystore.signIn(name: name) { try pinFor(name) })
         }
@@ -122,9 +127,9 @@ extension SigningKey {
             return agent
         case .held(let signer):
             return CheckedKey(signer)
-        case .session(let token):
+        case .session(let token, let owner):
             guard let keystore else { throw SessionError.ended }
-            let session = try keystore.sessions.session(for: token, identity: keystore.identity(name))
+            let session = try keystore.sessions.session(for: token, identity: owner)
             guard session.keyPair.publicKey == publicKey else { throw SessionError.vaultChanged(name: name.rawValue) }
             return CheckedKey(Signer(name: name, keyPair: session.keyPair, isFromPhrase: nil))
         case .vault(let reading):
@@ -155,14 +160,16 @@ public enum ReviewError: KeystoreError, Equatable {
 
 /// What a person must agree to, in words, besides the summary.
 public enum SigningConsent: Sendable, Equatable {
-    /// This authorization entry (1-based) is not strict: its root is not the transaction's own call, so its
-    /// signature could be used by another transaction.
-    case nonStrictAuthorization(entry: Int)
+    /// These authorization entries (1-based) are not strict: their root is not the transaction's own call, so
+    /// their signatures could be used by another transaction. Consent covers every one of them.
+    case nonStrictAuthorizations(entries: [Int])
 
     public var question: String {
         switch self {
-        case .nonStrictAuthorization(let entry):
-            "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction."
+        case .nonStrictAuthorizations(let entries) where entries.count == 1:
+            "Authorization \(entries[0]) is not strict: its root is not this transaction's call, so its signature could be used by another transaction."
+        case .nonStrictAuthorizations(let entries):
+            "Authorizations \(entries.map(String.init).joined(separator: ", ")) are not strict: their root is not this transaction's call, so their signatures could be used by another transaction."
         }
     }
 }
@@ -171,7 +178,7 @@ extension SigningConsent {
     /// The error of a request whose consent was not given.
     public var refusal: KeystoreError {
         switch self {
-        case .nonStrictAuthorization(let entry): AuthorizationError.notStrict(entry: entry)
+        case .nonStrictAuthorizations(let entries): AuthorizationError.notStrict(entry: entries.first ?? 0)
         }
     }
 }

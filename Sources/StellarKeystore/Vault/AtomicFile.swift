@@ -83,10 +83,11 @@ package enum AtomicFile {
             changed = [info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
         }
 
-        /// The stamp of the file at `path` now, without opening it; nil if there is none.
+        /// The stamp of the regular file at `path` now, without opening it or following a symlink (as the read
+        /// does not); nil if there is none.
         init?(of path: String) {
             var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
             self.init(info)
         }
     }
