@@ -202,7 +202,7 @@ extension AgentConfirmationTests {
         #expect(try client.call(.status, [])["confirmScope"] == .string("public"))
     }
 
-    /// A request whose summary leaves part of it out (a payload past 64 bytes, a message past 200 characters)
+    /// A request whose summary leaves part of it out (a payload past 256 bytes, a message past 200 characters)
     /// is approved by `yes` alone, and its question says so; one shown whole takes `y` too.
     @Test func anElidedRequestNeedsTheWordYes() throws {
         let asked = RunningAgent.LockedLines()
@@ -213,8 +213,8 @@ extension AgentConfirmationTests {
         let client = AgentClient(socketPath: running.socketPath)
         try client.add(try AgentTests.signer(), keystore: "/keys")
         let remote = try client.signer(for: Self.address, name: .default)
-        #expect(try remote.sign(Array(repeating: 7, count: 64)).count == 64)
-        #expect(throws: AgentError.rejected(.declined)) { try remote.sign(Array(repeating: 7, count: 65)) }
+        #expect(try remote.sign(Array(repeating: 7, count: SigningSummary.mostPayloadBytes)).count == 64)
+        #expect(throws: AgentError.rejected(.declined)) { try remote.sign(Array(repeating: 7, count: SigningSummary.mostPayloadBytes + 1)) }
         #expect(try remote.signMessage(Array(String(repeating: "a", count: 200).utf8)).count == 64)
         #expect(throws: AgentError.rejected(.declined)) { try remote.signMessage(Array(String(repeating: "a", count: 201).utf8)) }
         #expect(asked.lines == ["false true true false", "true false true true", "false true true false", "true false true true"])

@@ -311,7 +311,7 @@ extension UnixSocket {
         let running = try RunningAgent(confirm: { request in
             asked.append(request.caller.text)
             asked.append(contentsOf: request.lines)
-            return !request.lines.contains("  message: no thanks")
+            return !request.lines.contains("  message     \"no thanks\"")
         })
         let client = AgentClient(socketPath: running.socketPath)
         try client.add(try Self.signer(), keystore: "/keys")
@@ -321,7 +321,7 @@ extension UnixSocket {
         let socket = try running.connect()
         #expect(socket.send(#"{"jsonrpc":"2.0","id":1,"method":"signMessage","params":{"message":"no thanks"}}"# + "\n"))
         #expect(socket.line() == #"{"jsonrpc":"2.0","id":1,"error":{"code":-4,"message":"The request was declined at the agent.","data":{"reason":"declined"}}}"#)
-        #expect(asked.lines.contains("  message: no thanks"))
+        #expect(asked.lines.contains("  message     \"no thanks\""))
         #expect(asked.lines.contains { $0.hasPrefix("/") && $0.contains(" (\(getpid()))") })
     }
 

@@ -273,7 +273,7 @@ package struct AgentSigner: Signing {
         return try signature(result, "signature") { publicKey.isValidSignature($0, for: payload) }
     }
 
-    /// A message that is UTF-8 goes as text, so that `--confirm` shows it as such; the agent signs its UTF-8,
+    /// A message that is UTF-8 goes as text, so that an agent that asks its person shows it as such; the agent signs its UTF-8,
     /// which is these same bytes.
     package func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8] {
         let bytes = Array(message)
@@ -282,7 +282,7 @@ package struct AgentSigner: Signing {
         return try signature(result, "signedMessage") { publicKey.isValidMessageSignature($0, for: bytes) }
     }
 
-    /// The agent signs (and, under `--confirm`, shows the summary of) the whole envelope; its signature is taken
+    /// The agent signs (and, when it asks its person, shows the summary of) the whole envelope; its signature is taken
     /// from its answer, checked, and spliced into the envelope given here, so the bytes are those `Signer` makes.
     package func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction {
         try envelope.signed(by: publicKey, on: network) { hash in

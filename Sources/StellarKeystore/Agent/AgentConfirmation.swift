@@ -8,7 +8,7 @@ import Synchronization
 public struct AgentConfirmation: Sendable {
     /// The calling process and its parents, up to its session leader.
     public let caller: CallerChain
-    /// The summary of what would be signed, as `sign-tx` and `sign-auth` show theirs.
+    /// The summary of what would be signed: the review's `SigningSummary.text`, as every signing path shows it.
     public let lines: [String]
     /// The network the signature is for; nil for a raw payload or a message, which are valid on any network.
     public let network: StellarNetwork?

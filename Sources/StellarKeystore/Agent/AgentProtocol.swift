@@ -18,7 +18,7 @@ public enum AgentProtocol {
         case getAddress, signMessage, signTransaction, signAuthEntry, signPayload
         case listKeys, status, lock, addKey, removeKey, shutdown
 
-        /// Whether it makes a signature, and so is logged with its summary and, under `--confirm`, shown first.
+        /// Whether it makes a signature, and so is logged with its summary and, when the agent asks its person, shown first.
         var signs: Bool { [.signMessage, .signTransaction, .signAuthEntry, .signPayload].contains(self) }
     }
 }

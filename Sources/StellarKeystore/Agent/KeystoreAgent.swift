@@ -5,7 +5,7 @@ import Synchronization
 import StellarText
 
 /// A signing agent: keys unlocked once, held in this process's guarded memory, and used over a Unix socket by
-/// processes of the same user (docs/AGENT.md). The command line runs one with `keystore agent`; an app could
+/// processes of the same user (docs/AGENT.md). The command-line tool runs one; an app could
 /// embed one the same way:
 ///
 /// ```swift
