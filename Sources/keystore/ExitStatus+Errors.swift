@@ -24,6 +24,15 @@ extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .inv
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension ReviewError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .signInThroughAgent, .hashMismatch, .notThisAddress: .invalidInput
+        case .noPIN: .session
+        case .signatureInvalid: .system
+        }
+    }
+}
 
 extension WebAuthClientError: CommandLineError {
     var exitStatus: ExitStatus {

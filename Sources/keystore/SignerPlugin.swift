@@ -109,8 +109,8 @@ struct SignerPlugin {
     /// signature taken from the signed envelope: never a bare hash.
     private static func signTransaction(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
         let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
-        let review = try key.review(.transaction(envelope, network: network))
-        guard try field(request.tx_hash, "tx_hash").lowercased() == Hex.string(envelope.hash(on: network)) else { throw SignerPluginError.hashMismatch }
+        guard let hash = Hex.bytes(try field(request.tx_hash, "tx_hash")) else { throw SignerPluginError.hashMismatch }
+        let review = try key.review(.transaction(envelope, network: network, expectedHash: hash))
         key.show(review)
         let signer = review.signer.publicKey
         let signed = try key.approve(review)
@@ -125,12 +125,10 @@ struct SignerPlugin {
             network: network, nonce: try field(request.nonce, "nonce"),
             signatureExpirationLedger: try field(request.signature_expiration_ledger, "signature_expiration_ledger"),
             invocation: invocation)
-        guard try field(request.payload, "payload").lowercased() == Hex.string(preimage.hash) else { throw SignerPluginError.hashMismatch }
+        guard let hash = Hex.bytes(try field(request.payload, "payload")) else { throw SignerPluginError.hashMismatch }
         guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
-        let review = try key.review(.authorization(preimage, network: network))
+        let review = try key.review(.authorization(preimage, network: network, expectedHash: hash, forAddress: address))
         let signer = review.signer.publicKey
-        // An `SCAddress` of type account (0) holding an Ed25519 key (0): this identity's, or nothing is signed.
-        guard address == [0, 0, 0, 0, 0, 0, 0, 0] + signer.rawRepresentation else { throw SignerPluginError.notThisAddress }
         key.show(review)
         let signature = try key.approve(review)
         Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: signature)))
@@ -148,7 +146,6 @@ enum SignerPluginError: CommandLineError {
     case missing(String)
     case notBase64(String)
     case hashMismatch
-    case notThisAddress
     /// No session, no agent holding the key, and no terminal to type the PIN on.
     case noKey
 
@@ -164,7 +161,6 @@ enum SignerPluginError: CommandLineError {
         case .missing(let field): "The request has no \(field)."
         case .notBase64(let field): "The request's \(field) is not base64."
         case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
-        case .notThisAddress: "The request asks for another address's signature than this identity's; nothing was signed."
         case .noKey:
             "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
         }

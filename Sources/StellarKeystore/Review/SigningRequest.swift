@@ -16,6 +16,10 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     }
 
     let content: Content
+    /// What the caller was told it signs, checked by the review: the hash (of a transaction, or of a preimage),
+    /// and the `SCAddress` a preimage's signature is for.
+    var expectedHash: [UInt8]? = nil
+    var address: [UInt8]? = nil
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
     let sign: @Sendable (_ key: any Signing, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
@@ -45,9 +49,15 @@ extension SigningRequest where Signed == [UInt8] {
     }
 
     /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256.
-    /// One for another network than `network` is refused by the review.
-    public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork) -> Self {
-        Self(content: .preimage(preimage, network)) { key, _, _ in try key.signAuthorization(preimage: preimage, on: network) }
+    /// One for another network than `network` is refused by the review. A caller that was told what to sign by
+    /// a host (stellar-cli's signer plugins) passes what it was told: `expectedHash`, the preimage's SHA-256, and
+    /// `forAddress`, the `SCAddress` XDR the signature is for, which must be the key's account; the review
+    /// refuses a request whose parts disagree.
+    public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork, expectedHash: [UInt8]? = nil,
+                                     forAddress address: [UInt8]? = nil) -> Self {
+        Self(content: .preimage(preimage, network), expectedHash: expectedHash, address: address) { key, _, _ in
+            try key.signAuthorization(preimage: preimage, on: network)
+        }
     }
 
     /// A SEP-10 challenge that passed every check (`WebAuthChallenge`), signed by its client account and, when it
@@ -62,9 +72,10 @@ extension SigningRequest where Signed == [UInt8] {
 
 extension SigningRequest where Signed == SignedTransaction {
     /// A transaction envelope for `network`: signed by appending one signature, or given back unchanged when it
-    /// holds this key's signature already.
-    public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork) -> Self {
-        Self(content: .transaction(envelope, network)) { key, _, hash in
+    /// holds this key's signature already. `expectedHash`: the transaction hash the caller was told it signs (a
+    /// signer plugin's `tx_hash`); the review refuses an envelope whose hash on `network` is another.
+    public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork, expectedHash: [UInt8]? = nil) -> Self {
+        Self(content: .transaction(envelope, network), expectedHash: expectedHash) { key, _, hash in
             if let key = key as? CheckedKey, let hash { return try key.signTransaction(envelope, hash: hash) }
             return try key.signTransaction(envelope, on: network)
         }

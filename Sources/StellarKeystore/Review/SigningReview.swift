@@ -43,6 +43,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .message(let bytes):
             summary = { .message(bytes, signingAs: signingAs) }
         case .transaction(let envelope, let network):
+            if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
             summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now) }
         case .authorizations(let envelope, let network, let expirationLedger, let allowingNonStrict):
             let plan: AuthorizationPlan
@@ -56,6 +57,11 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .preimage(let preimage, let network):
             // A preimage for another network is never summarised as if it were for this one.
             try preimage.check(on: network)
+            if let expected = request.expectedHash, expected != preimage.hash { throw ReviewError.hashMismatch }
+            // An `SCAddress` of type account (0) holding an Ed25519 key (0): this key's, or nothing is signed.
+            if let address = request.address, address != [0, 0, 0, 0, 0, 0, 0, 0] + key.publicKey.rawRepresentation {
+                throw ReviewError.notThisAddress
+            }
             summary = { .preimage(preimage, on: network, signingAs: signingAs) }
         case .signIn(let challenge, let clientDomainIdentity):
             if case .agent = key.holder { throw ReviewError.signInThroughAgent }
@@ -89,7 +95,8 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
 
     /// Signs what was reviewed, with the PIN from `pin` when the key is the vault's (asked once the vault is
     /// known to be ready; not at all for an agent, a session or a held key), and with `consent` when the review
-    /// needs one. Every signature is checked against the signer's public key before it is returned.
+    /// needs one. Every signature is checked against the signer's public key before it is returned (a held key's
+    /// by whoever it is returned to: an agent's client).
     public consuming func approve(consent: SigningConsent? = nil, pin: () throws -> PIN) throws -> Signed {
         try approve(consent: consent, pinFor: { _ in try pin() })
     }
@@ -126,7 +133,9 @@ extension SigningKey {
         case .agent(let agent):
             return agent
         case .held(let signer):
-            return CheckedKey(signer)
+            // A signing agent's own key: whoever asked it checks every signature it answers with (`AgentSigner`
+            // trusts no agent), so a second check here would only halve the agent's speed.
+            return signer
         case .session(let token, let owner):
             guard let keystore else { throw SessionError.ended }
             let session = try keystore.sessions.session(for: token, identity: owner)
@@ -148,12 +157,18 @@ public enum ReviewError: KeystoreError, Equatable {
     case signatureInvalid(String)
     /// A key that needs a PIN, where none can be asked.
     case noPIN
+    /// The hash the caller was told it signs is not the hash of what it asks to sign.
+    case hashMismatch
+    /// The signature is asked for another address than the key's account.
+    case notThisAddress
 
     public var message: String {
         switch self {
         case .signInThroughAgent: "A sign-in is not signed through the signing agent, which could show it only as a hash; nothing was signed."
         case .signatureInvalid(let address): "The signature made for \(address) does not verify against its public key; nothing was returned."
         case .noPIN: "This key needs its PIN, and none can be asked here; nothing was signed."
+        case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
+        case .notThisAddress: "The request asks for another address's signature than this identity's; nothing was signed."
         }
     }
 }
