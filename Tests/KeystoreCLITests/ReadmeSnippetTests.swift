@@ -17,6 +17,21 @@ extension ReadmeTests {
     }
 
     /// A directory of the test's own, removed by `body`'s end.
+    /// `swiftc -typecheck` of `files` against the modules this run built, as an app's code (module `AnApp`, not
+    /// this package: `package` members are invisible), in `scratch`.
+    static func typecheckAsAnApp(_ files: [String], in scratch: String, flags: [String] = []) throws -> KeystoreProcess.Result {
+        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
+        var swiftc = KeystoreProcess(program: "swiftc")
+        swiftc.environment["TMPDIR"] = scratch
+        return try swiftc.run(["-typecheck", "-module-name", "AnApp"] + flags + files + [
+            "-I", build.appendingPathComponent("Modules").path,
+            "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CTSS2.build/module.modulemap").path,
+            "-I", root.appendingPathComponent("Sources/CSodium").path,
+            "-module-cache-path", scratch + "/module-cache",
+        ], timeout: 300)
+    }
+
     static func withScratch<R>(_ body: (String) throws -> R) throws -> R {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-snippet-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -48,19 +63,11 @@ extension ReadmeTests {
     /// build's modules: a second of work, not a package build). `path` is the app's own, given beside it.
     @Test func theLibraryBlockCompilesAsWritten() throws {
         let block = try Self.block("swift", containing: "import StellarKeystore", in: Self.readme)
-        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
         try Self.withScratch { scratch in
             try block.write(toFile: scratch + "/main.swift", atomically: false, encoding: .utf8)
             try "let path = \"/nonexistent\"\n".write(toFile: scratch + "/given.swift", atomically: false, encoding: .utf8)
-            var swiftc = KeystoreProcess(program: "swiftc")
-            swiftc.environment["TMPDIR"] = scratch
-            let result = try swiftc.run([
-                "-typecheck", "-warnings-as-errors", scratch + "/main.swift", scratch + "/given.swift",
-                "-I", build.appendingPathComponent("Modules").path,
-                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
-                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
-                "-module-cache-path", scratch + "/module-cache",
-            ], timeout: 300)
+            let result = try Self.typecheckAsAnApp([scratch + "/main.swift", scratch + "/given.swift"], in: scratch,
+                                                   flags: ["-warnings-as-errors"])
             #expect(result.status == 0, "\(result.stderr)")
         }
     }
@@ -69,20 +76,11 @@ extension ReadmeTests {
     /// member (a signer's raw signing, the vault store) is an error there as it is in an app. (`swift test`
     /// builds that target inside this package, where `package` members are visible.)
     @Test func thePublicAPITestsUseOnlyPublicAPI() throws {
-        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
         let sources = Self.root.appendingPathComponent("Tests/PublicAPITests")
         let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }.sorted()
         #expect(files.count >= 3)
         try Self.withScratch { scratch in
-            var swiftc = KeystoreProcess(program: "swiftc")
-            swiftc.environment["TMPDIR"] = scratch
-            let result = try swiftc.run(["-typecheck", "-module-name", "AnApp"] + files.map { sources.appendingPathComponent($0).path } + [
-                "-I", build.appendingPathComponent("Modules").path,
-                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
-                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CTSS2.build/module.modulemap").path,
-                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
-                "-module-cache-path", scratch + "/module-cache",
-            ], timeout: 300)
+            let result = try Self.typecheckAsAnApp(files.map { sources.appendingPathComponent($0).path }, in: scratch)
             #expect(result.status == 0, "\(result.stderr)")
         }
     }
@@ -102,17 +100,9 @@ extension ReadmeTests {
         ]
         let prelude = ["import StellarKeystore", "import StellarKeys",
                        "func probe(keystore: Keystore, signer: Signer, pin: PIN, token: SessionToken) throws {"]
-        let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
         try Self.withScratch { scratch in
             try (prelude + probes + ["}"]).joined(separator: "\n").write(toFile: scratch + "/app.swift", atomically: false, encoding: .utf8)
-            var swiftc = KeystoreProcess(program: "swiftc")
-            swiftc.environment["TMPDIR"] = scratch
-            let result = try swiftc.run(["-typecheck", "-module-name", "AnApp", scratch + "/app.swift",
-                "-I", build.appendingPathComponent("Modules").path,
-                "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
-                "-I", Self.root.appendingPathComponent("Sources/CSodium").path,
-                "-module-cache-path", scratch + "/module-cache",
-            ], timeout: 300)
+            let result = try Self.typecheckAsAnApp([scratch + "/app.swift"], in: scratch)
             #expect(result.status != 0)
             for (index, probe) in probes.enumerated() {
                 #expect(result.stderr.contains("app.swift:\(prelude.count + index + 1):"), "an app can: \(probe)")
