@@ -44,9 +44,9 @@ public struct AgentConfirmation: Sendable {
     /// answer at once), but the next question waits until it returns.
     public final class Cancellation: @unchecked Sendable {
         /// Readable once the question is withdrawn: a pipe with one byte written and never read.
-        private let withdrawn: Pipe
+        private let withdrawn: WakePipe
         /// Readable once the callback has answered.
-        private let answered: Pipe
+        private let answered: WakePipe
         private let state = Mutex<(withdrawal: AgentError.Rejection?, answer: Bool?)>((nil, nil))
         /// The address of the key the question is about.
         let address: String
@@ -55,9 +55,9 @@ public struct AgentConfirmation: Sendable {
         fileprivate var answeredFD: Int32 { answered.readEnd }
 
         init(address: String) throws(AgentError) {
-            withdrawn = try Pipe()
+            withdrawn = try WakePipe(for: "ask")
             do {
-                answered = try Pipe()
+                answered = try WakePipe(for: "ask")
             } catch {
                 withdrawn.close()
                 throw error
@@ -115,32 +115,6 @@ public struct AgentConfirmation: Sendable {
 
         /// The answer, or why there is none; both nil while the question stands.
         fileprivate var outcome: (withdrawal: AgentError.Rejection?, answer: Bool?) { state.withLock { $0 } }
-    }
-
-    /// A pipe used as a flag that poll can wait for.
-    private struct Pipe {
-        let readEnd: Int32
-        let writeEnd: Int32
-
-        init() throws(AgentError) {
-            var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { throw AgentError.system("ask", errno) }
-            for fd in ends {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            }
-            (readEnd, writeEnd) = (ends[0], ends[1])
-        }
-
-        func signal() {
-            var byte: UInt8 = 1
-            _ = write(writeEnd, &byte, 1)
-        }
-
-        func close() {
-            _ = Glibc.close(readEnd)
-            _ = Glibc.close(writeEnd)
-        }
     }
 }
 

@@ -67,7 +67,7 @@ public final class KeystoreAgent: @unchecked Sendable {
     public let socketPath: String
     public let options: Options
     private let listener: UnixSocket
-    private let wakeRead: Int32, wakeWrite: Int32
+    private let wakePipe: WakePipe
     /// A descriptor kept open to be given up when the process has no other: then a waiting connection can be
     /// accepted and closed, instead of staying in the queue and waking the loop again at once.
     private var spareDescriptor: Int32
@@ -111,13 +111,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         logQueue = LogQueue(options.log)
         let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
-        var pipeEnds: [Int32] = [-1, -1]
-        guard pipe(&pipeEnds) == 0 else { throw AgentError.system("pipe", errno) }
-        for fd in pipeEnds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-        }
-        (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
+        wakePipe = try WakePipe(for: "pipe")
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         do {
             var info = stat()
@@ -128,16 +122,14 @@ public final class KeystoreAgent: @unchecked Sendable {
             }
             listener = try UnixSocket.listen(at: socketPath)
         } catch {
-            close(wakeRead)
-            close(wakeWrite)
+            wakePipe.close()
             close(spareDescriptor)
             throw error
         }
     }
 
     deinit {
-        close(wakeRead)
-        close(wakeWrite)
+        wakePipe.close()
         close(spareDescriptor)
     }
 
@@ -155,14 +147,13 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// Serves until `stop()` (or, with `stoppingOnSignals`, SIGTERM, SIGINT or SIGHUP). Then every key is
     /// dropped, open connections are closed, and the socket file is removed.
     public func run(stoppingOnSignals: Bool = false) {
-        if stoppingOnSignals { Signals.stop(on: [SIGTERM, SIGINT, SIGHUP], writingTo: wakeWrite) }
+        if stoppingOnSignals { Signals.stop(on: [SIGTERM, SIGINT, SIGHUP], writingTo: wakePipe.writeEnd) }
         while true {
             let now = options.now()
             let timeout = expireKeys().map { Int32(min(max(($0 - now) * 1000, 0), 3_600_000).rounded(.up)) } ?? -1
-            guard let ready = UnixSocket.waitForInput([listener.fd, wakeRead], milliseconds: timeout) else { break }
+            guard let ready = UnixSocket.waitForInput([listener.fd, wakePipe.readEnd], milliseconds: timeout) else { break }
             if ready[1] {
-                var byte: UInt8 = 0
-                while read(wakeRead, &byte, 1) == 1 {}
+                wakePipe.drain()
                 if state.withLock({ $0.stopped }) || Signals.received { break }
             }
             if ready[0] { acceptWaiting() }
@@ -228,10 +219,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         wake()
     }
 
-    func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
+    func wake() { wakePipe.signal() }
 
     private func shutDown() {
         logRefusals(now: .infinity)
