@@ -3,15 +3,16 @@ import StellarKeys
 import StellarTransactions
 
 /// One keystore directory and every flow an app or the command line runs on it: sign up, sign in, change the
-/// PIN, sessions, recovery phrases, export, removal. Each method is one use case, and every rule of it lives here
-/// (which key a signing command uses, when a phrase is shown, what a replaced vault leaves behind), so that an app
-/// and `keystore` behave alike and a library test pins each rule.
+/// PIN, sessions, recovery phrases, signing (review, then approve), export, removal. Each method is one use case,
+/// and every rule of it lives here (which key signs, when a phrase is shown, what a replaced vault leaves
+/// behind), so that every app behaves alike and a library test pins each rule.
 ///
 /// ```swift
 /// let keystore = try Keystore(directory: path)
-/// let created = try keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
-/// let signer = try keystore.signIn(name: "alice", pin: PIN("493817"))
-/// let signature = signer.signMessage(Array("hi".utf8))
+/// let created = try await keystore.signUp(name: "alice", pin: PIN("493817"), kdf: .interactive)
+/// let review = try keystore.review(.message(Array("hi".utf8)), as: "alice")
+/// show(review.summary.text)
+/// let signature = try await review.approve(pin: PIN("493817"))
 /// ```
 public struct Keystore: Sendable {
     /// The vault files. Not public: every use of them goes through a use case here, so that an app cannot skip
