@@ -33,11 +33,6 @@ struct SigningKeyOptions: ParsableArguments {
         .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: { [pin] in pin.isAvailable })
     }
 
-    /// The key of the identity named (or the session's, or the default), found but not opened.
-    func signingKey(in keystore: Keystore) throws -> SigningKey {
-        try keystore.signingKey(as: try identity.identityIfGiven(), keys: sources)
-    }
-
     /// `request` reviewed for that key.
     func review<Signed>(_ request: SigningRequest<Signed>) throws -> SigningReview<Signed> {
         try identity.keystore.keystore().review(request, as: try identity.identityIfGiven(), keys: sources)

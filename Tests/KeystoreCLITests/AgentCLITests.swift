@@ -38,7 +38,7 @@ final class AgentHome {
     func startInForeground(_ extra: [String] = []) throws -> KeystoreProcess.Running {
         let agent = try keystore().start(["agent", "start", "--foreground", "--log", log] + extra)
         running.append(agent)
-        for _ in 0..<500 where !(try AgentClient.isListening(at: socket)) { usleep(10_000) }
+        for _ in 0..<500 { guard !(try AgentClient.isListening(at: socket)) else { break }; usleep(10_000) }
         try #require(try AgentClient.isListening(at: socket), "the agent did not start")
         return agent
     }
@@ -278,7 +278,7 @@ final class AgentHome {
         #expect(raw.stdout == "closed\n", "\(raw.stdout) \(raw.stderr)")
         // Refusals are counted and logged at most once a second, from the agent's own thread: wait for the line.
         let refused = "closed 1 connection(s) at once: from uid 65534, not this agent's user"
-        for _ in 0..<40 where !agent.logText.contains(refused) { usleep(100_000) }
+        for _ in 0..<40 { guard !agent.logText.contains(refused) else { break }; usleep(100_000) }
         #expect(agent.logText.contains(refused), "\(agent.logText)")
         // Still serving its own user, once its directory is private again (its own client refuses it otherwise).
         chmod(agent.home.runtime + "/keystore", 0o700)
@@ -302,7 +302,7 @@ final class AgentHome {
         }
         // Another user's socket, which this process's own client would refuse: wait for the file.
         var info = stat()
-        for _ in 0..<500 where lstat(directory + "/agent.sock", &info) != 0 { usleep(10_000) }
+        for _ in 0..<500 { guard lstat(directory + "/agent.sock", &info) != 0 else { break }; usleep(10_000) }
         #expect(stat("/proc/\(agent.pid)/status", &info) == 0)
         let status = try String(contentsOfFile: "/proc/\(agent.pid)/status", encoding: .utf8)
         #expect(status.contains("Uid:\t65534"), "\(status)")

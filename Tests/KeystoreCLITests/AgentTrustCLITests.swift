@@ -19,7 +19,8 @@ final class FakeAgent {
         chmod(record, 0o666)  // past the umask, for a fake running as nobody
         running = try KeystoreProcess(program: "/usr/bin/python3").start([Self.script, socket, record] + options, prefix: prefix)
         var info = stat()
-        for _ in 0..<500 where lstat(socket, &info) != 0 || !((try? String(contentsOf: running.scratch.appendingPathComponent("stdout"), encoding: .utf8))?.contains("ready") ?? false) {
+        for _ in 0..<500 {
+            guard lstat(socket, &info) != 0 || !((try? String(contentsOf: running.scratch.appendingPathComponent("stdout"), encoding: .utf8))?.contains("ready") ?? false) else { break }
             usleep(10_000)
         }
         try #require(lstat(socket, &info) == 0, "the fake agent did not start")
@@ -210,7 +211,7 @@ final class SharedDirectory {
             _ = try? running.wait(timeout: 10)
         }
         var info = stat()
-        for _ in 0..<500 where lstat(socket, &info) != 0 { usleep(10_000) }
+        for _ in 0..<500 { guard lstat(socket, &info) != 0 else { break }; usleep(10_000) }
         try #require(lstat(socket, &info) == 0, "the agent did not start")
         // A silent connection, then one that asks: the second must be dealt with (answered or closed) at once.
         let client = """
@@ -239,7 +240,7 @@ final class SharedDirectory {
             kill(running.pid, SIGKILL)
             _ = try? running.wait(timeout: 10)
         }
-        for _ in 0..<500 where !FileManager.default.fileExists(atPath: agent.socket) { usleep(10_000) }
+        for _ in 0..<500 { guard !FileManager.default.fileExists(atPath: agent.socket) else { break }; usleep(10_000) }
         var held: [Int32] = []
         defer { held.forEach { close($0) } }
         for _ in 0..<40 {

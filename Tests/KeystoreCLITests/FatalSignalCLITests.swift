@@ -29,7 +29,7 @@ import Glibc
         var process = agent.keystore()
         for (key, value) in Self.crashHandlerAsked { process.environment[key] = value }
         let running = try process.start(["agent", "start", "--foreground", "--log", agent.log])
-        for _ in 0..<500 where !(try AgentClient.isListening(at: agent.socket)) { usleep(10_000) }
+        for _ in 0..<500 { guard !(try AgentClient.isListening(at: agent.socket)) else { break }; usleep(10_000) }
         guard try AgentClient.isListening(at: agent.socket) else {
             kill(running.pid, SIGKILL)
             _ = try running.wait(timeout: 10)
@@ -97,7 +97,7 @@ import Glibc
         #expect(write(requests, line, line.count) == line.count)
         // The first signature is out: the key is open.
         let stdout = running.scratch.appendingPathComponent("stdout")
-        for _ in 0..<3000 where !((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").contains("signature") { usleep(10_000) }
+        for _ in 0..<3000 { guard !((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").contains("signature") else { break }; usleep(10_000) }
         #expect(((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").contains("signature"))
         kill(running.pid, SIGSEGV)
         try expectGoneAtOnce(running)

@@ -204,7 +204,7 @@ final class TPMLockoutCLITests {
         process.environment["KEYSTORE_TEST_PAUSE_AFTER_LOCKOUT_CHANGE"] = "1"
         let running = try process.start(["tpm-protect", "--print-code"])
         let stderr = running.scratch.appendingPathComponent("stderr")
-        for _ in 0..<3000 where !((try? String(contentsOf: stderr, encoding: .utf8)) ?? "").contains("test pause") { usleep(10_000) }
+        for _ in 0..<3000 { guard !((try? String(contentsOf: stderr, encoding: .utf8)) ?? "").contains("test pause") else { break }; usleep(10_000) }
         kill(running.pid, signal)
         let ended = try running.wait(timeout: 60)
         #expect(ended.stderr.contains("test pause: lockout authorization changed"), "\(ended.stderr)")

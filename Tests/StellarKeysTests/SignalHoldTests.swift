@@ -22,17 +22,17 @@ import Glibc
         SignalHold.during { arrived in
             #expect(!arrived())
             kill(getpid(), SIGHUP)
-            for _ in 0..<500 where !arrived() { usleep(10_000) }
+            for _ in 0..<500 { guard !arrived() else { break }; usleep(10_000) }
             #expect(arrived())
             usleep(100_000)
             #expect(Self.received.load(ordering: .relaxed) == before, "the handler ran during the hold")
         }
-        for _ in 0..<500 where Self.received.load(ordering: .relaxed) == before { usleep(10_000) }
+        for _ in 0..<500 { guard Self.received.load(ordering: .relaxed) == before else { break }; usleep(10_000) }
         #expect(Self.received.load(ordering: .relaxed) == before + 1)
         // Nothing is noted for the next hold, and the handler is this test's again.
         SignalHold.during { arrived in #expect(!arrived()) }
         kill(getpid(), SIGHUP)
-        for _ in 0..<500 where Self.received.load(ordering: .relaxed) == before + 1 { usleep(10_000) }
+        for _ in 0..<500 { guard Self.received.load(ordering: .relaxed) == before + 1 else { break }; usleep(10_000) }
         #expect(Self.received.load(ordering: .relaxed) == before + 2)
     }
 }

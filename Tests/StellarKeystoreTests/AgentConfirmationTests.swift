@@ -167,7 +167,7 @@ extension AgentConfirmationTests {
         let answer = socket.line()
         #expect(answer?.contains(#""code":-4"#) == true && answer?.contains(#""reason":"timeout""#) == true, "\(answer ?? "none")")
         #expect((0.9..<2.5).contains(Date().timeIntervalSince(start)))
-        for _ in 0..<100 where woken.lines.isEmpty { usleep(10_000) }
+        for _ in 0..<100 { guard woken.lines.isEmpty else { break }; usleep(10_000) }
         #expect(woken.lines == ["false nobody answered in time 1"])
         #expect(throws: AgentError.rejected(.timedOut)) {
             try AgentClient(socketPath: running.socketPath).signer(for: Self.address, name: .default).sign([1])

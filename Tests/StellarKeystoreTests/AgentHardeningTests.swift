@@ -100,7 +100,7 @@ import TestFixtures
         let running = try RunningAgent()
         let held = try (0..<KeystoreAgent.Options().maximumConnections).map { _ in try running.connect() }
         // Each is accepted (and counted) by the agent's loop in turn: wait until all are.
-        for _ in 0..<200 where running.agent.connectionCount < held.count { usleep(5_000) }
+        for _ in 0..<200 { guard running.agent.connectionCount < held.count else { break }; usleep(5_000) }
         #expect(running.agent.connectionCount == held.count)
         let extra = try running.connect()
         extra.setTimeouts(seconds: 4)
@@ -166,7 +166,7 @@ import TestFixtures
         #expect(early.line()?.contains("the seed was sent before the agent asked for it") == true)
         #expect(early.line() == nil)
         // The agent's thread is done with the connection once it has closed it; give it a moment to return.
-        for _ in 0..<100 where running.agent.connectionCount > 0 { usleep(10_000) }
+        for _ in 0..<100 { guard running.agent.connectionCount > 0 else { break }; usleep(10_000) }
         // The wire bytes themselves are guarded memory, read-only once filled: the scan leaves them out.
         let copies = try wire.withUnsafeBytes { all in
             let seed = UnsafeRawBufferPointer(rebasing: all[add.utf8.count...])

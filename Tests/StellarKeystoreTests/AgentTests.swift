@@ -250,7 +250,7 @@ extension UnixSocket {
 
         let huge = try running.connect()
         let chunk = [UInt8](repeating: 0x20, count: 64 * 1024)
-        for _ in 0..<17 where huge.write(chunk) {}
+        for _ in 0..<17 { guard huge.write(chunk) else { break } }
         #expect(huge.line() == #"{"jsonrpc":"2.0","id":null,"error":{"code":-3,"message":"the request is longer than 1 MiB"}}"#)
         #expect(huge.line() == nil)
 
