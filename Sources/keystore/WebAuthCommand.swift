@@ -90,7 +90,7 @@ struct WebAuth: ParsableCommand {
         // The account is the signing key's (from the vault's header, or from the session that decides which
         // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
         let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signingKey(as: try key.identity.identityIfGiven(), keys: signInSources)
+        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         let challenge = try service.challenge(for: signingKey.address, clientDomain: clientDomain)
         let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
         if !quiet { key.show(review) }
@@ -107,11 +107,6 @@ struct WebAuth: ParsableCommand {
         } else {
             Console.print(token.jwt)
         }
-    }
-
-    /// The session or the vault: never the agent, which could show a sign-in only as the hash it signs.
-    private var signInSources: KeySources {
-        .automatic(agent: nil, session: SigningKeyOptions.sessionToken, pinAvailable: { [pin = key.pin] in pin.isAvailable })
     }
 
     /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
@@ -135,7 +130,7 @@ struct WebAuth: ParsableCommand {
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
         let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signingKey(as: try key.identity.identityIfGiven(), keys: signInSources)
+        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
                                              network: network, clientAccount: signingKey.address, clientDomain: clientDomain)
         let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,

@@ -378,6 +378,8 @@ extension UnixSocket {
 
         try keystore.addToAgent(try keystore.signIn(name: .default, pin: pin), client: client)
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .agent)
+        // A sign-in never through the agent, which could show it only as a hash: the vault, without a warning.
+        #expect(try keystore.signInKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .vault(needsPIN: true))
         // With a session and no name, the identity is the session's: the agent is not asked.
         let early = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .session)

@@ -114,11 +114,18 @@ extension Keystore {
         return SigningKey(name: identity, publicKey: reading.vault.publicKey, holder: .vault(reading), keystore: self)
     }
 
-    /// `request` reviewed for the key `signingKey(as:keys:)` finds: the one call an app makes before it shows
-    /// `summary` and asks `approve`.
+    /// The key that signs a SEP-10 sign-in for identity `name`: `signingKey(as:keys:)`'s rule without the agent,
+    /// whose protocol could show a sign-in only as the hash it signs. Its address is the account a challenge is
+    /// asked for, before the challenge can be reviewed.
+    public func signInKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
+        try signingKey(as: name, keys: KeySources(agent: nil, sessionToken: keys.sessionToken, isPINAvailable: keys.isPINAvailable))
+    }
+
+    /// `request` reviewed for the key `signingKey(as:keys:)` finds (`signInKey(as:keys:)` for a sign-in): the one
+    /// call an app makes before it shows `summary` and asks `approve`.
     public func review<Signed>(_ request: SigningRequest<Signed>, as name: IdentityName? = nil, keys: KeySources = .vault,
                                now: Date = Date()) throws -> SigningReview<Signed> {
-        let keys = if case .signIn = request.content { KeySources(agent: nil, sessionToken: keys.sessionToken, isPINAvailable: keys.isPINAvailable) } else { keys }
-        return try signingKey(as: name, keys: keys).review(request, now: now)
+        let key = if case .signIn = request.content { try signInKey(as: name, keys: keys) } else { try signingKey(as: name, keys: keys) }
+        return try key.review(request, now: now)
     }
 }
