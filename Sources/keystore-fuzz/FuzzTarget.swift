@@ -34,6 +34,9 @@ enum FuzzTarget: String, CaseIterable {
     case auth
     /// `StellarTOML(_:)`: a service's stellar.toml, which `web-auth` fetches from the network.
     case toml
+    /// `SmartAccountCredential.read` and `.adding`: an OpenZeppelin smart account's credential (the signature
+    /// SCVal of its authorization entry), which the envelope to sign brings.
+    case smartaccount
     /// `AgentRequest(line:)` and the agent's answer, for each line: what any process of the user can send it.
     case agent
 
@@ -54,6 +57,7 @@ enum FuzzTarget: String, CaseIterable {
         case .tx: Self.transaction(Array(data))
         case .auth: Self.authorization(Array(data))
         case .toml: Self.stellarTOML(Array(data))
+        case .smartaccount: Self.smartAccount(Array(data))
         case .agent: Self.agentRequests(Array(data))
         }
     }
@@ -227,10 +231,53 @@ enum FuzzTarget: String, CaseIterable {
                     check(value == TransactionEnvelope.accountSignature(key: signer.publicKey, signature: signer.signature(for: digest)),
                           "a signed node does not hold the account's signature")
                 } else {
-                    check((try? SmartAccountCredential.read(value)).flatMap { $0 } != nil, "a signed node does not hold an AuthPayload")
+                    let read = (try? SmartAccountCredential.read(value)).flatMap { $0 }
+                    check(read?.signers.contains { $0.kind == .external && $0.key == signer.publicKey.rawRepresentation } == true,
+                          "a signed node does not hold an AuthPayload with this key")
                 }
             }
         }
+    }
+
+    /// The key and verifier of fixtures/smart-accounts.json, so that seeds already signed by it reach the
+    /// "already there" paths.
+    private static let smartAccountKey = try! KeyPair(seed: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0x11) })
+    private static let smartAccountVerifier = "CBNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFU7WI"
+
+    /// A credential that reads gets this key's signature added for its own rules: the result reads back with the
+    /// same rules and the same signers, in the same order, plus this one (or, when it was there with this
+    /// signature, is the credential unchanged), and adding it again changes nothing.
+    private static func smartAccount(_ bytes: [UInt8]) {
+        let before: (contextRuleIDs: [UInt32], signers: [SmartAccountCredential.Signer])?
+        do { before = try SmartAccountCredential.read(bytes) } catch { return expectKeystoreError(error) }
+        let ids = before?.contextRuleIDs ?? [0]
+        guard let rules = try? SmartAccountRules(verifier: smartAccountVerifier, contextRuleIDs: ids) else {
+            fail("the rule ids of a credential that reads are refused: \(ids)")
+        }
+        let key = smartAccountKey
+        let signature = key.signature(for: SmartAccountCredential.digest(payload: Array(bytes.prefix(32)), contextRuleIDs: ids))
+        let added: [UInt8]
+        do {
+            added = try SmartAccountCredential.adding(signature: signature, by: key.publicKey, rules: rules, to: bytes)
+        } catch {
+            // What reads can only be refused for holding another signature by this key, or having no room.
+            switch error as? SmartAccountError {
+            case .otherSignature?, .tooManySigners?: return
+            default: fail("a credential that reads was refused: \(error)")
+            }
+        }
+        guard let after = try? SmartAccountCredential.read(added) else { fail("a signed credential does not read back") }
+        check(after.contextRuleIDs == ids, "adding a signature changed the rule ids")
+        let ours = after.signers.filter { $0.kind == .external && $0.address == smartAccountVerifier && $0.key == key.publicKey.rawRepresentation }
+        check(ours.count == 1, "the signer added is there \(ours.count) times")
+        let old = before?.signers ?? []
+        if old.contains(ours[0]) {
+            check(added == bytes, "a signature already there changed the credential")
+        } else {
+            check(after.signers.filter { $0 != ours[0] } == old, "adding a signature moved or changed another signer")
+        }
+        let again = try? SmartAccountCredential.adding(signature: signature, by: key.publicKey, rules: rules, to: added)
+        check(again == added, "adding the same signature twice changed the credential")
     }
 
     private static func session(_ bytes: [UInt8]) {
