@@ -180,4 +180,31 @@ import Testing
         #expect(refused.status == 2 && refused.stdout.isEmpty, "\(refused.stderr)")
         #expect(!no.screen.contains("PIN"), "a PIN was asked after the refusal: \(no.screen)")
     }
+
+    /// Issue 30, item 3: as an OpenZeppelin smart account's External signer, the envelope comes out as the
+    /// reference of fixtures/make-smart-accounts.py made it (fixtures/smart-account-envelopes.json), alone and
+    /// beside a cosigner; the summary names the rules; a wrong number of rules is refused before the PIN.
+    @Test func asASmartAccountsSigner() throws {
+        struct File: Decodable { let smartAccount, verifier, envelope, signed, cosignedEnvelope, cosigned: String; let expiration: UInt32 }
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("smart-account-envelopes.json")))
+        let home = try home()
+        func sign(_ envelope: String, rules: String = "0,3") throws -> KeystoreProcess.Result {
+            try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", String(file.expiration),
+                          "--account", file.smartAccount, "--verifier", file.verifier, "--context-rules", rules, "--pin-stdin", envelope],
+                         stdin: Self.golden.pin + "\n")
+        }
+        let alone = try sign(file.envelope)
+        #expect(alone.status == 0 && alone.stdout == file.signed + "\n", "\(alone.stderr)")
+        #expect(alone.stderr.contains("for rules 0, 3: the signature is valid only for these rules"), "\(alone.stderr)")
+        let cosigned = try sign(file.cosignedEnvelope)
+        #expect(cosigned.status == 0 && cosigned.stdout == file.cosigned + "\n", "\(cosigned.stderr)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name)))
+        let wrong = try sign(file.envelope, rules: "0")
+        #expect(wrong.status == 2 && wrong.stdout.isEmpty && wrong.stderrLines.count == 1 && wrong.stderr.contains("2 authorization context(s)"),
+                "\(wrong.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
+        let usage = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "1",
+                                  "--verifier", file.verifier, "--context-rules", "0", file.envelope])
+        #expect(usage.status == 64 && usage.stderr.contains("--verifier needs --account"), "\(usage.stderr)")
+    }
 }

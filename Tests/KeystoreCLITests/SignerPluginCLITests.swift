@@ -112,7 +112,7 @@ import Testing
             (secretArgument, "Unknown plugin argument 'secret'"),
             (seedAsName, "looks like a secret"),
             (unknownMode, "Unknown mode"),
-            (v1Unasked, "V1 payload, which binds no address"),
+            (v1Unasked, "which binds no address"),
             (noNonce, "has no nonce"),
             (["mode": "sign_tx", "tx_env_xdr": envelope.envelope, "tx_hash": String(repeating: "a", count: 64),
               "network_passphrase": envelope.passphrase], "not the hash"),

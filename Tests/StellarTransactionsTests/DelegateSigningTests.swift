@@ -82,4 +82,17 @@ import TestFixtures
         #expect(entry.chain(to: node) == ["CAS3J7GYLGXMF6TDJBBYYSE3HQ6BBSMLNUQ34T6TZMYMW2EVH34XOWMA",
                                           "CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE"])
     }
+
+    /// What a delegate is asked through SEP-43's `signAuthEntry` (the preimage alone, e.g. in a signing agent's
+    /// prompt) says on whose behalf it signs.
+    @Test func aPreimageBoundToAnotherAddressSaysOnWhoseBehalf() throws {
+        let fixture = try #require(Self.file.entries.first { $0.name == "a delegate of a contract account" })
+        let preimage = try AuthorizationPreimage(base64: fixture.preimage)
+        let summary = SigningSummary.preimage(preimage, on: .testnet, signingAs: ("alice", Self.key.publicKey))
+        #expect(summary.text.contains("  on behalf of CAS3J7GYLGXMF6TDJBBYYSE3HQ6BBSMLNUQ34T6TZMYMW2EVH34XOWMA"))
+        #expect(!summary.text.contains { $0.contains("V1 payload") })
+        let own = SigningSummary.preimage(try AuthorizationEntry(base64: try #require(Self.file.entries.first { $0.name == "the key's own entry, with a delegate" }).entry)
+                                            .preimage(on: .testnet, expirationLedger: 5), on: .testnet, signingAs: ("alice", Self.key.publicKey))
+        #expect(!own.text.contains { $0.contains("on behalf of") })
+    }
 }

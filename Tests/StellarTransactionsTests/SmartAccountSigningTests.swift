@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
+import TestFixtures
+
+/// An OpenZeppelin smart account's entry in an envelope, signed by a key that the account lists as an
+/// `External(verifier, key)` signer: byte for byte what the reference of fixtures/make-smart-accounts.py and
+/// stellar-sdk's `authorize_entry` make (fixtures/smart-account-envelopes.json), alone or beside a cosigner's
+/// signature; and every refusal before the key signs.
+@Suite struct SmartAccountSigningTests {
+    struct File: Decodable {
+        let signer, smartAccount, verifier, network, envelope, signed, cosignedEnvelope, cosigned: String
+        let rules: [UInt32]
+        let expiration: UInt32
+    }
+    static let file = try! Fixtures.load(File.self, "smart-account-envelopes.json")
+    static let key = try! KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
+
+    func signer(rules: [UInt32] = file.rules) throws -> AuthorizationSigner {
+        try .smartAccount(Self.file.smartAccount, key: Self.key.publicKey,
+                          rules: SmartAccountRules(verifier: Self.file.verifier, contextRuleIDs: rules))
+    }
+
+    func sign(_ base64: String, rules: [UInt32] = file.rules, expiration: UInt32 = file.expiration) throws -> SignedAuthorizations {
+        let envelope = try TransactionEnvelope(base64: base64)
+        let plan = try envelope.authorizationPlan(for: try signer(rules: rules), expirationLedger: expiration)
+        return try envelope.signing(plan, on: .testnet, expirationLedger: expiration) { payload in
+            #expect(payload.contextRuleIDs == rules)
+            return Self.key.signature(for: payload.digest)
+        }
+    }
+
+    @Test func aSignatureAloneAndBesideACosignersAreTheReferences() throws {
+        let alone = try sign(Self.file.envelope)
+        #expect(alone.base64 == Self.file.signed)
+        #expect(alone.plan.toSign == [1] && alone.plan.leftAlone.map(\.number) == [2])
+        #expect(try sign(Self.file.cosignedEnvelope).base64 == Self.file.cosigned)
+        // Signed again, the credential holds this key's signature once: nothing changes.
+        #expect(try sign(Self.file.cosigned).base64 == Self.file.cosigned)
+    }
+
+    @Test func refusalsComeBeforeTheKeySigns() throws {
+        #expect(throws: AuthorizationError.contextRulesMismatch(entry: 1, contexts: 2, given: 1)) { try sign(Self.file.envelope, rules: [0]) }
+        #expect(throws: AuthorizationError.otherContextRules(entry: 1, carried: Self.file.rules)) {
+            try sign(Self.file.cosignedEnvelope, rules: [0, 4])
+        }
+        #expect(throws: AuthorizationError.expirationDiffers(entry: 1, carried: Self.file.expiration)) {
+            try sign(Self.file.cosignedEnvelope, expiration: Self.file.expiration + 1)
+        }
+        // Another contract's entries are not this account's: none to sign.
+        let elsewhere = try AuthorizationSigner.smartAccount("CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE", key: Self.key.publicKey,
+                                                             rules: SmartAccountRules(verifier: Self.file.verifier, contextRuleIDs: Self.file.rules))
+        #expect(throws: AuthorizationError.self) {
+            try TransactionEnvelope(base64: Self.file.envelope).authorizationPlan(for: elsewhere, expirationLedger: Self.file.expiration)
+        }
+        #expect(throws: AuthorizationError.notAContract(Self.key.publicKey.accountID)) {
+            try AuthorizationSigner(key: Self.key.publicKey, for: .contractAccount(Self.key.publicKey.accountID))
+        }
+    }
+
+    /// The summary names the account, the verifier, each rule with the context it is for, and that the signature
+    /// is valid only for those rules.
+    @Test func theSummarySaysWhichRulesAndForWhat() throws {
+        let envelope = try TransactionEnvelope(base64: Self.file.envelope)
+        let plan = try envelope.authorizationPlan(for: try signer(), expirationLedger: Self.file.expiration)
+        let summary = SigningSummary.authorizations(in: envelope, on: .testnet, plan: plan, expirationLedger: Self.file.expiration,
+                                                    signingAs: ("alice", Self.key.publicKey))
+        let text = summary.text.joined(separator: "\n")
+        #expect(text.contains("  signer      alice (\(Self.key.publicKey.accountID)), for \(Self.file.smartAccount)"))
+        #expect(text.contains("  as          External(\(Self.file.verifier), this key), a signer of the smart account \(Self.file.smartAccount)"))
+        #expect(text.contains("    for rules 0, 3: the signature is valid only for these rules, one per context:"))
+        #expect(text.contains("      rule 0 for CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC \"swap\""), "\(text)")
+        #expect(text.contains("      rule 3 for CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE \"transfer\""), "\(text)")
+    }
+}
