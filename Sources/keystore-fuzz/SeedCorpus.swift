@@ -122,6 +122,25 @@ enum SeedCorpus {
         for (index, entry) in preimages.cases.enumerated() { try save(.auth, "stellar-sdk-\(index)", Base64.decode(entry.preimage) ?? []) }
         for (index, entry) in preimages.envelopes.enumerated() { try save(.tx, "auth-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
 
+        // Entries with delegates (CAP-71), signed and not, as the `auth` target reads them as entries too; their
+        // envelope, and the smart-account envelopes, for the `tx` target's splicing.
+        struct Delegates: Decodable {
+            struct Entry: Decodable { var entry: String; var signed: String? }
+            struct Envelope: Decodable { var envelope, signed: String }
+            var entries: [Entry]
+            var envelopes: [Envelope]
+        }
+        let delegates = try JSONDecoder().decode(Delegates.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/delegates.json")))
+        for (index, entry) in delegates.entries.enumerated() {
+            try save(.auth, "delegates-\(index)", Base64.decode(entry.entry) ?? [])
+            if let signed = entry.signed { try save(.auth, "delegates-signed-\(index)", Base64.decode(signed) ?? []) }
+        }
+        for (index, entry) in delegates.envelopes.enumerated() { try save(.tx, "delegates-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
+        struct SmartEnvelopes: Decodable { var envelope, cosignedEnvelope: String }
+        let smartEnvelopes = try JSONDecoder().decode(SmartEnvelopes.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/smart-account-envelopes.json")))
+        try save(.tx, "smart-account-envelope", Base64.decode(smartEnvelopes.envelope) ?? [])
+        try save(.tx, "smart-account-cosigned-envelope", Base64.decode(smartEnvelopes.cosignedEnvelope) ?? [])
+
         // Every smart-account credential of the independent reference, before and after its signature, and
         // each one it refuses.
         struct SmartAccounts: Decodable {
