@@ -80,6 +80,25 @@ extension UnixSocket {
         Signer(name: try IdentityName(name), keyPair: try KeyPair(secretSeed: seed), isFromPhrase: nil)
     }
 
+    /// Issue 30, item 5: `signAuthEntry` with `contextRuleIds` signs as a smart account's signer, the same bytes
+    /// as the key here; a count of rule ids that is not one per context is refused.
+    @Test func smartAccountRuleIDsGoThroughTheAgent() throws {
+        struct Delegates: Decodable { struct Entry: Decodable { let name, preimage: String }; let entries: [Entry] }
+        let fixture = try #require(try Fixtures.load(Delegates.self, "delegates.json").entries.first { $0.name == "a delegate of a contract account" })
+        let preimage = try AuthorizationPreimage(base64: fixture.preimage)
+        #expect(preimage.contextCount == 2)
+        let running = try RunningAgent()
+        let local = try Self.signer()
+        let client = AgentClient(socketPath: running.socketPath)
+        try client.add(local, keystore: "/keys")
+        let remote = try client.signer(for: Self.address, name: local.name)
+        let payload = AuthorizationPayload(preimage: preimage, contextRuleIDs: [0, 3])
+        #expect(payload.digest != preimage.hash)
+        #expect(try remote.signAuthorization(payload, on: .testnet) == local.signAuthorization(payload, on: .testnet))
+        #expect(throws: AgentError.self) { try remote.signAuthorization(AuthorizationPayload(preimage: preimage, contextRuleIDs: [0]), on: .testnet) }
+        running.agent.waitForLog()
+    }
+
     /// Issue 30, item 2: an agent not started to allow them refuses V1 preimages (`signAuthEntry`), which bind no
     /// address, and signs V2 ones. (Failed first: it signed both.)
     @Test func v1PreimagesAreRefusedUnlessAllowed() throws {
