@@ -84,7 +84,12 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
     }
 
     public var message: String {
-        if case .signedEntryChanged = self { return "A signed authorization entry is not the entry reviewed with a signature added; nothing was sent." }
+        switch self {
+        case .signedEntryChanged: return "A signed authorization entry is not the entry reviewed with a signature added; nothing was sent."
+        case .notAContract(let address):
+            return "\(SummaryText.quoted(address)) is not a contract (C…) address; SEP-45 signs in contract accounts only."
+        default: break
+        }
         return "The sign-in challenge was refused, nothing was signed: " + reason + "."
     }
 
@@ -94,7 +99,7 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
         case .noEntries: "it has no authorization entries"
         case .otherNetwork(let passphrase, let expected):
             "the server says it is on \(SummaryText.quoted(passphrase)), not \(expected.shown) as its stellar.toml says"
-        case .notAContract(let address): "\(SummaryText.quoted(address)) is not a contract (C…) address"
+        case .notAContract, .signedEntryChanged: ""  // `message` says these whole: they are not a challenge's rule
         case .credentials(let entry, let kind): "entry \(entry)'s credentials are \(kind), not an address's"
         case .notAContractCall(let entry): "entry \(entry) does not authorize a contract call"
         case .otherContract(let entry, let contract): "entry \(entry) calls \(contract), not the web-auth contract of the stellar.toml"
@@ -127,7 +132,6 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
         case .serverEntryUnsigned: "the server's entry is not signed"
         case .serverSignatureMalformed: "the server's entry is not signed as an account signs (one public_key and signature)"
         case .notSignedByServer: "the server's entry is not signed by the server's signing key on this network"
-        case .signedEntryChanged: ""
         }
     }
 }
