@@ -11,9 +11,17 @@ package protocol Signing: Sendable {
     /// A SEP-53 message signature (64 bytes).
     func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8]
     func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction
-    func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8]
-    func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
-                            allowingNonStrict: Bool) throws -> SignedAuthorizations
+    /// The Ed25519 signature of an authorization payload's digest (`AuthorizationPayload.digest`); one for another
+    /// network is refused before the key is used.
+    func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8]
+}
+
+extension Signing {
+    /// The entries of `plan`, made for `envelope`, each signed through `signAuthorization(_:on:)`.
+    package func signAuthorizations(_ plan: AuthorizationPlan, in envelope: TransactionEnvelope, on network: StellarNetwork,
+                                    expirationLedger: UInt32) throws -> SignedAuthorizations {
+        try envelope.signing(plan, on: network, expirationLedger: expirationLedger) { try signAuthorization($0, on: network) }
+    }
 }
 
 extension Signing {

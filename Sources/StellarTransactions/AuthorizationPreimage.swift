@@ -60,6 +60,16 @@ public struct AuthorizationPreimage: Sendable {
                       + bigEndian(UInt64(signatureExpirationLedger), 4) + invocation)
     }
 
+    /// The number of authorization contexts its tree gives an account's `__check_auth`: one per invocation.
+    public var contextCount: Int {
+        func count(_ invocation: XDR.SorobanAuthorizedInvocation) -> Int { 1 + invocation.subInvocations.map(count).reduce(0, +) }
+        return count(invocation)
+    }
+
+    /// The `!!` line of a V1 preimage's summary.
+    static let notAddressBoundWarning = "this is a V1 payload: the signature binds no address, so any other address that accepts this key "
+        + "(a smart account that lists it) could replay it as its own credential (CAP-71-02)"
+
     /// What the key signs: SHA-256 of the preimage.
     public var hash: [UInt8] { bytes.withUnsafeBytes { Sodium.sha256($0) } }
 
@@ -78,12 +88,17 @@ public struct AuthorizationPreimage: Sendable {
     /// The lines after the title: who signs (`signingAs`, by name and key), what the signature binds, and the
     /// invocation tree with every argument (as a transaction summary shows an authorization entry), within the
     /// bounds of `ContractCallText`; what they leave out is added to `elided`.
-    func body(signingAs identity: (name: String, key: PublicKey)?, elided: inout [Elision]) -> [String] {
+    func body(signingAs identity: (name: String, key: PublicKey)?, contextRuleIDs: [UInt32]? = nil, elided: inout [Elision]) -> [String] {
         var lines: [String] = []
-        func add(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: 12 - name.count) + value) }
+        func add(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: max(12 - name.count, 1)) + value) }
         if let identity { add("signer", "\(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key.accountID))") }
+        if let identity, let bound = boundAddress, bound != identity.key.accountID { add("on behalf of", bound) }
         add("hash", Hex.string(hash))
         add("binds", boundAddress.map { "the address \($0) (CAP-71)" } ?? "any address whose credentials carry this nonce")
+        if let contextRuleIDs {
+            add("rules", contextRuleIDs.map(String.init).joined(separator: ", ")
+                + ": a smart account's signer's signature, valid only for these context rules (one per invocation, depth first)")
+        }
         add("nonce", String(nonce))
         add("expires", "after ledger \(signatureExpirationLedger)")
         for (depth, line) in ContractCallText.invocationLines(invocation, elided: &elided) {
@@ -95,6 +110,8 @@ public struct AuthorizationPreimage: Sendable {
 
 /// What can be wrong with an authorization preimage to sign. All are bad input.
 public enum AuthorizationError: KeystoreError, Equatable {
+    private static func list(_ numbers: [Int]) -> String { numbers.map(String.init).joined(separator: ", ") }
+
     case empty
     case tooLarge(Int)
     case notBase64
@@ -111,6 +128,25 @@ public enum AuthorizationError: KeystoreError, Equatable {
     case noEntry(for: String, asked: [String])
     /// This entry (1-based) is not strict, and that was not allowed.
     case notStrict(entry: Int)
+    /// These entries (1-based; none for a bare preimage) sign a V1 payload, which binds no address, and that was
+    /// not allowed.
+    case notAddressBound(entries: [Int])
+    /// An entry of the transaction's source account has no signature of its own.
+    case sourceAccountEntry
+    /// A delegates array of this entry is not sorted by address, or names an address twice.
+    case delegatesOutOfOrder(entry: Int)
+    /// The signer is this entry's own address and one of its delegates too.
+    case signerTwice(entry: Int)
+    /// A smart account's signature needs one rule id per authorization context of the entry's tree.
+    case contextRulesMismatch(entry: Int?, contexts: Int, given: Int)
+    /// The smart account's credential already holds signatures for other rule ids.
+    case otherContextRules(entry: Int, carried: [UInt32])
+    /// Signatures on the entry commit to the expiration ledger it carries, and another was asked.
+    case expirationDiffers(entry: Int, carried: UInt32)
+    /// No credential node of this entry is the signer's address.
+    case notForSigner(entry: Int, signer: String)
+    /// An address that must be a contract's (`C…`) is not.
+    case notAContract(String)
 
     public var message: String {
         switch self {
@@ -127,6 +163,22 @@ public enum AuthorizationError: KeystoreError, Equatable {
             "No authorization entry asks for \(address)'s signature" + (asked.isEmpty ? "; the envelope asks for none." : "; it asks for \(asked.joined(separator: ", ")).")
         case .notStrict(let entry):
             "Authorization \(entry) is not strict: its root is not this transaction's call, so its signature could be used by another transaction; nothing was signed."
+        case .notAddressBound(let entries):
+            (entries.isEmpty ? "The preimage is" : entries.count == 1 ? "Authorization \(entries[0]) is" : "Authorizations \(Self.list(entries)) are")
+                + " a V1 payload, which binds no address (CAP-71-02): its signature could be replayed as the credential of another address that accepts this key; simulate again for V2 credentials, or accept V1 explicitly. Nothing was signed."
+        case .sourceAccountEntry: "The entry is the transaction's source account's, which the transaction's own signature authorizes; nothing was signed."
+        case .delegatesOutOfOrder(let entry):
+            "Authorization \(entry) breaks CAP-71's rule that each delegates array is sorted by address with no address twice, so the network would reject it; nothing was signed."
+        case .signerTwice(let entry):
+            "In authorization \(entry) this key is both the entry's address and one of its delegates, which CAP-71 does not allow; nothing was signed."
+        case .contextRulesMismatch(let entry, let contexts, let given):
+            (entry.map { "Authorization \($0)" } ?? "The preimage") + " has \(contexts) authorization context(s), and \(given) context rule id(s) were given: a smart account needs exactly one per context, in the order of its tree; nothing was signed."
+        case .otherContextRules(let entry, let carried):
+            "Authorization \(entry) already holds signatures for context rules \(carried.map(String.init).joined(separator: ", ")), and a signature for other rules cannot join them; nothing was signed."
+        case .expirationDiffers(let entry, let carried):
+            "Authorization \(entry) already carries signatures valid through ledger \(carried), and a new expiration would void them; sign with that expiration ledger. Nothing was signed."
+        case .notForSigner(let entry, let signer): "Authorization \(entry) asks nothing of \(signer); nothing was signed."
+        case .notAContract(let address): "\(SummaryText.quoted(address)) is not a contract address (C…)."
         }
     }
 }

@@ -51,6 +51,11 @@ enum ContractCallText {
                 strictness = strict ? ", strict" : ", NOT STRICT: its root is not this call"
             }
             add("authorization \(index + 1)", .typed(credentials(entry.credentials) + strictness, SCValJSON.entry(entry, strict: strict)))
+            if case .addressWithDelegates(let credentials) = entry.credentials {
+                for (depth, delegate) in delegateLines(credentials.delegates) {
+                    add(String(repeating: "  ", count: depth) + "delegate", .plain(delegate))
+                }
+            }
             var found: [Elision] = []
             for (depth, line) in invocationLines(entry.rootInvocation, elided: &found) {
                 add(String(repeating: "  ", count: depth) + "invokes", .plain(line))
@@ -86,6 +91,15 @@ enum ContractCallText {
         case .addressV2(let credentials): return "by " + address(credentials) + " (bound to the address, CAP-71)"
         case .addressWithDelegates(let credentials):
             return "by " + address(credentials.addressCredentials) + ", with \(credentials.delegates.count) delegate signature(s)"
+        }
+    }
+
+    /// A delegate tree (CAP-71), one line per delegate with its depth, depth first: its address and whether it is
+    /// signed yet. Bounded by the entry's size, as the tree is.
+    static func delegateLines(_ delegates: [XDR.SorobanDelegateSignature], depth: Int = 0) -> [(Int, String)] {
+        delegates.flatMap { delegate -> [(Int, String)] in
+            let signed = if case .void = delegate.signature { "not signed yet" } else { "signed" }
+            return [(depth, "\(SummaryText.address(delegate.address)), \(signed)")] + delegateLines(delegate.nestedDelegates, depth: depth + 1)
         }
     }
 
@@ -130,6 +144,16 @@ enum ContractCallText {
             return "create " + created(create.contractIDPreimage, create.executable)
         case .createContractV2HostFn(let create):
             return "create " + created(create.contractIDPreimage, create.executable) + " with (" + shown(create.constructorArgs) + ")"
+        }
+    }
+
+    /// An authorization context, as a smart account's rule is chosen for it: the contract and function called,
+    /// or the contract created.
+    static func contextName(_ function: XDR.SorobanAuthorizedFunction) -> String {
+        switch function {
+        case .contractFn(let invoked): "\(SummaryText.address(invoked.contractAddress)) \(SummaryText.quoted(invoked.functionName.value))"
+        case .createContractHostFn(let create): "creating " + created(create.contractIDPreimage, create.executable)
+        case .createContractV2HostFn(let create): "creating " + created(create.contractIDPreimage, create.executable)
         }
     }
 

@@ -125,7 +125,7 @@ public struct SigningSummary: Sendable, Encodable {
     public static func authorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, plan: AuthorizationPlan,
                                       expirationLedger: UInt32, signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
         let summary = TransactionSummary(envelope, on: network)
-        return SigningSummary(kind: "authorizations", title: summary.title, warnings: summary.warnings,
+        return SigningSummary(kind: "authorizations", title: summary.title, warnings: plan.warnings + summary.warnings,
                               lines: summary.body + plan.lines(expirationLedger: expirationLedger, signingAs: signer),
                               elided: !summary.elisions.isEmpty, network: network, transaction: summary,
                               plan: (plan, expirationLedger))
@@ -133,16 +133,18 @@ public struct SigningSummary: Sendable, Encodable {
 
     /// An authorization preimage (what SEP-43's `signAuthEntry` receives): the network, who signs, what the
     /// signature binds, its expiration, and the invocation tree.
+    /// With `contextRuleIDs`: a smart account's signer's signature, valid only for those rules.
     public static func preimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork,
-                                signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
-        self.preimage(preimage, on: network, signer: signer)
+                                signingAs signer: (name: String, key: PublicKey), contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
+        self.preimage(preimage, on: network, signer: signer, contextRuleIDs: contextRuleIDs)
     }
 
     static func preimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork,
-                         signer: (name: String, key: PublicKey)?) -> SigningSummary {
+                         signer: (name: String, key: PublicKey)?, contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
         var elided: [Elision] = []
-        let lines = preimage.body(signingAs: signer, elided: &elided)
-        return SigningSummary(kind: "authorization", title: "Authorization on \(network.shown)", warnings: Elision.warnings(elided),
+        let lines = preimage.body(signingAs: signer, contextRuleIDs: contextRuleIDs, elided: &elided)
+        let unbound = preimage.boundAddress == nil ? [AuthorizationPreimage.notAddressBoundWarning] : []
+        return SigningSummary(kind: "authorization", title: "Authorization on \(network.shown)", warnings: unbound + Elision.warnings(elided),
                               lines: lines, elided: !elided.isEmpty, network: network)
     }
 

@@ -29,10 +29,14 @@ enum FuzzTarget: String, CaseIterable {
     /// `TransactionEnvelope(xdr:)`: a transaction envelope's XDR, then its summary, hash and signing.
     case tx
     /// `AuthorizationPreimage(xdr:)`: a Soroban authorization preimage (its invocation tree), then its summary
-    /// and signing.
+    /// and signing; and the same bytes as an `AuthorizationEntry(xdr:)`, signed for its own address's key, for
+    /// a delegate's, and as a smart account's signer (`SmartAccountCredential`).
     case auth
     /// `StellarTOML(_:)`: a service's stellar.toml, which `web-auth` fetches from the network.
     case toml
+    /// `SmartAccountCredential.read` and `.adding`: an OpenZeppelin smart account's credential (the signature
+    /// SCVal of its authorization entry), which the envelope to sign brings.
+    case smartaccount
     /// `AgentRequest(line:)` and the agent's answer, for each line: what any process of the user can send it.
     case agent
 
@@ -53,6 +57,7 @@ enum FuzzTarget: String, CaseIterable {
         case .tx: Self.transaction(Array(data))
         case .auth: Self.authorization(Array(data))
         case .toml: Self.stellarTOML(Array(data))
+        case .smartaccount: Self.smartAccount(Array(data))
         case .agent: Self.agentRequests(Array(data))
         }
     }
@@ -148,7 +153,7 @@ enum FuzzTarget: String, CaseIterable {
     private static func authorizations(_ envelope: TransactionEnvelope) {
         let signed: SignedAuthorizations
         do {
-            signed = try envelope.signingAuthorizations(by: signer, on: .testnet, expirationLedger: 7, allowingNonStrict: true)
+            signed = try envelope.signingAuthorizations(by: signer, on: .testnet, expirationLedger: 7, allowing: [.notStrict, .notAddressBound])
         } catch {
             return expectKeystoreError(error)
         }
@@ -156,18 +161,19 @@ enum FuzzTarget: String, CaseIterable {
         do { again = try TransactionEnvelope(xdr: signed.envelope) } catch { return check(false, "signed entries do not parse: \(error)") }
         check(again.hash(on: .testnet) != envelope.hash(on: .testnet), "signing entries left the transaction as it was")
         let before = (try? envelope.authorizationSlots()) ?? [], after = (try? again.authorizationSlots()) ?? []
-        check(before.map(\.address) == after.map(\.address) && before.map(\.nonce) == after.map(\.nonce), "signing moved an entry")
+        check(before.map(\.entry.address) == after.map(\.entry.address) && before.map(\.entry.nonce) == after.map(\.entry.nonce),
+              "signing moved an entry")
         for slot in after where signed.plan.toSign.contains(slot.number) {
-            check(Array(signed.envelope[slot.expirationOffset..<slot.expirationOffset + 4]) == [0, 0, 0, 7], "the expiration was not set")
+            check(slot.entry.signatureExpirationLedger == 7, "the expiration was not set")
         }
         // Entries left alone keep every byte.
         for (old, new) in zip(before, after) where !signed.plan.toSign.contains(old.number) {
-            check(Array(envelope.bytes[old.invocationRange]) == Array(signed.envelope[new.invocationRange])
-                  && Array(envelope.bytes[old.signatureRange]) == Array(signed.envelope[new.signatureRange]), "an entry not signed changed")
+            check(old.entry.bytes == new.entry.bytes, "an entry not signed changed")
         }
     }
 
     private static func authorization(_ bytes: [UInt8]) {
+        authorizationEntry(bytes)
         let preimage: AuthorizationPreimage
         do { preimage = try AuthorizationPreimage(xdr: bytes) } catch { return expectKeystoreError(error) }
         check(preimage.bytes == bytes, "the preimage is not kept as given")
@@ -176,13 +182,102 @@ enum FuzzTarget: String, CaseIterable {
             check(lines.allSatisfy(TerminalText.isPlain), "a summary line would reach the terminal with a control character")
             let signing = Signer(name: .default, keyPair: signer, isFromPhrase: nil)
             do {
-                let signature = try signing.signAuthorization(preimage: preimage, on: network)
+                let signature = try signing.signAuthorization(AuthorizationPayload(preimage: preimage), on: network)
                 check(preimage.networkID == network.id, "a preimage for another network was signed")
                 check(signer.publicKey.isValidSignature(signature, for: preimage.hash), "the signature does not verify")
             } catch {
                 check(error as? AuthorizationError == .otherNetwork(expected: network.shown), "signing failed: \(error)")
             }
         }
+    }
+
+    /// The smart account the fuzzer signs for: entries whose address (or a delegate's) is this contract.
+    static let smartAccount = try! StrKey(kind: .contract, payload: [UInt8](repeating: 0xC0, count: 32)).stringValue
+    static let verifier = try! StrKey(kind: .contract, payload: [UInt8](repeating: 0xED, count: 32)).stringValue
+
+    /// An entry signed for its own address's key (the fuzzer's key, top level or delegate) and for a smart account:
+    /// every node not signed keeps its bytes, the invocation too, the signed nodes hold a signature that verifies
+    /// over the payload's digest, and the result is one valid entry again.
+    private static func authorizationEntry(_ bytes: [UInt8]) {
+        let entry: AuthorizationEntry
+        do { entry = try AuthorizationEntry(xdr: bytes) } catch { return expectKeystoreError(error) }
+        check(entry.bytes == bytes, "the entry is not kept as given")
+        let rules = try? SmartAccountRules(verifier: verifier, contextRuleIDs: (0..<UInt32(min(entry.contextCount, 16))).map { $0 })
+        var signers = [AuthorizationSigner.account(signer.publicKey)]
+        if let rules, let smart = try? AuthorizationSigner.smartAccount(smartAccount, key: signer.publicKey, rules: rules) { signers.append(smart) }
+        for authorizationSigner in signers {
+            var digest: [UInt8] = []
+            let signed: AuthorizationEntry
+            do {
+                signed = try entry.signed(for: authorizationSigner, on: .testnet, expirationLedger: 7) { payload in
+                    digest = payload.digest
+                    return signer.signature(for: payload.digest)
+                }
+            } catch {
+                expectKeystoreError(error)
+                continue
+            }
+            check(signed.invocationRange.count == entry.invocationRange.count
+                  && Array(signed.bytes[signed.invocationRange]) == Array(entry.bytes[entry.invocationRange]), "signing changed the invocation")
+            check(signed.signatureExpirationLedger == 7 && signed.nonce == entry.nonce, "the expiration or the nonce is wrong")
+            check(signed.nodes.map(\.address) == entry.nodes.map(\.address), "signing moved a node")
+            for (old, new) in zip(entry.nodes, signed.nodes) {
+                let value = Array(signed.bytes[new.signatureRange])
+                guard new.address == authorizationSigner.address else {
+                    check(Array(entry.bytes[old.signatureRange]) == value, "a node not signed changed")
+                    continue
+                }
+                if authorizationSigner.rules == nil {
+                    check(value == TransactionEnvelope.accountSignature(key: signer.publicKey, signature: signer.signature(for: digest)),
+                          "a signed node does not hold the account's signature")
+                } else {
+                    let read = (try? SmartAccountCredential.read(value)).flatMap { $0 }
+                    check(read?.signers.contains { $0.kind == .external && $0.key == signer.publicKey.rawRepresentation } == true,
+                          "a signed node does not hold an AuthPayload with this key")
+                }
+            }
+        }
+    }
+
+    /// The key and verifier of fixtures/smart-accounts.json, so that seeds already signed by it reach the
+    /// "already there" paths.
+    private static let smartAccountKey = try! KeyPair(seed: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0x11) })
+    private static let smartAccountVerifier = "CBNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFUWS2LJNFU7WI"
+
+    /// A credential that reads gets this key's signature added for its own rules: the result reads back with the
+    /// same rules and the same signers, in the same order, plus this one (or, when it was there with this
+    /// signature, is the credential unchanged), and adding it again changes nothing.
+    private static func smartAccount(_ bytes: [UInt8]) {
+        let before: (contextRuleIDs: [UInt32], signers: [SmartAccountCredential.Signer])?
+        do { before = try SmartAccountCredential.read(bytes) } catch { return expectKeystoreError(error) }
+        let ids = before?.contextRuleIDs ?? [0]
+        guard let rules = try? SmartAccountRules(verifier: smartAccountVerifier, contextRuleIDs: ids) else {
+            fail("the rule ids of a credential that reads are refused: \(ids)")
+        }
+        let key = smartAccountKey
+        let signature = key.signature(for: SmartAccountCredential.digest(payload: Array(bytes.prefix(32)), contextRuleIDs: ids))
+        let added: [UInt8]
+        do {
+            added = try SmartAccountCredential.adding(signature: signature, by: key.publicKey, rules: rules, to: bytes)
+        } catch {
+            // What reads can only be refused for holding another signature by this key, or having no room.
+            switch error as? SmartAccountError {
+            case .otherSignature?, .tooManySigners?: return
+            default: fail("a credential that reads was refused: \(error)")
+            }
+        }
+        guard let after = try? SmartAccountCredential.read(added) else { fail("a signed credential does not read back") }
+        check(after.contextRuleIDs == ids, "adding a signature changed the rule ids")
+        let ours = after.signers.filter { $0.kind == .external && $0.address == smartAccountVerifier && $0.key == key.publicKey.rawRepresentation }
+        check(ours.count == 1, "the signer added is there \(ours.count) times")
+        let old = before?.signers ?? []
+        if old.contains(ours[0]) {
+            check(added == bytes, "a signature already there changed the credential")
+        } else {
+            check(after.signers.filter { $0 != ours[0] } == old, "adding a signature moved or changed another signer")
+        }
+        let again = try? SmartAccountCredential.adding(signature: signature, by: key.publicKey, rules: rules, to: added)
+        check(again == added, "adding the same signature twice changed the credential")
     }
 
     private static func session(_ bytes: [UInt8]) {

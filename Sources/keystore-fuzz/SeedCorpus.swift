@@ -122,6 +122,20 @@ enum SeedCorpus {
         for (index, entry) in preimages.cases.enumerated() { try save(.auth, "stellar-sdk-\(index)", Base64.decode(entry.preimage) ?? []) }
         for (index, entry) in preimages.envelopes.enumerated() { try save(.tx, "auth-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
 
+        // Every smart-account credential of the independent reference, before and after its signature, and
+        // each one it refuses.
+        struct SmartAccounts: Decodable {
+            struct Case: Decodable { var existing: String; var credential: String? }
+            var cases: [Case]
+            var refusals: [Case]
+        }
+        let smart = try JSONDecoder().decode(SmartAccounts.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/smart-accounts.json")))
+        for (index, entry) in smart.cases.enumerated() {
+            try save(.smartaccount, "existing-\(index)", Base64.decode(entry.existing) ?? [])
+            try save(.smartaccount, "signed-\(index)", Base64.decode(entry.credential ?? "") ?? [])
+        }
+        for (index, entry) in smart.refusals.enumerated() { try save(.smartaccount, "refused-\(index)", Base64.decode(entry.existing) ?? []) }
+
         // Agent requests as docs/AGENT.md writes them, one method per line, each seed a short conversation.
         let golden = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR"
         let requests = [

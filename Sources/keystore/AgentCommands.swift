@@ -53,7 +53,9 @@ struct AgentStart: ParsableCommand {
             at that socket (with the same --ttl and --idle), its export line is printed again. The socket is mode 0600 \
             in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
             logged with its time, method, identity and the caller's pid and executable: on standard error in the \
-            foreground, else to syslog, or to --log. Keys live only in this process's locked memory.
+            foreground, else to syslog, or to --log. Keys live only in this process's locked memory. A V1 \
+            authorization preimage (signAuthEntry), whose signature binds no address and could be replayed as the \
+            credential of another address that accepts the key (CAP-71-02), is refused unless --allow-v1.
             """)
 
     @Option(help: ArgumentHelp("Where to listen (default: $XDG_RUNTIME_DIR/keystore/agent.sock).", valueName: "path"))
@@ -81,6 +83,9 @@ struct AgentStart: ParsableCommand {
 
     @Option(help: ArgumentHelp("Append the request log to this file (mode 0600).", valueName: "path"))
     var log: String?
+
+    @Flag(name: .customLong("allow-v1"), help: "Sign V1 authorization preimages (signAuthEntry), whose signatures bind no address.")
+    var allowV1 = false
 
     // The detached agent's own: log to syslog.
     @Flag(help: .private)
@@ -112,6 +117,7 @@ struct AgentStart: ParsableCommand {
         if let terminal { options.confirm = { terminal.confirm($0) } }
         options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
         if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
+        if allowV1 { options.allowing = .notAddressBound }
         let path = try path()
         let agent = try KeystoreAgent(socketPath: path, options: options)
         if !syslog {
@@ -131,6 +137,7 @@ struct AgentStart: ParsableCommand {
         var arguments = ["agent", "start", "--foreground", "--socket", path]
         if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }
         if let idle { arguments += ["--idle", "\(idle.seconds)s"] }
+        if allowV1 { arguments.append("--allow-v1") }
         arguments += try (log.map(AgentClient.absolutePath)).map { ["--log", $0] } ?? ["--syslog"]
         let pid = try Spawn.detached(arguments: arguments)
         // Up to 5 s for it to listen; an agent that failed to start exits, and says why in its log.
@@ -152,8 +159,8 @@ struct AgentStart: ParsableCommand {
     /// so that a first run without eval can be mended, unless it holds keys longer than this command asks.
     private func reuse(at path: String) throws {
         let running = try AgentClient(socketPath: path).status()
-        guard running.ttl == ttl?.seconds, running.idle == idle?.seconds else {
-            throw AgentCommandError.runningWithOtherLimits(path, ttl: running.ttl, idle: running.idle)
+        guard running.ttl == ttl?.seconds, running.idle == idle?.seconds, running.allowsV1 == allowV1 else {
+            throw AgentCommandError.runningWithOtherLimits(path, ttl: running.ttl, idle: running.idle, allowsV1: running.allowsV1)
         }
         Console.print(AgentSocketOptions.exportLine(path))
         Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)")
@@ -243,7 +250,7 @@ struct AgentStop: ParsableCommand {
 enum AgentCommandError: CommandLineError {
     case didNotStart(String)
     case noTerminal
-    case runningWithOtherLimits(String, ttl: Int?, idle: Int?)
+    case runningWithOtherLimits(String, ttl: Int?, idle: Int?, allowsV1: Bool)
     case unsafeLog(String)
 
     var message: String {
@@ -251,9 +258,9 @@ enum AgentCommandError: CommandLineError {
         case .didNotStart(let path): "The agent did not start listening at \(TerminalText.escaped(path)); see its log (syslog, or --log)."
         case .unsafeLog(let path):
             "The log \(TerminalText.escaped(path, limit: nil)) is not a regular file of yours alone (mode 0600); nothing was written."
-        case .runningWithOtherLimits(let path, let ttl, let idle):
+        case .runningWithOtherLimits(let path, let ttl, let idle, let allowsV1):
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
-                + "--idle \(idle.map { "\($0)s" } ?? "none")); stop it first with agent stop."
+                + "--idle \(idle.map { "\($0)s" } ?? "none")\(allowsV1 ? ", --allow-v1" : "")); stop it first with agent stop."
         case .noTerminal: "--confirm and --confirm-public need a terminal to ask on, and there is none."
         }
     }

@@ -11,19 +11,27 @@ struct SignAuth: ParsableCommand {
         abstract: "Sign the Soroban authorization entries that ask for this identity, after showing what they authorize.",
         discussion: """
             Takes a simulated transaction envelope (base64 XDR) and signs each authorization entry whose \
-            credentials are this identity's account (SOROBAN_CREDENTIALS_ADDRESS, or ADDRESS_V2 of CAP-71), valid \
-            through --expiration-ledger (required: keystore has no network to ask for the current ledger, and never \
-            guesses). Prints the same envelope with those entries' expiration and signature set; every other byte \
-            is as given. Refused before any PIN is asked: an envelope that already carries signatures (new entry \
-            signatures would void them), one with no entry for this identity (exit 2, naming the addresses it asks \
-            for), and a non-strict entry (its root is not this transaction's call) unless --allow-non-strict, or the \
-            person about to type the PIN on the terminal answers yes when asked. \
-            Entries for other addresses, the source account's and entries with delegates are left as they are. \
+            credentials are this identity's account (SOROBAN_CREDENTIALS_ADDRESS, ADDRESS_V2 of CAP-71, or \
+            ADDRESS_WITH_DELEGATES, where every delegate node naming this account is signed, on behalf of the \
+            entry's address), valid through --expiration-ledger (required: keystore has no network to ask for the \
+            current ledger, and never guesses). With --account C…, the entries of that contract account instead: \
+            with --verifier and --context-rules, as an External(verifier, key) signer of an OpenZeppelin smart \
+            account (the signature is added to those already in its AuthPayload, valid only for those rules, one \
+            per context of the entry's tree, depth first); without them, with the account convention \
+            Vec[Map{public_key, signature}]. Prints the same envelope with those entries' expiration and \
+            signatures set; every other byte is as given. Refused before any PIN is asked: an envelope that already \
+            carries signatures (new entry signatures would void them), one with no entry for this identity (exit 2, \
+            naming the addresses it asks for), an entry that breaks CAP-71's delegate rules, a new expiration where \
+            the entry carries other signatures, and, unless accepted, a non-strict entry (its root is not this \
+            transaction's call; --allow-non-strict) and a V1 entry, whose signature binds no address and could be \
+            replayed as the credential of another address that accepts this key (--allow-v1; or simulate again \
+            for V2 credentials). The person about to type the PIN on the terminal may instead answer yes when asked. \
+            Entries for other addresses and the source account's are left as they are. \
             With --preimage, the input is a bare HashIDPreimage, as Freighter's and SEP-43's signAuthEntry receive \
-            it: prints the Ed25519 signature of its SHA-256 in base64 (--json: {"signedAuthEntry", \
-            "signerAddress"}); one for another network is refused. The network is required, as for sign-tx. The \
-            summary goes to standard error; --quiet drops it. With --pin-stdin and the input on standard input, \
-            the PIN is the first line.
+            it: prints the Ed25519 signature of its SHA-256 in base64 (with --context-rules, of the smart account's \
+            digest; --json: {"signedAuthEntry", "signerAddress"}); one for another network is refused, a V1 one \
+            needs --allow-v1. The network is required, as for sign-tx. The summary goes to standard error; --quiet \
+            drops it. With --pin-stdin and the input on standard input, the PIN is the first line.
             """)
 
     @OptionGroup var key: SigningKeyOptions
@@ -43,6 +51,18 @@ struct SignAuth: ParsableCommand {
     @Flag(help: "Also sign entries whose root is not this transaction's call.")
     var allowNonStrict = false
 
+    @Flag(name: .customLong("allow-v1"), help: "Also sign V1 entries and preimages, whose signatures bind no address.")
+    var allowV1 = false
+
+    @Option(help: ArgumentHelp("Sign the entries of this contract account (C…) instead of this identity's own account.", valueName: "C…"))
+    var account: String?
+
+    @Option(help: ArgumentHelp("The smart account's verifier contract that checks this key (OpenZeppelin External signer).", valueName: "C…"))
+    var verifier: String?
+
+    @Option(help: ArgumentHelp("The smart account's context rule ids, one per context of the entry's tree, depth first.", valueName: "n,…"))
+    var contextRules: String?
+
     @Flag(help: "The input is a bare HashIDPreimage, not an envelope.")
     var preimage = false
 
@@ -52,11 +72,38 @@ struct SignAuth: ParsableCommand {
     func validate() throws {
         if xdr != nil && file != nil { throw ValidationError("Give the input as an argument or --file, not both.") }
         if preimage {
+            if verifier != nil {
+                throw ValidationError("A preimage's smart-account signature depends only on its rules: give --context-rules, without --verifier.")
+            }
             if expirationLedger != nil { throw ValidationError("A preimage carries its own expiration ledger; drop --expiration-ledger.") }
             if allowNonStrict { throw ValidationError("--allow-non-strict is for an envelope's entries; a preimage has no transaction to compare with.") }
-        } else if expirationLedger == nil {
-            throw ValidationError("--expiration-ledger is required: keystore has no network to learn the current ledger, and never guesses.")
+            if account != nil { throw ValidationError("A preimage names its own address; drop --account.") }
+        } else {
+            if (verifier == nil) != (contextRules == nil) {
+                throw ValidationError("--verifier and --context-rules go together: they name the smart account's rules this key signs for.")
+            }
+            if expirationLedger == nil {
+                throw ValidationError("--expiration-ledger is required: keystore has no network to learn the current ledger, and never guesses.")
+            }
+            if verifier != nil && account == nil { throw ValidationError("--verifier needs --account, the smart account's address (C…).") }
         }
+    }
+
+    /// `--context-rules 0,1,2`.
+    private func ruleIDs() throws -> [UInt32]? {
+        guard let contextRules else { return nil }
+        let ids = contextRules.split(separator: ",", omittingEmptySubsequences: false).map { UInt32(String($0.filter { $0 != " " })) }
+        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--context-rules takes rule ids separated by commas, e.g. 0,1.")
+        }
+        return ids.compactMap { $0 }
+    }
+
+    private var allowing: AuthorizationRisks {
+        var risks: AuthorizationRisks = []
+        if allowNonStrict { risks.insert(.notStrict) }
+        if allowV1 { risks.insert(.notAddressBound) }
+        return risks
     }
 
     func run() throws {
@@ -75,12 +122,20 @@ struct SignAuth: ParsableCommand {
     /// signs), and the summary is shown there too.
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                              pinFirst: PIN?) throws {
+        var account = AuthorizationAccount.ownAccount
+        if let address = self.account {
+            if let verifier, let ids = try ruleIDs() {
+                account = .smartAccount(address, rules: try SmartAccountRules(verifier: verifier, contextRuleIDs: ids))
+            } else {
+                account = .contractAccount(address)
+            }
+        }
         let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
-                                                    allowingNonStrict: allowNonStrict))
+                                                    for: account, allowing: allowing))
         var consent: SigningConsent?
         if let needed = review.consentNeeded {
             // A person about to type the PIN may decide, having read the whole summary first; a script gets the
-            // refusal and --allow-non-strict.
+            // refusal and --allow-non-strict or --allow-v1.
             guard personIsAsked(pinFirst, review.keySource) else { throw needed.refusal }
             key.show(review)
             try confirm(needed)
@@ -109,16 +164,25 @@ struct SignAuth: ParsableCommand {
     }
 
     private func confirm(_ consent: SigningConsent) throws {
+        let flags = (consent.risks.contains(.notStrict) ? ["--allow-non-strict"] : []) + (consent.risks.contains(.notAddressBound) ? ["--allow-v1"] : [])
         let answer = try SecretInput.prompt(consent.question + " Type yes to sign it anyway: ",
-                                            asking: "a confirmation", instead: "--allow-non-strict")
+                                            asking: "a confirmation", instead: flags.joined(separator: " "))
         guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw consent.refusal }
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
-        let review = try key.review(.authorization(preimage, network: network))
-        if !quiet { key.show(review) }
+        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: try ruleIDs(), allowing: allowing))
+        var consent: SigningConsent?
+        if let needed = review.consentNeeded {
+            guard personIsAsked(pinFirst, review.keySource) else { throw needed.refusal }
+            key.show(review)
+            try confirm(needed)
+            consent = needed
+        } else if !quiet {
+            key.show(review)
+        }
         let signer = review.signer.address
-        let signature = Base64.string(try key.approve(review, alreadyRead: pinFirst))
+        let signature = Base64.string(try key.approve(review, consent: consent, alreadyRead: pinFirst))
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }
             try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: signer))

@@ -22,6 +22,8 @@ enum Hints {
         case let error as TPMError: hint(for: error)
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
         case AuthorizationError.notStrict: "to sign it anyway, add --allow-non-strict."
+        case AuthorizationError.notAddressBound: "To sign it anyway, add --allow-v1."
+        case AuthorizationError.expirationDiffers(_, let carried): "Give --expiration-ledger \(carried)."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         default: nil
         }

@@ -80,7 +80,7 @@ struct SignerPlugin {
         guard arguments.isEmpty else { throw SignerPluginError.arguments }
         let bytes = try Console.readAll(STDIN_FILENO, source: "standard input", limit: maximumRequestSize)
         let request = try Request(bytes)
-        let known: Set<String> = ["name"]
+        let known: Set<String> = ["name", "allow-v1"]
         if let unknown = request.args?.keys.first(where: { !known.contains($0) }) {
             throw SignerPluginError.unknownArgument(TerminalText.escaped(unknown))
         }
@@ -127,7 +127,11 @@ struct SignerPlugin {
             invocation: invocation)
         guard let hash = Hex.bytes(try field(request.payload, "payload")) else { throw SignerPluginError.hashMismatch }
         guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
-        let review = try key.review(.authorization(preimage, network: network, expectedHash: hash, forAddress: address))
+        // The host builds only V1 preimages, which bind no address: signed only when the user said so
+        // (`--plugin-arg keystore:allow-v1=yes`).
+        let allowing: AuthorizationRisks = request.args?["allow-v1"] == "yes" ? .notAddressBound : []
+        let review = try key.review(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
+        if review.consentNeeded != nil { throw SignerPluginError.v1NotAllowed }
         let signer = review.signer.publicKey
         key.show(review)
         let signature = try key.approve(review)
@@ -148,6 +152,8 @@ enum SignerPluginError: CommandLineError {
     case hashMismatch
     /// No session, no agent holding the key, and no terminal to type the PIN on.
     case noKey
+    /// The host asked for a V1 authorization signature, and the user did not allow V1.
+    case v1NotAllowed
 
     var message: String {
         switch self {
@@ -156,11 +162,13 @@ enum SignerPluginError: CommandLineError {
         case .unreadable(let reason): "The signer-plugin request cannot be read: \(reason)."
         case .wrongType(let field, let expected): "The request's \(field) is not \(expected)."
         case .secretArgument: "A plugin argument looks like a secret (a seed, a recovery phrase or a lockout code); it was not used. The key comes from the keystore, never from the request."
-        case .unknownArgument(let name): "Unknown plugin argument '\(name)'; the only one is name (the identity)."
+        case .unknownArgument(let name): "Unknown plugin argument '\(name)'; the known ones are name (the identity) and allow-v1 (yes)."
         case .unknownMode(let mode): "Unknown mode '\(mode)'; expected sign_tx or sign_auth."
         case .missing(let field): "The request has no \(field)."
         case .notBase64(let field): "The request's \(field) is not base64."
         case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
+        case .v1NotAllowed:
+            "The host asks for a V1 authorization signature, which binds no address (CAP-71-02): another address that accepts this key could replay it as its own credential; nothing was signed. To sign it anyway, add --plugin-arg keystore:allow-v1=yes."
         case .noKey:
             "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
         }

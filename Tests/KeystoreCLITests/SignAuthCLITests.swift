@@ -32,15 +32,38 @@ import Testing
         let home = try home()
         #expect(Self.file.signer == Self.golden.address)
         for fixture in Self.file.cases {
+            let v1 = fixture.name.hasPrefix("v1") ? ["--allow-v1"] : []
             let run = try home.run(["sign-auth", "--preimage", "--name", Self.golden.name, "--network", fixture.network,
-                                    "--pin-stdin", fixture.preimage], stdin: Self.golden.pin + "\n")
+                                    "--pin-stdin", fixture.preimage] + v1, stdin: Self.golden.pin + "\n")
             #expect(run.status == 0, "\(fixture.name): \(run.stderr)")
             #expect(run.stdout == base64(fixture.signature) + "\n", "\(fixture.name)")
             #expect(run.stderr.hasPrefix("Authorization on \(fixture.network) ("), "\(run.stderr)")
             #expect(run.stderr.contains("  signer      \(Self.golden.name) (\(Self.golden.address))"))
             #expect(run.stderr.contains("  hash        \(fixture.hash)"))
             #expect(run.stderr.contains("  invokes     "))
+            // A V1 preimage binds no address: its summary says so first.
+            #expect(run.stderr.contains("  !! this is a V1 payload") == fixture.name.hasPrefix("v1"), "\(fixture.name)")
         }
+    }
+
+    /// Issue 30, item 2: a V1 entry or preimage binds no address, so it is refused without --allow-v1, before any
+    /// PIN, with the flag in the one-line error; a V2 one needs nothing. (Failed first: V1 was signed silently.)
+    @Test func v1NeedsConsent() throws {
+        let home = try home()
+        let before = try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name)))
+        let v1 = try #require(Self.file.cases.first { $0.name.hasPrefix("v1") && $0.network == "testnet" })
+        let preimage = try home.run(["sign-auth", "--preimage", "--name", Self.golden.name, "--network", "testnet", v1.preimage])
+        #expect(preimage.status == 2 && preimage.stdout.isEmpty && preimage.stderrLines.count == 1, "\(preimage.stderr)")
+        #expect(preimage.stderr.contains("V1 payload, which binds no address") && preimage.stderr.contains("--allow-v1"), "\(preimage.stderr)")
+        let mixed = try envelope("mixed v1")
+        let entries = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
+                                    "--pin-stdin", mixed.envelope], stdin: Self.golden.pin + "\n")
+        #expect(entries.status == 2 && entries.stdout.isEmpty && entries.stderr.contains("Authorization 1 is a V1 payload"), "\(entries.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
+        let v2 = try envelope("v2")
+        let bound = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
+                                  "--pin-stdin", "--quiet", v2.envelope], stdin: Self.golden.pin + "\n")
+        #expect(bound.status == 0 && bound.stdout == v2.signed! + "\n", "\(bound.stderr)")
     }
 
     /// With --pin-stdin and the preimage on standard input, the PIN is the first line; --json names the fields
@@ -49,7 +72,7 @@ import Testing
         let home = try home()
         let fixture = Self.file.cases[1]
         let run = try home.run(["sign-auth", "--preimage", "--name", Self.golden.name, "--network", fixture.network,
-                                "--pin-stdin", "--json", "--quiet"], stdin: Self.golden.pin + "\n" + fixture.preimage + "\n")
+                                "--pin-stdin", "--json", "--quiet", "--allow-v1"], stdin: Self.golden.pin + "\n" + fixture.preimage + "\n")
         #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [String: String]
         #expect(object == ["signedAuthEntry": base64(fixture.signature), "signerAddress": Self.golden.address])
@@ -84,7 +107,7 @@ import Testing
         let home = try home()
         for fixture in Self.file.envelopes where fixture.signed != nil {
             let run = try home.run(["sign-auth", "--name", Self.golden.name, "--network", fixture.network, "--expiration-ledger",
-                                    String(fixture.expiration), "--pin-stdin"], stdin: Self.golden.pin + "\n" + fixture.envelope + "\n")
+                                    String(fixture.expiration), "--pin-stdin", "--allow-v1"], stdin: Self.golden.pin + "\n" + fixture.envelope + "\n")
             #expect(run.status == 0, "\(fixture.name): \(run.stderr)")
             #expect(run.stdout == fixture.signed! + "\n", "\(fixture.name)")
             #expect(run.stderr.hasPrefix("Transaction on testnet"), "\(run.stderr)")
@@ -95,7 +118,7 @@ import Testing
         }
         let mixed = try envelope("mixed v1")
         let json = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger",
-                                 String(mixed.expiration), "--pin-stdin", "--json", "--quiet", mixed.envelope], stdin: Self.golden.pin + "\n")
+                                 String(mixed.expiration), "--pin-stdin", "--allow-v1", "--json", "--quiet", mixed.envelope], stdin: Self.golden.pin + "\n")
         #expect(json.status == 0 && json.stderr.isEmpty, "\(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [String: Any])
         #expect(object["envelope"] as? String == mixed.signed && object["signed"] as? [Int] == [1])
@@ -125,7 +148,7 @@ import Testing
         #expect(scripted.status == 2 && scripted.stderrLines.count == 1 && scripted.stderr.contains("--allow-non-strict"), "\(scripted.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(Self.golden.name))) == before)
         let allowed = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "2000000",
-                                    "--allow-non-strict", "--pin-stdin", "--quiet", loose.envelope], stdin: Self.golden.pin + "\n")
+                                    "--allow-non-strict", "--allow-v1", "--pin-stdin", "--quiet", loose.envelope], stdin: Self.golden.pin + "\n")
         #expect(allowed.status == 0 && allowed.stdout == loose.signedNonStrict! + "\n", "\(allowed.stderr)")
     }
 
@@ -140,6 +163,8 @@ import Testing
         let signing = try home.keystore.start(arguments, terminal: yes.path)
         yes.waitFor("Type yes to sign it anyway: ")
         #expect(yes.screen.contains("NOT STRICT"), "the summary came after the question: \(yes.screen)")
+        // One question names both risks of this entry: not strict, and V1.
+        #expect(yes.screen.contains("V1 payload"), "\(yes.screen)")
         yes.type("yes")
         yes.waitFor("PIN")
         yes.type(Self.golden.pin)

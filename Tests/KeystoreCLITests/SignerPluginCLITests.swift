@@ -46,12 +46,14 @@ import Testing
     }
 
     /// The request stellar-cli's host writes for an entry, from a fixture preimage's parts.
-    static func authRequest(_ fixture: Preimages.Case, name: String = golden.name) throws -> [String: Any] {
+    /// The host builds V1 preimages only, which keystore signs when the user said so (`allow-v1`).
+    static func authRequest(_ fixture: Preimages.Case, name: String = golden.name, allowV1: Bool = true) throws -> [String: Any] {
         let preimage = try #require(Data(base64Encoded: fixture.preimage))
         let golden = try #require(Data(base64Encoded: "AAAAAAAAAADXWpgBgrEKt9VL/tPJZAc6DuFy89qmIyWvAhpo9wdRGg=="))  // SCAddress of the golden G…
         return ["mode": "sign_auth", "payload": fixture.hash, "network_passphrase": passphrases[fixture.network]!,
                 "address": golden.base64EncodedString(), "nonce": fixture.nonce, "signature_expiration_ledger": fixture.expiration,
-                "root_invocation": preimage.dropFirst(48).base64EncodedString(), "args": ["name": name]]
+                "root_invocation": preimage.dropFirst(48).base64EncodedString(),
+                "args": allowV1 ? ["name": name, "allow-v1": "yes"] : ["name": name]]
     }
 
     @Test func signAuthAnswersTheSignatureValueStellarSDKsSignatureIsIn() throws {
@@ -96,6 +98,8 @@ import Testing
         secretArgument["args"] = ["secret": "S…"]
         // A seed pasted as the identity's name is refused without being echoed.
         let seedAsName = try Self.authRequest(fixture, name: Self.golden.seed)
+        // Issue 30, item 2: without the user's word, a V1 preimage is not signed. (Failed first: it was.)
+        let v1Unasked = try Self.authRequest(fixture, allowV1: false)
         var unknownMode = try Self.authRequest(fixture)
         unknownMode["mode"] = "sign_everything"
         var noNonce = try Self.authRequest(fixture)
@@ -108,6 +112,7 @@ import Testing
             (secretArgument, "Unknown plugin argument 'secret'"),
             (seedAsName, "looks like a secret"),
             (unknownMode, "Unknown mode"),
+            (v1Unasked, "V1 payload, which binds no address"),
             (noNonce, "has no nonce"),
             (["mode": "sign_tx", "tx_env_xdr": envelope.envelope, "tx_hash": String(repeating: "a", count: 64),
               "network_passphrase": envelope.passphrase], "not the hash"),

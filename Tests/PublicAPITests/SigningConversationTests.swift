@@ -107,9 +107,19 @@ import StellarTransactions
         #expect(throws: AuthorizationError.otherNetwork(expected: StellarNetwork.public.shown)) {
             _ = try keystore.review(.authorization(preimage, network: .public), as: "alice")
         }
+        // A V1 preimage binds no address: the review asks for consent, and approving without it signs nothing.
+        let unconsented = try keystore.review(.authorization(preimage, network: .testnet), as: "alice")
+        #expect(unconsented.consentNeeded?.risks == .notAddressBound)
+        do {
+            _ = try unconsented.approve { try PIN(Self.pin) }
+            Issue.record("a V1 preimage was signed without consent")
+        } catch let error as AuthorizationError {
+            #expect(error == .notAddressBound(entries: []))
+        }
         let review = try keystore.review(.authorization(preimage, network: .testnet), as: "alice")
         let address = review.signer.address
-        let signature = try review.approve { try PIN(Self.pin) }
+        let consent = review.consentNeeded
+        let signature = try review.approve(consent: consent) { try PIN(Self.pin) }
         #expect(try PublicKey(accountID: address).isValidSignature(signature, for: preimage.hash))
     }
 

@@ -32,12 +32,12 @@ final class RunningAgent: @unchecked Sendable {
     }
 
     init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
-         confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120) throws {
+         confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120, allowing: AuthorizationRisks = []) throws {
         let clock = clock, lines = logLines
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         agent = try KeystoreAgent(socketPath: directory.path + "/run/agent.sock", options: .init(
             ttl: ttl, idle: idle, confirm: confirm, confirmationScope: confirmationScope, confirmationTimeout: confirmationTimeout,
-            log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1))
+            log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1, allowing: allowing))
         let agent = agent, done = done
         Thread.detachNewThread {
             agent.run()
@@ -80,10 +80,33 @@ extension UnixSocket {
         Signer(name: try IdentityName(name), keyPair: try KeyPair(secretSeed: seed), isFromPhrase: nil)
     }
 
+    /// Issue 30, item 2: an agent not started to allow them refuses V1 preimages (`signAuthEntry`), which bind no
+    /// address, and signs V2 ones. (Failed first: it signed both.)
+    @Test func v1PreimagesAreRefusedUnlessAllowed() throws {
+        struct Preimages: Decodable { struct Case: Decodable { let name, network, preimage: String }; let cases: [Case] }
+        let cases = try Fixtures.load(Preimages.self, "auth-preimages.json").cases
+        let running = try RunningAgent()
+        let local = try Self.signer()
+        let client = AgentClient(socketPath: running.socketPath)
+        try client.add(local, keystore: "/keys")
+        let remote = try client.signer(for: Self.address, name: local.name)
+        for fixture in cases {
+            let payload = AuthorizationPayload(preimage: try AuthorizationPreimage(base64: fixture.preimage))
+            let network = try StellarNetwork(named: fixture.network)
+            if fixture.name.hasPrefix("v1") {
+                #expect(throws: AgentError.self, "\(fixture.name)") { try remote.signAuthorization(payload, on: network) }
+            } else {
+                #expect(try remote.signAuthorization(payload, on: network) == local.signAuthorization(payload, on: network), "\(fixture.name)")
+            }
+        }
+        running.agent.waitForLog()
+    }
+
     /// Each method through the agent gives the bytes the key gives here: payload, SEP-53 message, every envelope
     /// of fixtures/tx-envelopes.json, and every authorization preimage and envelope of fixtures/auth-preimages.json.
     @Test func everySignatureThroughTheAgentIsTheLocalOne() throws {
-        let running = try RunningAgent()
+        // Started to sign V1 preimages too, so that every fixture goes through it.
+        let running = try RunningAgent(allowing: .notAddressBound)
         let local = try Self.signer()
         let client = AgentClient(socketPath: running.socketPath)
         try client.add(local, keystore: "/keys")
@@ -112,7 +135,8 @@ extension UnixSocket {
         for entry in authorizations.cases {
             let preimage = try AuthorizationPreimage(base64: entry.preimage)
             let network = try StellarNetwork(named: entry.network)
-            #expect(try remote.signAuthorization(preimage: preimage, on: network) == local.signAuthorization(preimage: preimage, on: network))
+            let payload = AuthorizationPayload(preimage: preimage)
+            #expect(try remote.signAuthorization(payload, on: network) == local.signAuthorization(payload, on: network))
         }
         func outcome(_ sign: () throws -> SignedAuthorizations) -> String {
             do { return Base64.string(try sign().envelope) } catch { return "refused: \(error)" }
@@ -121,8 +145,12 @@ extension UnixSocket {
         for entry in authorizations.envelopes {
             let envelope = try TransactionEnvelope(base64: entry.envelope)
             let network = try StellarNetwork(named: entry.network)
-            let mine = outcome { try local.signAuthorizations(in: envelope, on: network, expirationLedger: entry.expiration, allowingNonStrict: true) }
-            let theirs = outcome { try remote.signAuthorizations(in: envelope, on: network, expirationLedger: entry.expiration, allowingNonStrict: true) }
+            func signEntries(by key: any Signing) throws -> SignedAuthorizations {
+                let plan = try envelope.authorizationPlan(for: .account(key.publicKey), expirationLedger: entry.expiration)
+                return try key.signAuthorizations(plan, in: envelope, on: network, expirationLedger: entry.expiration)
+            }
+            let mine = outcome { try signEntries(by: local) }
+            let theirs = outcome { try signEntries(by: remote) }
             #expect(mine == theirs, "\(entry.name)")
             if !mine.hasPrefix("refused") { signed += 1 }
         }

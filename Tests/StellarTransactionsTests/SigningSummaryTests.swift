@@ -220,7 +220,7 @@ extension SigningSummaryTests {
     /// JSON carries the plan.
     @Test func authorizationsFollowTheTransactionWithThePlan() throws {
         let envelope = try envelope(call: execute(SCValBytes.u32(1)))
-        let plan = try envelope.authorizationPlan(for: alice)
+        let plan = try envelope.authorizationPlan(for: .account(alice), expirationLedger: 77)
         let summary = SigningSummary.authorizations(in: envelope, on: .testnet, plan: plan, expirationLedger: 77, signingAs: signer)
         let transaction = SigningSummary.transaction(envelope, on: .testnet, signingAs: nil)
         #expect(Array(summary.lines.prefix(transaction.lines.count)) == transaction.lines)

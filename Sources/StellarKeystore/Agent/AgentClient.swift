@@ -73,6 +73,8 @@ public final class AgentClient: Sendable {
         public let ttl: Int?
         public let idle: Int?
         public let confirms: Bool
+        /// It signs V1 authorization preimages (`KeystoreAgent.Options.allowing`).
+        public let allowsV1: Bool
     }
 
     public func status() throws -> Status {
@@ -80,7 +82,7 @@ public final class AgentClient: Sendable {
         guard let pid, let keys = result["keys"]?.integer(as: Int.self),
               case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks keys or confirm") }
         return Status(pid: Int(pid), keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
-                      confirms: confirms)
+                      confirms: confirms, allowsV1: result["allowV1"] == .boolean(true))
     }
 
     public func keys() throws -> [KeystoreAgent.KeyInfo] {
@@ -300,17 +302,14 @@ package struct AgentSigner: Signing {
         }
     }
 
-    package func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
-        try preimage.check(on: network)
-        let result = try client.call(.signAuthEntry, [("authEntry", .string(Base64.string(preimage.bytes))),
-                                                      ("networkPassphrase", .string(network.passphrase)),
-                                                      ("address", .string(address))])
-        return try signature(result, "signedAuthEntry") { publicKey.isValidSignature($0, for: preimage.hash) }
-    }
-
-    package func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
-                                   allowingNonStrict: Bool) throws -> SignedAuthorizations {
-        try envelope.signingAuthorizations(by: publicKey, on: network, expirationLedger: expirationLedger,
-                                           allowingNonStrict: allowingNonStrict) { try signAuthorization(preimage: $0, on: network) }
+    /// SEP-43's `signAuthEntry`, with `contextRuleIds` when the key signs for a smart account: the agent shows
+    /// the preimage and signs its digest; the signature is checked against that digest here.
+    package func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8] {
+        try payload.preimage.check(on: network)
+        var parameters: [(String, AgentJSON)] = [("authEntry", .string(Base64.string(payload.preimage.bytes))),
+                                                 ("networkPassphrase", .string(network.passphrase)), ("address", .string(address))]
+        if let ids = payload.contextRuleIDs { parameters.append(("contextRuleIds", .array(ids.map { .integer(Int($0)) }))) }
+        let result = try client.call(.signAuthEntry, parameters)
+        return try signature(result, "signedAuthEntry") { publicKey.isValidSignature($0, for: payload.digest) }
     }
 }

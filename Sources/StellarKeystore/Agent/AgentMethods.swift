@@ -65,7 +65,9 @@ extension KeystoreAgent {
             let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
-            let (signature, key) = try signing(.authorization(preimage, network: network), for: try request.string("address"), by: peer)
+            let rules = try request.ruleIDs("contextRuleIds")
+            let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing),
+                                               for: try request.string("address"), by: peer)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:
             let listed = heldKeys().map { key -> AgentJSON in
@@ -78,6 +80,7 @@ extension KeystoreAgent {
             return (.object([("pid", .integer(Int(getpid()))), ("socket", .string(socketPath)), ("keys", .integer(heldKeys().count)),
                              ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
                              ("confirm", .boolean(options.confirm != nil)),
+                             ("allowV1", .boolean(options.allowing.contains(.notAddressBound))),
                              ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
                              ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
         case .lock:
@@ -102,7 +105,10 @@ extension KeystoreAgent {
         var checked: Error?
         let key = try approved(address, by: peer, network: request.network) { key in
             do {
-                let summary = try SigningKey(holding: key.signer).review(request).summary
+                let review = try SigningKey(holding: key.signer).review(request)
+                // A consent the agent was not started to give is refused before anyone is asked.
+                if let needed = review.consentNeeded { throw needed.refusal }
+                let summary = review.summary
                 return Shown(lines: summary.text, network: summary.network, isElided: summary.isElided)
             } catch {
                 checked = error

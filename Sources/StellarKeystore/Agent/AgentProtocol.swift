@@ -84,6 +84,27 @@ public struct AgentRequest: Sendable {
         return bytes
     }
 
+    /// An array of smart-account context rule ids (each 0 to 2³²−1), at most `SmartAccountCredential.maximumContextRules`;
+    /// nil when absent.
+    func ruleIDs(_ key: String) throws(Refusal) -> [UInt32]? {
+        switch params[key] {
+        case nil, .null?: return nil
+        case .array(let elements)?:
+            guard !elements.isEmpty, elements.count <= SmartAccountCredential.maximumContextRules else {
+                throw Refusal(id: id, message: "'\(key)' must hold 1 to \(SmartAccountCredential.maximumContextRules) rule ids")
+            }
+            var ids: [UInt32] = []
+            for element in elements {
+                guard case .integer(let digits) = element, let value = UInt32(digits) else {
+                    throw Refusal(id: id, message: "'\(key)' must hold whole numbers from 0 to 4294967295")
+                }
+                ids.append(value)
+            }
+            return ids
+        case let other?: throw Refusal(id: id, message: "'\(key)' is \(other.kind.rawValue), not an array of rule ids")
+        }
+    }
+
     /// A whole number of seconds from 1 to a day; nil when absent.
     func seconds(_ key: String) throws(Refusal) -> Int? {
         switch params[key] {

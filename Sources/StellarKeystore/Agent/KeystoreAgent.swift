@@ -47,11 +47,15 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var requestTimeout: Int32
         /// Connections served at once; one more is closed as soon as it is accepted.
         public var maximumConnections: Int
+        /// The risks of authorization signatures the agent accepts for every caller; by default none, so that a
+        /// V1 preimage (`signAuthEntry`), which binds no address, is refused.
+        public var allowing: AuthorizationRisks
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,
                     log: @escaping @Sendable (String) -> Void = { _ in }, now: @escaping @Sendable () -> Double = KeystoreAgent.monotonicSeconds,
-                    requestTimeout: Int32 = 10, maximumConnections: Int = 64) {
+                    requestTimeout: Int32 = 10, maximumConnections: Int = 64, allowing: AuthorizationRisks = []) {
+            self.allowing = allowing
             self.ttl = ttl
             self.idle = idle
             self.confirm = confirm

@@ -33,14 +33,8 @@ struct CheckedKey: Signing {
         try envelope.signed(by: publicKey, hash: hash) { hash in try sign(hash) }
     }
 
-    func signAuthorization(preimage: AuthorizationPreimage, on network: StellarNetwork) throws -> [UInt8] {
-        try preimage.check(on: network)
-        return try sign(preimage.hash)
-    }
-
-    func signAuthorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
-                            allowingNonStrict: Bool) throws -> SignedAuthorizations {
-        try envelope.signingAuthorizations(by: publicKey, on: network, expirationLedger: expirationLedger,
-                                           allowingNonStrict: allowingNonStrict) { try sign($0.hash) }
+    func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8] {
+        try payload.preimage.check(on: network)
+        return try sign(payload.digest)
     }
 }

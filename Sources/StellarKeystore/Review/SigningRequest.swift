@@ -9,8 +9,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
         case payload([UInt8])
         case message([UInt8])
         case transaction(TransactionEnvelope, StellarNetwork)
-        case authorizations(TransactionEnvelope, StellarNetwork, expirationLedger: UInt32, allowingNonStrict: Bool)
-        case preimage(AuthorizationPreimage, StellarNetwork)
+        case authorizations(TransactionEnvelope, StellarNetwork, expirationLedger: UInt32, account: AuthorizationAccount,
+                            allowing: AuthorizationRisks)
+        case preimage(AuthorizationPreimage, StellarNetwork, contextRuleIDs: [UInt32]?, allowing: AuthorizationRisks)
         case signIn(WebAuthChallenge, clientDomainIdentity: IdentityName?)
         case batch(SigningBatch.Kind)
     }
@@ -29,7 +30,7 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     public var network: StellarNetwork? {
         switch content {
         case .payload, .message: nil
-        case .transaction(_, let network), .authorizations(_, let network, _, _), .preimage(_, let network): network
+        case .transaction(_, let network), .authorizations(_, let network, _, _, _), .preimage(_, let network, _, _): network
         case .signIn(let challenge, _): challenge.expectation.network
         case .batch(let kind): if case .transactions(let network) = kind { network } else { nil }
         }
@@ -48,15 +49,19 @@ extension SigningRequest where Signed == [UInt8] {
         Self(content: .message(bytes)) { key, _, _ in try key.signMessage(bytes) }
     }
 
-    /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256.
-    /// One for another network than `network` is refused by the review. A caller that was told what to sign by
+    /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256,
+    /// or with `contextRuleIDs`, a smart account's signer's signature for those rules (`AuthorizationPayload`).
+    /// One for another network is refused by the review; a V1 preimage, which binds no address, needs
+    /// `.notAddressBound` in `allowing` or the consent the review asks for. A caller that was told what to sign by
     /// a host (stellar-cli's signer plugins) passes what it was told: `expectedHash`, the preimage's SHA-256, and
     /// `forAddress`, the `SCAddress` XDR the signature is for, which must be the key's account; the review
     /// refuses a request whose parts disagree.
-    public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork, expectedHash: [UInt8]? = nil,
+    public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork, contextRuleIDs: [UInt32]? = nil,
+                                     allowing: AuthorizationRisks = [], expectedHash: [UInt8]? = nil,
                                      forAddress address: [UInt8]? = nil) -> Self {
-        Self(content: .preimage(preimage, network), expectedHash: expectedHash, address: address) { key, _, _ in
-            try key.signAuthorization(preimage: preimage, on: network)
+        Self(content: .preimage(preimage, network, contextRuleIDs: contextRuleIDs, allowing: allowing),
+             expectedHash: expectedHash, address: address) { key, _, _ in
+            try key.signAuthorization(AuthorizationPayload(preimage: preimage, contextRuleIDs: contextRuleIDs), on: network)
         }
     }
 
@@ -83,14 +88,17 @@ extension SigningRequest where Signed == SignedTransaction {
 }
 
 extension SigningRequest where Signed == SignedAuthorizations {
-    /// The Soroban authorization entries of `envelope` that ask for the key's account, valid through
-    /// `expirationLedger`. An entry that is not strict (its root is not the transaction's own call) needs consent:
-    /// `allowingNonStrict`, or the consent the review asks for (`SigningReview.consentNeeded`).
+    /// The Soroban authorization entries of `envelope` that ask for `account` (the key's own by default: its
+    /// entries and the delegate nodes that name it), valid through `expirationLedger`. The risks an entry carries
+    /// (not strict; a V1 payload, bound to no address) are accepted in `allowing`, or by the consent the review
+    /// asks for (`SigningReview.consentNeeded`).
     public static func authorizations(in envelope: TransactionEnvelope, network: StellarNetwork, expirationLedger: UInt32,
-                                      allowingNonStrict: Bool = false) -> Self {
-        Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, allowingNonStrict: allowingNonStrict)) { key, _, _ in
-            // The review found the consent a non-strict entry needs, or refused.
-            try key.signAuthorizations(in: envelope, on: network, expirationLedger: expirationLedger, allowingNonStrict: true)
+                                      for account: AuthorizationAccount = .ownAccount, allowing: AuthorizationRisks = []) -> Self {
+        Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, account: account, allowing: allowing)) { key, _, _ in
+            // The review checked every entry and found the consent its risks need, or refused.
+            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(key: key.publicKey, for: account),
+                                                      expirationLedger: expirationLedger)
+            return try key.signAuthorizations(plan, in: envelope, on: network, expirationLedger: expirationLedger)
         }
     }
 }

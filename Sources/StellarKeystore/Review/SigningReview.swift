@@ -22,7 +22,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
     public let signer: SigningKey
     /// What a person must see before approving, rendered one way everywhere.
     public let summary: SigningSummary
-    /// A consent the request needs beyond a PIN (an authorization entry that is not strict); `approve` refuses
+    /// A consent the request needs beyond a PIN (an authorization that is not strict, or binds no address); `approve` refuses
     /// without it.
     public let consentNeeded: SigningConsent?
     let request: SigningRequest<Signed>
@@ -45,16 +45,13 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .transaction(let envelope, let network):
             if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
             summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now) }
-        case .authorizations(let envelope, let network, let expirationLedger, let allowingNonStrict):
-            let plan: AuthorizationPlan
-            do {
-                plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: allowingNonStrict)
-            } catch AuthorizationError.notStrict {
-                plan = try envelope.authorizationPlan(for: key.publicKey, allowingNonStrict: true)
-                consent = SigningConsent.nonStrictAuthorizations(entries: plan.notStrict)
-            }
+        case .authorizations(let envelope, let network, let expirationLedger, let account, let allowing):
+            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(key: key.publicKey, for: account),
+                                                      expirationLedger: expirationLedger)
+            consent = SigningConsent(needed: plan.risks.subtracting(allowing), notStrict: plan.notStrict,
+                                     notAddressBound: plan.notAddressBound)
             summary = { .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs) }
-        case .preimage(let preimage, let network):
+        case .preimage(let preimage, let network, let contextRuleIDs, let allowing):
             // A preimage for another network is never summarised as if it were for this one.
             try preimage.check(on: network)
             if let expected = request.expectedHash, expected != preimage.hash { throw ReviewError.hashMismatch }
@@ -62,7 +59,13 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             if let address = request.address, address != [0, 0, 0, 0, 0, 0, 0, 0] + key.publicKey.rawRepresentation {
                 throw ReviewError.notThisAddress
             }
-            summary = { .preimage(preimage, on: network, signingAs: signingAs) }
+            if let contextRuleIDs, contextRuleIDs.count != preimage.contextCount {
+                throw AuthorizationError.contextRulesMismatch(entry: nil, contexts: preimage.contextCount, given: contextRuleIDs.count)
+            }
+            if preimage.boundAddress == nil && !allowing.contains(.notAddressBound) {
+                consent = SigningConsent(needed: .notAddressBound, notStrict: [], notAddressBound: [])
+            }
+            summary = { .preimage(preimage, on: network, signingAs: signingAs, contextRuleIDs: contextRuleIDs) }
         case .signIn(let challenge, let clientDomainIdentity):
             if case .agent = key.holder { throw ReviewError.signInThroughAgent }
             guard key.address == challenge.expectation.clientAccount else {
@@ -173,27 +176,43 @@ public enum ReviewError: KeystoreError, Equatable {
     }
 }
 
-/// What a person must agree to, in words, besides the summary.
-public enum SigningConsent: Sendable, Equatable {
-    /// These authorization entries (1-based) are not strict: their root is not the transaction's own call, so
-    /// their signatures could be used by another transaction. Consent covers every one of them.
-    case nonStrictAuthorizations(entries: [Int])
+/// What a person must agree to, in words, besides the summary: the risks of authorization signatures
+/// (`AuthorizationRisks`) that were not accepted when the request was made.
+public struct SigningConsent: Sendable, Equatable {
+    /// The risks agreed to.
+    public let risks: AuthorizationRisks
+    /// The entries (1-based) each risk concerns; none for a bare preimage.
+    public let notStrict: [Int]
+    public let notAddressBound: [Int]
 
-    public var question: String {
-        switch self {
-        case .nonStrictAuthorizations(let entries) where entries.count == 1:
-            "Authorization \(entries[0]) is not strict: its root is not this transaction's call, so its signature could be used by another transaction."
-        case .nonStrictAuthorizations(let entries):
-            "Authorizations \(entries.map(String.init).joined(separator: ", ")) are not strict: their root is not this transaction's call, so their signatures could be used by another transaction."
-        }
+    /// nil when `needed` is empty.
+    init?(needed: AuthorizationRisks, notStrict: [Int], notAddressBound: [Int]) {
+        guard !needed.isEmpty else { return nil }
+        risks = needed
+        self.notStrict = needed.contains(.notStrict) ? notStrict : []
+        self.notAddressBound = needed.contains(.notAddressBound) ? notAddressBound : []
     }
-}
 
-extension SigningConsent {
-    /// The error of a request whose consent was not given.
-    public var refusal: KeystoreError {
-        switch self {
-        case .nonStrictAuthorizations(let entries): AuthorizationError.notStrict(entry: entries.first ?? 0)
+    /// One sentence per risk, for a person to answer yes to.
+    public var question: String {
+        var sentences: [String] = []
+        func entries(_ numbers: [Int], _ one: String, _ many: String) -> String {
+            numbers.count == 1 ? "Authorization \(numbers[0]) \(one)" : "Authorizations \(numbers.map(String.init).joined(separator: ", ")) \(many)"
         }
+        if risks.contains(.notStrict) {
+            sentences.append(entries(notStrict, "is not strict: its root is not this transaction's call, so its signature could be used by another transaction.",
+                                     "are not strict: their root is not this transaction's call, so their signatures could be used by another transaction."))
+        }
+        if risks.contains(.notAddressBound) {
+            let subject = notAddressBound.isEmpty ? "The preimage is a V1 payload" : entries(notAddressBound, "is a V1 payload", "are V1 payloads")
+            sentences.append(subject + ", which binds no address: another address that accepts this key could replay the signature as its own credential (CAP-71-02).")
+        }
+        return sentences.joined(separator: " ")
+    }
+
+    /// The error of a request whose consent was not given: its first risk's.
+    public var refusal: KeystoreError {
+        if risks.contains(.notStrict), let first = notStrict.first { return AuthorizationError.notStrict(entry: first) }
+        return AuthorizationError.notAddressBound(entries: notAddressBound)
     }
 }
