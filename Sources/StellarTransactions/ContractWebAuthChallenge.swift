@@ -83,8 +83,9 @@ public struct ContractWebAuthChallenge: Sendable {
     public let expirationLedger: UInt32
     /// The same for the client domain's entry.
     public let clientDomainExpirationLedger: UInt32?
-    /// Whether the account's entry binds its address into what is signed (`…_ADDRESS_V2`, CAP-71).
-    public let isAddressBound: Bool
+    /// The entries the client signs (1-based: the account's, the client domain's) whose credentials are V1
+    /// (`…_ADDRESS`): their signatures bind no address (CAP-71-02), unlike `…_ADDRESS_V2`'s.
+    public let notAddressBound: [Int]
 
     /// Checks `base64` (the answer's `authorization_entries`) against `expectation`. `serverNetworkPassphrase`
     /// is the answer's `network_passphrase`, if the server sent one.
@@ -155,7 +156,7 @@ public struct ContractWebAuthChallenge: Sendable {
         self.serverExpirationLedger = slots[server].expirationLedger
         self.expirationLedger = slots[account].expirationLedger
         self.clientDomainExpirationLedger = domain.map { slots[$0].expirationLedger }
-        self.isAddressBound = slots[account].isAddressBound
+        self.notAddressBound = ([account] + (domain.map { [$0] } ?? [])).filter { !slots[$0].isAddressBound }.map { $0 + 1 }.sorted()
     }
 
     /// The `SorobanAuthorizationEntries` to send back: the server's entries as they came, with the account's entry

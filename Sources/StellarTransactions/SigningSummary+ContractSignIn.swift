@@ -4,8 +4,8 @@ extension SigningSummary {
     /// A SEP-45 challenge that passed its checks (`ContractWebAuthChallenge`): the service, the contract account
     /// and the key signing on its behalf, how the account reads the signature (`signer`: the account convention,
     /// or a smart account's verifier and rules), the server, the contract whose `web_auth_verify` is authorized,
-    /// the network, the nonce, the ledger through which the signature is valid, and the client domain. A V1 entry,
-    /// which binds no address, is a warning.
+    /// the network, the nonce, the ledger through which the signature is valid, and the client domain. A V1 entry
+    /// to sign, which binds no address, is a warning.
     public static func contractSignIn(_ challenge: ContractWebAuthChallenge, as signer: AuthorizationSigner,
                                       signingAs identity: (name: String, key: PublicKey)) -> SigningSummary {
         let expectation = challenge.expectation
@@ -31,7 +31,7 @@ extension SigningSummary {
         }
         return SigningSummary(kind: "contract-sign-in",
                               title: "Sign in to \(quoted(expectation.homeDomain)) as \(expectation.clientAccount)",
-                              warnings: challenge.isAddressBound ? [] : [AuthorizationPreimage.notAddressBoundWarning],
+                              warnings: challenge.notAddressBound.isEmpty ? [] : [AuthorizationPreimage.notAddressBoundWarning],
                               lines: lines, elided: false, network: expectation.network)
     }
 }

@@ -117,6 +117,19 @@ import TestFixtures
         #expect(Base64.string(try again.approve(consent: needed) { pin }) == fixture.signed!.entries)
     }
 
+    /// The client domain's entry alone is V1: its signature too binds no address, and needs the same consent.
+    @Test func aV1ClientDomainEntryNeedsConsentToo() throws {
+        let fixture = Self.named("valid-client-domain-v1-entry")
+        let challenge = try challenge(fixture)
+        let request = SigningRequest<[UInt8]>.contractSignIn(challenge, as: try .contractAccount(fixture.clientAccount, key: key),
+                                                             clientDomainIdentity: "domain")
+        let review = try keystore.review(request, as: "alice")
+        let consentNeeded = review.consentNeeded
+        let needed = try #require(consentNeeded)
+        #expect(needed.notAddressBound == [try #require(challenge.clientDomainEntry) + 1])
+        #expect(Base64.string(try review.approve(consent: needed, pinFor: { _ in pin })) == fixture.signed!.entries)
+    }
+
     @Test func theSummaryNamesTheSmartAccountsSignerAndRules() throws {
         let fixture = Self.named("valid")
         let review = try keystore.review(.contractSignIn(try challenge(fixture), as: try .smartAccount(fixture.clientAccount, key: key,

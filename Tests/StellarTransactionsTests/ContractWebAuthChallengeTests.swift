@@ -54,7 +54,8 @@ extension ContractWebAuthChallengeFixtures.Case {
         let challenge = try fixture.verify()
         #expect(challenge.nonce == Array(Self.fixtures.nonce.utf8))
         #expect(challenge.expirationLedger == Self.fixtures.expirationLedger && challenge.serverExpirationLedger == Self.fixtures.expirationLedger)
-        #expect(challenge.isAddressBound == (fixture.name != "valid-v1"))
+        let v1 = fixture.name == "valid-v1" ? [challenge.clientEntry] : fixture.name.hasSuffix("v1-entry") ? [challenge.clientDomainEntry!] : []
+        #expect(challenge.notAddressBound == v1.map { $0 + 1 })
         #expect(challenge.entries.count == (fixture.clientDomain == nil ? 2 : 3))
         #expect((challenge.clientDomainEntry != nil) == (fixture.clientDomain != nil))
         #expect(Set([challenge.serverEntry, challenge.clientEntry] + (challenge.clientDomainEntry.map { [$0] } ?? [])).count == challenge.entries.count)

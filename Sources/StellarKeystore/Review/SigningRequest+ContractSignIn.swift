@@ -32,7 +32,7 @@ extension SigningReview {
     /// signs for the challenge's account with this identity's key, and its rules (a smart account's) are one per
     /// authorization context; the client domain's identity is given exactly when the challenge carries a client
     /// domain, holds that domain's key, and is ready for its PIN. The identity to open for the client domain, and
-    /// the consent V1 entries need when `allowing` does not accept them.
+    /// the consent its V1 entries need (`ContractWebAuthChallenge.notAddressBound`) when `allowing` does not accept them.
     static func checkContractSignIn(_ challenge: ContractWebAuthChallenge, as signer: AuthorizationSigner,
                                     clientDomainIdentity: IdentityName?, allowing: AuthorizationRisks,
                                     key: SigningKey) throws -> (clientDomain: IdentityName?, consent: SigningConsent?) {
@@ -43,9 +43,9 @@ extension SigningReview {
             throw AuthorizationError.contextRulesMismatch(entry: challenge.clientEntry + 1, contexts: entry.contextCount,
                                                           given: rules.contextRuleIDs.count)
         }
-        let v1 = [challenge.clientEntry, challenge.clientDomainEntry].compactMap { $0 }.map { $0 + 1 }.sorted()
-        let consent = challenge.isAddressBound || allowing.contains(.notAddressBound)
-            ? nil : SigningConsent(needed: .notAddressBound, notStrict: [], notAddressBound: v1)
+        let consent = allowing.contains(.notAddressBound)
+            ? nil : SigningConsent(needed: challenge.notAddressBound.isEmpty ? [] : .notAddressBound, notStrict: [],
+                                   notAddressBound: challenge.notAddressBound)
         switch (challenge.expectation.clientDomain, clientDomainIdentity) {
         case (nil, nil): return (nil, consent)
         case (let domain?, let name?):
