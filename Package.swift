@@ -18,8 +18,8 @@ let package = Package(
         .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
         // TPM-bound vaults on Linux: plugs a TPM into StellarKeystore's vaults.
         .library(name: "StellarKeystoreTPM", targets: ["StellarKeystoreTPM"]),
-        // SEP-10 sign-in over HTTPS (libcurl, loaded when used). An app with its own HTTP client needs only
-        // StellarKeystore: the checks are `WebAuthChallenge`, in StellarTransactions.
+        // SEP-10 and SEP-45 sign-in over HTTPS (libcurl, loaded when used). An app with its own HTTP client needs
+        // only StellarKeystore: the checks are `WebAuthChallenge` and `ContractWebAuthChallenge`, in StellarTransactions.
         .library(name: "StellarWebAuth", targets: ["StellarWebAuth"]),
         .executable(name: "keystore", targets: ["keystore"]),
     ],
@@ -50,7 +50,7 @@ let package = Package(
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
         .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
-        // SEP-10 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
+        // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
         .executableTarget(
             name: "keystore",

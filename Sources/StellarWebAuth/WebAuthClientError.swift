@@ -1,8 +1,8 @@
 import StellarKeys
 import StellarText
 
-/// What can go wrong between keystore and a SEP-10 server, other than a challenge that breaks a rule
-/// (`WebAuthError`).
+/// What can go wrong between keystore and a SEP-10 or SEP-45 server, other than a challenge that breaks a rule
+/// (`WebAuthError`, `ContractWebAuthError`).
 public enum WebAuthClientError: KeystoreError, Equatable {
     case badAddress(String)
     case badDomain(String)
@@ -19,6 +19,8 @@ public enum WebAuthClientError: KeystoreError, Equatable {
     case badStellarTOML(reason: String)
     case missingInStellarTOML(String)
     case badSigningKey(String)
+    /// The stellar.toml's `WEB_AUTH_CONTRACT_ID` is not a `C…` address.
+    case badContractID(String)
     case badToken
 
     public var message: String {
@@ -36,10 +38,11 @@ public enum WebAuthClientError: KeystoreError, Equatable {
         case .tooManyRedirects(let url): "\(TerminalText.escaped(url)) redirects too many times."
         case .serverError(let url, let status, let body):
             "\(TerminalText.escaped(url)) answered HTTP \(status): " + Self.oneLine(body)
-        case .unexpectedAnswer(let url, let reason): "\(TerminalText.escaped(url)) answered with something else than SEP-10's (\(reason))."
+        case .unexpectedAnswer(let url, let reason): "\(TerminalText.escaped(url)) answered with something else than a sign-in challenge or token (\(reason))."
         case .badStellarTOML(let reason): "The stellar.toml cannot be read: \(TerminalText.escaped(reason))."
         case .missingInStellarTOML(let key): "The stellar.toml has no \(key)."
         case .badSigningKey(let key): "The stellar.toml's SIGNING_KEY '\(TerminalText.escaped(key))' is not a G… account."
+        case .badContractID(let id): "The stellar.toml's WEB_AUTH_CONTRACT_ID '\(TerminalText.escaped(id))' is not a contract (C…) address."
         case .badToken: "The server's token is not a JWT."
         }
     }

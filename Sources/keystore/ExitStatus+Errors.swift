@@ -24,6 +24,16 @@ extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .inv
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension ContractWebAuthError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .notAContract: .invalidInput
+        case .signedEntryChanged: .system
+        default: .challengeRefused
+        }
+    }
+}
 extension ReviewError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {

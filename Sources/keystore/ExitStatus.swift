@@ -25,7 +25,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Standard output could not be written (a full disk, a file-size limit, a closed pipe): what the command was
     /// to print there is not there, whatever else it did.
     case outputFailed = 11
-    /// `web-auth`: the sign-in challenge broke a SEP-10 rule; nothing was signed or sent.
+    /// `web-auth`: the sign-in challenge broke a SEP-10 or SEP-45 rule; nothing was signed or sent.
     case challengeRefused = 12
     /// `web-auth`: the server could not be reached, or answered with an error or with something else.
     case server = 13

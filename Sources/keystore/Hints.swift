@@ -25,6 +25,7 @@ enum Hints {
         case AuthorizationError.notAddressBound: "To sign it anyway, add --allow-v1."
         case AuthorizationError.expirationDiffers(_, let carried): "Give --expiration-ledger \(carried)."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
+        case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."
         default: nil
         }
     }

@@ -10,7 +10,7 @@ struct WebAuth: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "web-auth",
         _superCommandName: KeystoreCommand.name,
-        abstract: "Sign in to a Stellar service (SEP-10) and print the token it issues.",
+        abstract: "Sign in to a Stellar service (SEP-10, or SEP-45 for a contract account) and print the token it issues.",
         discussion: """
             Reads https://DOMAIN/.well-known/stellar.toml (WEB_AUTH_ENDPOINT, SIGNING_KEY, NETWORK_PASSPHRASE), \
             asks the endpoint for a challenge for this identity's account (home_domain: DOMAIN, or a URL's host), \
@@ -27,6 +27,22 @@ struct WebAuth: ParsableCommand {
             stellar.toml SIGNING_KEY. With --challenge, nothing is fetched: the challenge (argument, or standard \
             input) is checked against --server-key, --home-domain, --web-auth-domain and the network, and the \
             signed challenge printed (base64), for a script with its own HTTP client.
+
+            With --account C…, the identity signs in as that contract account (SEP-45, draft 0.1.1), as a key \
+            the account's __check_auth accepts: with the account convention (Vec[Map{public_key, signature}]), or \
+            with --verifier and --context-rules as the External(verifier, key) signer of an OpenZeppelin smart \
+            account. The stellar.toml gives WEB_AUTH_FOR_CONTRACTS_ENDPOINT, WEB_AUTH_CONTRACT_ID, SIGNING_KEY and \
+            NETWORK_PASSPHRASE. Before the summary and the PIN, every authorization entry must call \
+            web_auth_verify on WEB_AUTH_CONTRACT_ID with no sub-invocations and one map of SEP-45's keys only \
+            (account, home_domain, web_auth_domain: the endpoint's host with its port if it names one, \
+            web_auth_domain_account, a nonce the same in every entry, client_domain and client_domain_account only \
+            if asked for); there must be exactly one entry for the server, signed by SIGNING_KEY on the network, \
+            one unsigned for the account and one for the client domain if asked for, and nothing else. The \
+            account's entry is signed valid through the ledger the server put in it (one with none, 0, is \
+            refused: no ledger is guessed). V1 entries, which bind no address, need --allow-v1 or a yes typed at \
+            the terminal. No Soroban RPC is used: the SEP's simulation step is not made. With \
+            --challenge, --web-auth-contract names the contract and the entries (base64) are checked, signed and \
+            printed.
             """)
 
     @OptionGroup var key: SigningKeyOptions
@@ -56,12 +72,38 @@ struct WebAuth: ParsableCommand {
     @Option(help: ArgumentHelp("With --challenge and --client-domain: the client domain's signing key.", valueName: "G…"))
     var clientDomainKey: String?
 
+    @Option(help: ArgumentHelp("Sign in as this contract account (SEP-45), the identity's key signing for it.", valueName: "C…"))
+    var account: String?
+
+    @Option(help: ArgumentHelp("With --account: the account is an OpenZeppelin smart account; its signer is External(this verifier, the identity's key).",
+                               valueName: "C…"))
+    var verifier: String?
+
+    @Option(help: ArgumentHelp("With --verifier: the smart account's context rule ids, one per authorization context (web_auth_verify is one).",
+                               valueName: "n,…"),
+            transform: WebAuth.ruleIDs)
+    var contextRules: [UInt32]?
+
+    @Flag(name: .customLong("allow-v1"), help: "With --account: also sign a V1 entry, whose signature binds no address.")
+    var allowV1 = false
+
+    @Option(help: ArgumentHelp("With --challenge and --account: the web-auth contract (WEB_AUTH_CONTRACT_ID).", valueName: "C…"))
+    var webAuthContract: String?
+
     @OptionGroup var networkOptions: NetworkOptions
 
     @Flag(help: "Do not print the summary.")
     var quiet = false
 
     func validate() throws {
+        if (verifier == nil) != (contextRules == nil) { throw ValidationError("--verifier and --context-rules go together.") }
+        if account == nil && (verifier != nil || allowV1) { throw ValidationError("--verifier and --allow-v1 are for a contract account: give --account too.") }
+        if webAuthContract != nil && !(challenge && account != nil) {
+            throw ValidationError("--web-auth-contract is for --challenge with --account; without it, it comes from stellar.toml.")
+        }
+        if challenge && account != nil && webAuthContract == nil {
+            throw ValidationError("--challenge with --account needs --web-auth-contract: nothing is fetched.")
+        }
         if (clientDomain == nil) != (clientDomainName == nil) {
             throw ValidationError("--client-domain and --client-domain-name go together.")
         }
@@ -84,6 +126,7 @@ struct WebAuth: ParsableCommand {
     }
 
     func run() throws {
+        if let account { return challenge ? try signGivenAsContract(account) : try signInAsContract(account) }
         if challenge { return try signGiven() }
         let service = try WebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
@@ -111,9 +154,9 @@ struct WebAuth: ParsableCommand {
 
     /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
     /// for NAME", or the next line of standard input with --pin-stdin.
-    private func approve(_ review: consuming SigningReview<[UInt8]>, alreadyRead: PIN? = nil) throws -> [UInt8] {
+    func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PIN? = nil) throws -> [UInt8] {
         let account = review.signer.name
-        return try review.approve { name in
+        return try review.approve(consent: consent) { name in
             name == account && clientDomainName.map({ $0 != name.rawValue }) ?? true
                 ? try alreadyRead ?? key.pin.read()
                 : try key.pin.read(prompt: "PIN for \(name.rawValue): ")

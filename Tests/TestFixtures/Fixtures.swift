@@ -109,3 +109,40 @@ public struct WebAuthChallengeFixtures: Decodable, Sendable {
     public let cases: [Case]
     public static func load() throws -> WebAuthChallengeFixtures { try Fixtures.load(Self.self, "web-auth-challenges.json") }
 }
+
+/// SEP-45 challenges made with stellar-sdk (fixtures/make-contract-web-auth-challenges.py).
+public struct ContractWebAuthChallengeFixtures: Decodable, Sendable {
+    public struct Case: Decodable, Sendable {
+        public let name: String
+        public let rule: String?
+        public let challenge: String
+        public let networkPassphrase: String
+        public let serverKey: String
+        public let webAuthContract: String
+        public let homeDomain: String
+        public let webAuthDomain: String
+        public let network: String
+        public let clientAccount: String
+        public let clientDomain: String?
+        public let clientDomainKey: String?
+        /// For a case that passes: the entries with the account's (and the client domain's) signed by stellar-sdk,
+        /// for a contract account reading the account convention, and for an OpenZeppelin smart account.
+        public let signed: Signed?
+        public let signedSmartAccount: Signed?
+    }
+    /// The whole list signed, and the signed entries alone.
+    public struct Signed: Decodable, Sendable {
+        public let entries: String
+        public let client: String
+        public let clientDomain: String?
+    }
+    public let clientSeed: String
+    public let clientDomainSeed: String
+    /// The smart account's Ed25519 verifier contract and the context rules of `signedSmartAccount`.
+    public let verifier: String
+    public let contextRuleIDs: [UInt32]
+    public let nonce: String
+    public let expirationLedger: UInt32
+    public let cases: [Case]
+    public static func load() throws -> ContractWebAuthChallengeFixtures { try Fixtures.load(Self.self, "contract-web-auth-challenges.json") }
+}

@@ -125,7 +125,7 @@ extension Keystore {
     /// call an app makes before it shows `summary` and asks `approve`.
     public func review<Signed>(_ request: SigningRequest<Signed>, as name: IdentityName? = nil, keys: KeySources = .vault,
                                now: Date = Date()) throws -> SigningReview<Signed> {
-        let key = if case .signIn = request.content { try signInKey(as: name, keys: keys) } else { try signingKey(as: name, keys: keys) }
+        let key = request.content.isSignIn ? try signInKey(as: name, keys: keys) : try signingKey(as: name, keys: keys)
         return try key.review(request, now: now)
     }
 }

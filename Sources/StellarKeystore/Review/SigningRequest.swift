@@ -13,6 +13,7 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
                             allowing: AuthorizationRisks)
         case preimage(AuthorizationPreimage, StellarNetwork, contextRuleIDs: [UInt32]?, allowing: AuthorizationRisks)
         case signIn(WebAuthChallenge, clientDomainIdentity: IdentityName?)
+        case contractSignIn(ContractWebAuthChallenge, AuthorizationSigner, clientDomainIdentity: IdentityName?, allowing: AuthorizationRisks)
         case batch(SigningBatch.Kind)
     }
 
@@ -32,6 +33,7 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
         case .payload, .message: nil
         case .transaction(_, let network), .authorizations(_, let network, _, _, _), .preimage(_, let network, _, _): network
         case .signIn(let challenge, _): challenge.expectation.network
+        case .contractSignIn(let challenge, _, _, _): challenge.expectation.network
         case .batch(let kind): if case .transactions(let network) = kind { network } else { nil }
         }
     }

@@ -85,6 +85,10 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
             }
             summary = { .signIn(challenge, signingAs: signingAs) }
+        case .contractSignIn(let challenge, let signer, let clientDomainIdentity, let allowing):
+            (clientDomain, consent) = try Self.checkContractSignIn(challenge, as: signer, clientDomainIdentity: clientDomainIdentity,
+                                                                   allowing: allowing, key: key)
+            summary = { .contractSignIn(challenge, as: signer, signingAs: signingAs) }
         case .batch(let kind):
             let rawBytes = if case .payloads = kind { true } else { false }
             summary = { .batch(kind.description, network: request.network, signingAs: signingAs, rawBytes: rawBytes) }

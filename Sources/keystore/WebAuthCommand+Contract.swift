@@ -1,0 +1,95 @@
+import ArgumentParser
+import StellarKeystore
+import StellarKeys
+import StellarTransactions
+import StellarWebAuth
+
+/// `web-auth --account C…`: SEP-45, a contract account signing in. The same conversation as SEP-10's: the
+/// challenge fetched and checked, the review made (it checks the signer and the client domain's identity), the
+/// summary shown, then the PIN, the signature, and only then the POST.
+extension WebAuth {
+    /// `--context-rules 0,2`: the ids, in order.
+    static func ruleIDs(_ text: String) throws -> [UInt32] {
+        let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32(String($0.filter { $0 != " " })) }
+        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--context-rules takes rule ids (0 to 4294967295) separated by commas, such as 0 or 0,2.")
+        }
+        return ids.compactMap { $0 }
+    }
+
+    /// How the identity's key signs for `account`: as a smart account's External(verifier, key) signer with
+    /// `--verifier`, else as a key that a contract account reading the account convention accepts.
+    func signer(for account: String, key: PublicKey) throws -> AuthorizationSigner {
+        guard let verifier else { return try .contractAccount(account, key: key) }
+        return try .smartAccount(account, key: key, rules: SmartAccountRules(verifier: verifier, contextRuleIDs: contextRules ?? []))
+    }
+
+    /// The summary, shown unless --quiet; and for V1 entries not accepted with --allow-v1, the consent of the
+    /// person about to type the PIN at the terminal, asked after the whole summary (a script gets the refusal).
+    private func consentOrShow(_ review: borrowing SigningReview<[UInt8]>, alreadyRead: PIN?) throws -> SigningConsent? {
+        guard let needed = review.consentNeeded else {
+            if !quiet { key.show(review) }
+            return nil
+        }
+        guard alreadyRead == nil, key.pin.isInteractive, review.keySource == .vault(needsPIN: true), SecretInput.hasTerminal else {
+            throw needed.refusal
+        }
+        key.show(review)
+        let answer = try SecretInput.prompt(needed.question + " Type yes to sign it anyway: ", asking: "a confirmation", instead: "--allow-v1")
+        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw needed.refusal }
+        return needed
+    }
+
+    func signInAsContract(_ account: String) throws {
+        let service = try ContractWebAuthService.discover(target ?? "")
+        let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
+        let keystore = try key.identity.keystore.keystore()
+        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
+        let challenge = try service.challenge(for: account, clientDomain: clientDomain)
+        let signer = try signer(for: account, key: signingKey.publicKey)
+        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
+                                                           allowing: allowV1 ? .notAddressBound : []))
+        let consent = try consentOrShow(review, alreadyRead: nil)
+        let signed = try approve(review, consent: consent)
+        let token = try service.token(for: signed)
+        if key.identity.json {
+            struct Output: Encodable {
+                let token, account, signer, homeDomain, server: String
+                let claims: [String: JSONTree]
+                let claimsVerified: Bool
+            }
+            try Console.printJSON(Output(token: token.jwt, account: account, signer: signingKey.address, homeDomain: service.homeDomain,
+                                         server: service.serverKey.accountID, claims: token.claims, claimsVerified: false))
+        } else {
+            Console.print(token.jwt)
+        }
+    }
+
+    /// `--challenge --account`: checked here, signed, printed; nothing is fetched or sent.
+    func signGivenAsContract(_ account: String) throws {
+        let network = try networkOptions.resolve()
+        let fromStandardInput = target == nil || target == "-"
+        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.read() : nil
+        let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Authorization entries, base64",
+                                         limit: ContractWebAuthChallenge.maximumTextSize)
+        let serverKey = try PublicKey(accountID: serverKey ?? "")
+        let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
+        let keystore = try key.identity.keystore.keystore()
+        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
+        let signer = try signer(for: account, key: signingKey.publicKey)
+        let expectation = ContractWebAuthExpectation(serverKey: serverKey, webAuthContract: webAuthContract ?? "", homeDomain: homeDomain ?? "",
+                                                     webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
+                                                     clientDomain: clientDomain)
+        let challenge = try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation)
+        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
+                                                           allowing: allowV1 ? .notAddressBound : []))
+        let consent = try consentOrShow(review, alreadyRead: pinFirst)
+        let signed = Base64.string(try approve(review, consent: consent, alreadyRead: pinFirst))
+        if key.identity.json {
+            struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
+            try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signingKey.address))
+        } else {
+            Console.print(signed)
+        }
+    }
+}
