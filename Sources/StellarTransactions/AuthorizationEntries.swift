@@ -166,12 +166,13 @@ extension TransactionEnvelope {
             }
             let nodes = try slot.entry.nodes(for: signer, expirationLedger: expirationLedger, number: slot.number)
             guard !nodes.isEmpty else {
-                leftAlone.append(.init(number: slot.number, reason: "for \(address)"))
+                let signed = slot.entry.names(signer)
+                leftAlone.append(.init(number: slot.number, reason: signed ? "it holds this key's signature already" : "for \(address)"))
                 continue
             }
             toSign.append((slot, nodes))
         }
-        guard !toSign.isEmpty else {
+        guard !toSign.isEmpty || slots.contains(where: { $0.entry.names(signer) }) else {
             throw AuthorizationError.noEntry(for: signer.address, asked: Set(slots.flatMap { $0.entry.nodes.map(\.address) }).sorted())
         }
         return AuthorizationPlan(toSign: toSign.map(\.slot.number), leftAlone: leftAlone, signer: signer, slots: toSign)

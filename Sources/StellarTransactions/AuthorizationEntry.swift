@@ -103,43 +103,62 @@ public struct AuthorizationEntry: Sendable {
     /// both the entry's address and a delegate, a smart account's rule ids that are not one per context, and a new
     /// expiration where another signature on the entry commits to the one it carries.
     package func nodes(for signer: AuthorizationSigner, expirationLedger: UInt32, number: Int) throws -> [AuthorizationNode] {
-        let targets = nodes.filter { $0.addressXDR == signer.addressXDR }
+        var targets = nodes.filter { $0.addressXDR == signer.addressXDR }
         guard !targets.isEmpty else { return [] }
         guard delegatesInOrder else { throw AuthorizationError.delegatesOutOfOrder(entry: number) }
         if targets.contains(where: { $0.depth == 0 }) && targets.count > 1 { throw AuthorizationError.signerTwice(entry: number) }
         if let rules = signer.rules, rules.contextRuleIDs.count != contextCount {
             throw AuthorizationError.contextRulesMismatch(entry: number, contexts: contextCount, given: rules.contextRuleIDs.count)
         }
-        // A signature on another node commits to the expiration the entry carries; so do the signatures a smart
-        // account's credential holds already (this key's own included: it is not made twice).
+        // A signature on another node commits to the expiration the entry carries.
         var othersSigned = nodes.contains { node in node.isSigned && !targets.contains(node) }
+        // A signed node of the signer's is never overwritten with another's signature lost: the account convention
+        // of this same key is replaced (it was this key's, for another expiration); a smart account's credential
+        // gets this key added beside the others, whose signatures commit to the expiration too, or is left as it is
+        // when it holds this key's already. All known before the key is asked.
+        var alreadyThere: [AuthorizationNode] = []
         for target in targets where target.isSigned {
-            guard let rules = signer.rules else { continue }
-            othersSigned = true
-            if let existing = try SmartAccountCredential.read(Array(bytes[target.signatureRange])),
-               existing.contextRuleIDs != rules.contextRuleIDs {
-                throw AuthorizationError.otherContextRules(entry: number, carried: existing.contextRuleIDs)
+            let existing = Array(bytes[target.signatureRange])
+            if let rules = signer.rules {
+                othersSigned = true
+                if try !SmartAccountCredential.hasRoom(for: signer.key, rules: rules, in: existing) { alreadyThere.append(target) }
+            } else {
+                let ours = TransactionEnvelope.accountSignature(key: signer.key, signature: [UInt8](repeating: 0, count: 64))
+                guard existing.count == ours.count, existing.prefix(ours.count - 64) == ours.prefix(ours.count - 64) else {
+                    throw AuthorizationError.signedByAnother(entry: number, node: target.address)
+                }
             }
         }
         if let stored = signatureExpirationLedger, stored != expirationLedger, othersSigned {
             throw AuthorizationError.expirationDiffers(entry: number, carried: stored)
         }
+        targets.removeAll { alreadyThere.contains($0) }
+        // Each signature written grows the entry: it must still be one the network (and this reader) accepts.
+        let growth = targets.count * (signer.rules == nil ? 148 : 180)
+        guard bytes.count + growth <= Self.maximumSize else { throw AuthorizationError.tooLarge(bytes.count + growth) }
         return targets
     }
 
     /// The entry signed by `signer` on each of its nodes, valid through `expirationLedger`: `signature` is asked
-    /// once, for the payload all the nodes share, after every check of `nodes(for:expirationLedger:number:)`; it is
+    /// once, for the payload all the nodes share, after every check of `nodes(for:expirationLedger:number:)` (and a V1
+    /// entry only with `.notAddressBound` in `allowing`); it is
     /// written as the node's account reads it (`AuthorizationSigner`). The signature is spliced in as given:
     /// checking it is the caller's part, where the signer is not trusted.
     public func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32,
-                       signature: (AuthorizationPayload) throws -> [UInt8]) throws -> AuthorizationEntry {
-        try signed(for: signer, on: network, expirationLedger: expirationLedger, number: 1, signature: signature)
+                       allowing: AuthorizationRisks = [], signature: (AuthorizationPayload) throws -> [UInt8]) throws -> AuthorizationEntry {
+        // A V1 payload binds no address; signed only when that risk was accepted.
+        if !isAddressBound && names(signer) && !allowing.contains(.notAddressBound) { throw AuthorizationError.notAddressBound(entries: [1]) }
+        return try signed(for: signer, on: network, expirationLedger: expirationLedger, number: 1, signature: signature)
     }
 
     package func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32, number: Int,
                         signature: (AuthorizationPayload) throws -> [UInt8]) throws -> AuthorizationEntry {
         let targets = try nodes(for: signer, expirationLedger: expirationLedger, number: number)
-        guard !targets.isEmpty else { throw AuthorizationError.notForSigner(entry: number, signer: signer.address) }
+        guard !targets.isEmpty else {
+            // Every node of the signer's holds its signature already: there is nothing to add.
+            if names(signer) { return self }
+            throw AuthorizationError.notForSigner(entry: number, signer: signer.address)
+        }
         let payload = AuthorizationPayload(preimage: try preimage(on: network, expirationLedger: expirationLedger),
                                            contextRuleIDs: signer.rules?.contextRuleIDs)
         let made = try signature(payload)
@@ -158,6 +177,9 @@ public struct AuthorizationEntry: Sendable {
         out.replaceSubrange(expirationOffset..<expirationOffset + 4, with: Self.bigEndian(expirationLedger))
         return try AuthorizationEntry(xdr: out)
     }
+
+    /// Some node of the entry is `signer`'s address.
+    func names(_ signer: AuthorizationSigner) -> Bool { nodes.contains { $0.addressXDR == signer.addressXDR } }
 
     /// The addresses `node` signs on behalf of: the entry's own, then each delegate between them.
     func chain(to node: AuthorizationNode) -> [String] {

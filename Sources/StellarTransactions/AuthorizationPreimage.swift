@@ -96,6 +96,8 @@ public struct AuthorizationPreimage: Sendable {
         add("hash", Hex.string(hash))
         add("binds", boundAddress.map { "the address \($0) (CAP-71)" } ?? "any address whose credentials carry this nonce")
         if let contextRuleIDs {
+            add("signs", Hex.string(SmartAccountCredential.digest(payload: hash, contextRuleIDs: contextRuleIDs))
+                + ", SHA-256 of the hash and the rule ids")
             add("rules", contextRuleIDs.map(String.init).joined(separator: ", ")
                 + ": a smart account's signer's signature, valid only for these context rules (one per invocation, depth first)")
         }
@@ -147,6 +149,8 @@ public enum AuthorizationError: KeystoreError, Equatable {
     case notForSigner(entry: Int, signer: String)
     /// An address that must be a contract's (`C…`) is not.
     case notAContract(String)
+    /// This node of the entry already carries a signature that is not the signer's own, which signing would replace.
+    case signedByAnother(entry: Int, node: String)
 
     public var message: String {
         switch self {
@@ -178,6 +182,8 @@ public enum AuthorizationError: KeystoreError, Equatable {
         case .expirationDiffers(let entry, let carried):
             "Authorization \(entry) already carries signatures valid through ledger \(carried), and a new expiration would void them; sign with that expiration ledger. Nothing was signed."
         case .notForSigner(let entry, let signer): "Authorization \(entry) asks nothing of \(signer); nothing was signed."
+        case .signedByAnother(let entry, let node):
+            "In authorization \(entry), the node of \(node) already carries a signature that is not this key's, which signing would replace; nothing was signed."
         case .notAContract(let address): "\(SummaryText.quoted(address)) is not a contract address (C…)."
         }
     }

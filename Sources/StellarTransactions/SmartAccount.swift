@@ -138,6 +138,21 @@ package enum SmartAccountCredential {
         return out
     }
 
+    /// Before the key signs, what `adding` will find: false when `existing` holds this key's signature already
+    /// (it is left as it is), true when there is room for it; refused, as `adding` refuses them, a credential
+    /// that does not read, one for other rules, one with no room.
+    package static func hasRoom(for key: PublicKey, rules: SmartAccountRules, in existing: [UInt8]) throws -> Bool {
+        guard let credential = try parse(existing) else { return true }
+        guard credential.contextRuleIDs == rules.contextRuleIDs else {
+            throw SmartAccountError.otherRules(found: credential.contextRuleIDs, expected: rules.contextRuleIDs)
+        }
+        let ours = Signer(kind: .external, addressType: 1, addressBytes: rules.verifierID, key: key.rawRepresentation)
+        if credential.entries.contains(where: { Signer.hostOrder($0.signer, ours) == 0 }) { return false }
+        let most = maximumSigners(credential.contextRuleIDs)
+        guard credential.entries.count < most else { throw SmartAccountError.tooManySigners(credential.entries.count + 1, most: most) }
+        return true
+    }
+
     /// For a summary: the rule ids and the signers (in order) of an existing credential; nil for SCV_VOID.
     package static func read(_ existing: [UInt8]) throws -> (contextRuleIDs: [UInt32], signers: [Signer])? {
         try parse(existing).map { ($0.contextRuleIDs, $0.entries.map(\.signer)) }

@@ -209,7 +209,7 @@ enum FuzzTarget: String, CaseIterable {
             var digest: [UInt8] = []
             let signed: AuthorizationEntry
             do {
-                signed = try entry.signed(for: authorizationSigner, on: .testnet, expirationLedger: 7) { payload in
+                signed = try entry.signed(for: authorizationSigner, on: .testnet, expirationLedger: 7, allowing: .notAddressBound) { payload in
                     digest = payload.digest
                     return signer.signature(for: payload.digest)
                 }

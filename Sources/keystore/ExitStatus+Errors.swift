@@ -22,6 +22,7 @@ extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInpu
 extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension SmartAccountError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }

@@ -127,15 +127,18 @@ final class AgentHome {
             let envelopes: [Entry]
         }
         struct Authorizations: Decodable {
-            struct Case: Decodable { let network, preimage: String }
-            struct Envelope: Decodable { let network, envelope: String; let expiration: UInt32 }
+            struct Case: Decodable { let name, network, preimage: String }
+            struct Envelope: Decodable { let name, network, envelope: String; let expiration: UInt32 }
             let cases: [Case]
             let envelopes: [Envelope]
         }
         let transactions = try JSONDecoder().decode(Envelopes.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("tx-envelopes.json")))
         let authorizations = try JSONDecoder().decode(Authorizations.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("auth-preimages.json")))
         let name = ["--name", Self.golden.name]
-        let tx = transactions.envelopes[2], auth = authorizations.envelopes[0], preimage = authorizations.cases[0]
+        // V2 authorizations: the agent, started without --allow-v1, refuses V1 ones (issue 30).
+        let tx = transactions.envelopes[2]
+        let auth = try #require(authorizations.envelopes.first { $0.name == "v2" })
+        let preimage = try #require(authorizations.cases.first { $0.name.hasPrefix("v2") })
         let commands: [([String], String)] = [
             (["sign", "--hex", "00112233"], ""),
             (["sign", "--json", "--format", "hex"], "raw bytes"),
@@ -146,7 +149,7 @@ final class AgentHome {
             (["sign-tx", "--network-passphrase", tx.passphrase, "--json", tx.envelope], ""),
             (["sign-tx", "--network-passphrase", tx.passphrase, "--batch"],
              transactions.envelopes.prefix(6).map { "{\"envelope\":\"\($0.envelope)\"}\n" }.joined()),
-            (["sign-auth", "--network", auth.network, "--expiration-ledger", "\(auth.expiration)", "--allow-non-strict", auth.envelope], ""),
+            (["sign-auth", "--network", auth.network, "--expiration-ledger", "\(auth.expiration)", auth.envelope], ""),
             (["sign-auth", "--network", preimage.network, "--preimage", "--json", preimage.preimage], ""),
         ]
         for (arguments, stdin) in commands {

@@ -206,5 +206,9 @@ import Testing
         let usage = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "1",
                                   "--verifier", file.verifier, "--context-rules", "0", file.envelope])
         #expect(usage.status == 64 && usage.stderr.contains("--verifier needs --account"), "\(usage.stderr)")
+        // A verifier that is not a contract is bad input, exit 2 (the review found exit 8 "system").
+        let gVerifier = try home.run(["sign-auth", "--name", Self.golden.name, "--network", "testnet", "--expiration-ledger", "1",
+                                      "--account", file.smartAccount, "--verifier", Self.golden.address, "--context-rules", "0,3", file.envelope])
+        #expect(gVerifier.status == 2 && gVerifier.stderrLines.count == 1, "\(gVerifier.stderr)")
     }
 }

@@ -77,8 +77,9 @@ extension ContractWebAuthChallenge {
     package func signed(by key: any Signing, as signer: AuthorizationSigner, clientDomainSigner: (any Signing)?) throws -> [UInt8] {
         try check(signer, key: key.publicKey)
         let network = expectation.network
+        // The review found the consent a V1 entry needs, or refused.
         let client = try AuthorizationEntry(xdr: entries[clientEntry])
-            .signed(for: signer, on: network, expirationLedger: expirationLedger) { try key.signAuthorization($0, on: network) }
+            .signed(for: signer, on: network, expirationLedger: expirationLedger, allowing: .notAddressBound) { try key.signAuthorization($0, on: network) }
         var domain: AuthorizationEntry?
         switch (expectation.clientDomain, clientDomainSigner, clientDomainEntry, clientDomainExpirationLedger) {
         case (nil, nil, _, _): break
@@ -87,7 +88,9 @@ extension ContractWebAuthChallenge {
                 throw WebAuthSigningError.notTheClientDomainKey(signer: domainKey.address, key: wanted.key.accountID)
             }
             domain = try AuthorizationEntry(xdr: entries[index]).signed(for: .account(domainKey.publicKey), on: network,
-                                                                        expirationLedger: expiration) { try domainKey.signAuthorization($0, on: network) }
+                                                                        expirationLedger: expiration, allowing: .notAddressBound) {
+                try domainKey.signAuthorization($0, on: network)
+            }
         default: throw WebAuthSigningError.clientDomainSignerMismatch
         }
         return try signed(client: client.bytes, clientDomain: domain?.bytes)

@@ -59,6 +59,9 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             if let address = request.address, address != [0, 0, 0, 0, 0, 0, 0, 0] + key.publicKey.rawRepresentation {
                 throw ReviewError.notThisAddress
             }
+            if let contextRuleIDs, contextRuleIDs.isEmpty || contextRuleIDs.count > SmartAccountCredential.maximumContextRules {
+                throw contextRuleIDs.isEmpty ? SmartAccountError.noContextRules : SmartAccountError.tooManyContextRules(contextRuleIDs.count)
+            }
             if let contextRuleIDs, contextRuleIDs.count != preimage.contextCount {
                 throw AuthorizationError.contextRulesMismatch(entry: nil, contexts: preimage.contextCount, given: contextRuleIDs.count)
             }
