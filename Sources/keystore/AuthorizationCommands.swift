@@ -132,17 +132,7 @@ struct SignAuth: ParsableCommand {
         }
         let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
                                                     for: account, allowing: allowing))
-        var consent: SigningConsent?
-        if let needed = review.consentNeeded {
-            // A person about to type the PIN may decide, having read the whole summary first; a script gets the
-            // refusal and --allow-non-strict or --allow-v1.
-            guard personIsAsked(pinFirst, review.keySource) else { throw needed.refusal }
-            key.show(review)
-            try confirm(needed)
-            consent = needed
-        } else if !quiet {
-            key.show(review)
-        }
+        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         let signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
         if key.identity.json {
@@ -158,29 +148,9 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    /// Whether a person will type the PIN on the terminal, and so can be asked about a non-strict entry.
-    private func personIsAsked(_ pinFirst: PIN?, _ source: KeySource) -> Bool {
-        pinFirst == nil && key.pin.isInteractive && source == .vault(needsPIN: true) && SecretInput.hasTerminal
-    }
-
-    private func confirm(_ consent: SigningConsent) throws {
-        let flags = (consent.risks.contains(.notStrict) ? ["--allow-non-strict"] : []) + (consent.risks.contains(.notAddressBound) ? ["--allow-v1"] : [])
-        let answer = try SecretInput.prompt(consent.question + " Type yes to sign it anyway: ",
-                                            asking: "a confirmation", instead: flags.joined(separator: " "))
-        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw consent.refusal }
-    }
-
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
         let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: try ruleIDs(), allowing: allowing))
-        var consent: SigningConsent?
-        if let needed = review.consentNeeded {
-            guard personIsAsked(pinFirst, review.keySource) else { throw needed.refusal }
-            key.show(review)
-            try confirm(needed)
-            consent = needed
-        } else if !quiet {
-            key.show(review)
-        }
+        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         let signature = Base64.string(try key.approve(review, consent: consent, alreadyRead: pinFirst))
         if key.identity.json {

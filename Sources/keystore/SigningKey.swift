@@ -58,6 +58,25 @@ struct SigningKeyOptions: ParsableArguments {
         if alreadyRead == nil && review.keySource == .vault(needsPIN: true) && pin.isInteractive && SecretInput.hasTerminal { show(review) }
     }
 
+    /// The summary, shown unless `quiet`; and for a consent the review needs beyond the PIN (risks not accepted by
+    /// their flags), the answer of the person about to type the PIN at the terminal, asked after the whole
+    /// summary: `yes` gives the consent, anything else refuses. A script gets the refusal, and the flags.
+    func consentOrShow<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PIN?, quiet: Bool) throws -> SigningConsent? {
+        guard let needed = review.consentNeeded else {
+            if !quiet { show(review) }
+            return nil
+        }
+        guard alreadyRead == nil, pin.isInteractive, review.keySource == .vault(needsPIN: true), SecretInput.hasTerminal else {
+            throw needed.refusal
+        }
+        show(review)
+        let flags = (needed.risks.contains(.notStrict) ? ["--allow-non-strict"] : []) + (needed.risks.contains(.notAddressBound) ? ["--allow-v1"] : [])
+        let answer = try SecretInput.prompt(needed.question + " Type yes to sign it anyway: ", asking: "a confirmation",
+                                            instead: flags.joined(separator: " "))
+        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw needed.refusal }
+        return needed
+    }
+
     /// Approves `review` with the PIN, read only if its key needs one: `alreadyRead` (a PIN the command had to
     /// read before it could tell, as `sign-tx` reads the PIN line of standard input before the envelope), else
     /// as the PIN options say.

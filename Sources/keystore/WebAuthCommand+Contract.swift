@@ -24,22 +24,6 @@ extension WebAuth {
         return try .smartAccount(account, key: key, rules: SmartAccountRules(verifier: verifier, contextRuleIDs: contextRules ?? []))
     }
 
-    /// The summary, shown unless --quiet; and for V1 entries not accepted with --allow-v1, the consent of the
-    /// person about to type the PIN at the terminal, asked after the whole summary (a script gets the refusal).
-    private func consentOrShow(_ review: borrowing SigningReview<[UInt8]>, alreadyRead: PIN?) throws -> SigningConsent? {
-        guard let needed = review.consentNeeded else {
-            if !quiet { key.show(review) }
-            return nil
-        }
-        guard alreadyRead == nil, key.pin.isInteractive, review.keySource == .vault(needsPIN: true), SecretInput.hasTerminal else {
-            throw needed.refusal
-        }
-        key.show(review)
-        let answer = try SecretInput.prompt(needed.question + " Type yes to sign it anyway: ", asking: "a confirmation", instead: "--allow-v1")
-        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw needed.refusal }
-        return needed
-    }
-
     func signInAsContract(_ account: String) throws {
         let service = try ContractWebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
@@ -49,7 +33,7 @@ extension WebAuth {
         let signer = try signer(for: account, key: signingKey.publicKey)
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
-        let consent = try consentOrShow(review, alreadyRead: nil)
+        let consent = try key.consentOrShow(review, alreadyRead: nil, quiet: quiet)
         let signed = try approve(review, consent: consent)
         let token = try service.token(for: signed)
         if key.identity.json {
@@ -83,7 +67,7 @@ extension WebAuth {
         let challenge = try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation)
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
-        let consent = try consentOrShow(review, alreadyRead: pinFirst)
+        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signed = Base64.string(try approve(review, consent: consent, alreadyRead: pinFirst))
         if key.identity.json {
             struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
