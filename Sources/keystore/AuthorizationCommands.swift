@@ -60,8 +60,9 @@ struct SignAuth: ParsableCommand {
     @Option(help: ArgumentHelp("The smart account's verifier contract that checks this key (OpenZeppelin External signer).", valueName: "C…"))
     var verifier: String?
 
-    @Option(help: ArgumentHelp("The smart account's context rule ids, one per context of the entry's tree, depth first.", valueName: "n,…"))
-    var contextRules: String?
+    @Option(help: ArgumentHelp("The smart account's context rule ids, one per context of the entry's tree, depth first.", valueName: "n,…"),
+            transform: ContextRuleIDs.parse)
+    var contextRules: [UInt32]?
 
     @Flag(help: "The input is a bare HashIDPreimage, not an envelope.")
     var preimage = false
@@ -89,16 +90,6 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    /// `--context-rules 0,1,2`.
-    private func ruleIDs() throws -> [UInt32]? {
-        guard let contextRules else { return nil }
-        let ids = contextRules.split(separator: ",", omittingEmptySubsequences: false).map { UInt32(String($0.filter { $0 != " " })) }
-        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--context-rules takes rule ids separated by commas, e.g. 0,1.")
-        }
-        return ids.compactMap { $0 }
-    }
-
     private var allowing: AuthorizationRisks {
         var risks: AuthorizationRisks = []
         if allowNonStrict { risks.insert(.notStrict) }
@@ -124,7 +115,7 @@ struct SignAuth: ParsableCommand {
                              pinFirst: PIN?) throws {
         var account = AuthorizationAccount.ownAccount
         if let address = self.account {
-            if let verifier, let ids = try ruleIDs() {
+            if let verifier, let ids = contextRules {
                 account = .smartAccount(address, rules: try SmartAccountRules(verifier: verifier, contextRuleIDs: ids))
             } else {
                 account = .contractAccount(address)
@@ -149,7 +140,7 @@ struct SignAuth: ParsableCommand {
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
-        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: try ruleIDs(), allowing: allowing))
+        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         let signature = Base64.string(try key.approve(review, consent: consent, alreadyRead: pinFirst))

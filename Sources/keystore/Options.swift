@@ -154,4 +154,13 @@ enum KDFOptions {
     }
 }
 
-
+/// `--context-rules 0,2` of `sign-auth` and `web-auth`: a smart account's rule ids, in order.
+enum ContextRuleIDs {
+    static func parse(_ text: String) throws -> [UInt32] {
+        let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32(String($0.filter { $0 != " " })) }
+        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--context-rules takes rule ids (0 to 4294967295) separated by commas, such as 0 or 0,2.")
+        }
+        return ids.compactMap { $0 }
+    }
+}

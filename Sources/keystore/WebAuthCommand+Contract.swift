@@ -8,15 +8,6 @@ import StellarWebAuth
 /// challenge fetched and checked, the review made (it checks the signer and the client domain's identity), the
 /// summary shown, then the PIN, the signature, and only then the POST.
 extension WebAuth {
-    /// `--context-rules 0,2`: the ids, in order.
-    static func ruleIDs(_ text: String) throws -> [UInt32] {
-        let ids = text.split(separator: ",", omittingEmptySubsequences: false).map { UInt32(String($0.filter { $0 != " " })) }
-        guard !ids.isEmpty, ids.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--context-rules takes rule ids (0 to 4294967295) separated by commas, such as 0 or 0,2.")
-        }
-        return ids.compactMap { $0 }
-    }
-
     /// How the identity's key signs for `account`: as a smart account's External(verifier, key) signer with
     /// `--verifier`, else as a key that a contract account reading the account convention accepts.
     func signer(for account: String, key: PublicKey) throws -> AuthorizationSigner {

@@ -81,7 +81,7 @@ struct WebAuth: ParsableCommand {
 
     @Option(help: ArgumentHelp("With --verifier: the smart account's context rule ids, one per authorization context (web_auth_verify is one).",
                                valueName: "n,…"),
-            transform: WebAuth.ruleIDs)
+            transform: ContextRuleIDs.parse)
     var contextRules: [UInt32]?
 
     @Flag(name: .customLong("allow-v1"), help: "With --account: also sign a V1 entry, whose signature binds no address.")
