@@ -43,7 +43,6 @@ public struct TPM: TPMSealer {
     public func seal(_ secret: SecureBytes, authValue: SecureBytes, primaryName expected: [UInt8]?) throws -> TPMSealedObject {
         precondition(authValue.count <= Self.authValueBytes && secret.count <= 128)
         return try Connection.open(tcti) { connection in
-            let tss = connection.tss
             if expected == nil { try refuseOpenLockout(connection.dictionaryAttackState()) }
             let (primary, primaryName, session) = try connection.primaryAndSession(expecting: expected)
             var sensitive = TPM2B_SENSITIVE_CREATE()
@@ -58,18 +57,8 @@ public struct TPM: TPMSealer {
             // No sensitiveDataOrigin (we supply the data) and no noDA: wrong values count towards lockout.
             template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
             template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
-            var outsideInfo = TPM2B_DATA()
-            var pcrs = TPML_PCR_SELECTION()
-            var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
-            var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
-            defer { tss.Esys_Free(outPrivate); tss.Esys_Free(outPublic) }
-            try connection.check("create the sealed object", tss.Esys_Create(
-                connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &sensitive,
-                &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil))
-            guard let outPrivate, let outPublic else { throw TPMError.failed(operation: "create the sealed object", detail: "no object returned") }
-            let publicArea = try connection.marshal(outPublic.pointee, tss.Tss2_MU_TPM2B_PUBLIC_Marshal)
-            let privateArea = try connection.marshal(outPrivate.pointee, tss.Tss2_MU_TPM2B_PRIVATE_Marshal)
-            guard let object = TPMSealedObject(primaryName: primaryName, publicArea: publicArea, privateArea: privateArea) else {
+            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the sealed object")
+            guard let object = TPMSealedObject(primaryName: primaryName, publicArea: created.publicArea, privateArea: created.privateArea) else {
                 throw TPMError.failed(operation: "create the sealed object", detail: "it returned an object that cannot be kept")
             }
             return object
@@ -79,43 +68,16 @@ public struct TPM: TPMSealer {
     public func unseal(_ object: TPMSealedObject, authValue: SecureBytes) throws -> SecureBytes {
         try Connection.open(tcti) { connection in
             let tss = connection.tss
-            var inPublic = TPM2B_PUBLIC()
-            var inPrivate = TPM2B_PRIVATE()
-            guard connection.unmarshal(object.publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
-                  connection.unmarshal(object.privateArea, into: &inPrivate, tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal)
-            else { throw TPMError.malformedObject }
-            let (primary, _, session) = try connection.primaryAndSession(expecting: object.primaryName)
-            var handle = KEYSTORE_ESYS_TR_NONE
-            let loaded = tss.Esys_Load(connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
-                                       &inPrivate, &inPublic, &handle)
-            guard loaded == TSS2_RC_SUCCESS else {
-                // The primary's Name matched, so this TPM has the seed the object was made under; only a failed
-                // integrity check of the private area (TPM_RC_INTEGRITY, any parameter) still means another
-                // TPM's seed wrapped it. Anything else the TPM refuses is a damaged object.
-                switch ResponseCode(loaded) {
-                case .integrity: throw TPMError.boundElsewhere
-                case .otherFromTPM: throw TPMError.damagedObject(detail: connection.decode(loaded))
-                default: throw connection.failure("load the sealed object", loaded)
-                }
-            }
-            connection.transient.append(handle)
-            var auth = TPM2B_AUTH()
-            defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
-            authValue.withUnsafeBytes { copy($0, into: &auth.buffer) }
-            auth.size = UInt16(authValue.count)
-            try connection.check("set the object's authorisation", tss.Esys_TR_SetAuth(connection.context, handle, &auth))
+            let (handle, session, _) = try connection.load(object.publicArea, object.privateArea, under: object.primaryName,
+                                                           what: "the sealed object")
+            try connection.setAuthorisation(of: handle, to: authValue)
             var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
             defer {
                 if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
                 tss.Esys_Free(data)
             }
-            let unsealed = tss.Esys_Unseal(connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data)
-            switch ResponseCode(unsealed) {
-            case .success: break
-            case .authorisationFailed: throw TPMError.wrongPIN(state: try? connection.dictionaryAttackState())
-            case .lockout: throw TPMError.lockedOut(state: try? connection.dictionaryAttackState(), tcti: tcti)
-            default: throw connection.failure("unseal", unsealed)
-            }
+            try connection.checkAuthorised("unseal", tss.Esys_Unseal(
+                connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data))
             guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
                 throw TPMError.failed(operation: "unseal", detail: "no data returned")
             }
@@ -222,6 +184,15 @@ private struct Functions {
     }
 }
 
+extension Functions {
+    /// Decodes `bytes` whole: a trailing byte is as wrong as a missing one.
+    func unmarshal<Value>(_ bytes: [UInt8], into value: inout Value, _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Value>?) -> TSS2_RC) -> Bool {
+        var offset = 0
+        let rc = bytes.withUnsafeBufferPointer { function($0.baseAddress, $0.count, &offset, &value) }
+        return rc == TSS2_RC_SUCCESS && offset == bytes.count
+    }
+}
+
 /// One ESAPI context over one TCTI, with the transient handles it created, all flushed and closed by `open`
 /// on every path: without a resource manager (swtpm, or /dev/tpm0) a leaked handle stays in the TPM, which has
 /// only a few slots.
@@ -238,14 +209,19 @@ private final class Connection {
     }
 
     static func open<Result>(_ tcti: String, _ body: (Connection) throws -> Result) throws -> Result {
+        let connection = Connection(tcti: tcti, tss: try library())
+        defer { connection.close() }
+        try connection.connect()
+        return try body(connection)
+    }
+
+    /// tpm2-tss's functions, loaded on first use.
+    static func library() throws -> Functions {
         _ = libraryLoggingQuieted
         guard let tss = Functions() else {
             throw TPMError.softwareMissing(detail: keystore_tss2_error().map { String(cString: $0) } ?? "tpm2-tss could not be loaded")
         }
-        let connection = Connection(tcti: tcti, tss: tss)
-        defer { connection.close() }
-        try connection.connect()
-        return try body(connection)
+        return tss
     }
 
     /// tpm2-tss logs warnings and errors to stderr itself; keystore says what went wrong in one line of its own.
@@ -312,6 +288,73 @@ private final class Connection {
         transient.append(session)
         try useSession(session, encrypting: .both)
         return (primary, name, session)
+    }
+
+    /// `TPM2_Create` of a child of `primary` from `template`, with `sensitive` (its authorisation value, and data
+    /// for a sealed object) sent encrypted in `session`: the new object's public area, as the TPM returned it, and
+    /// both areas marshalled as a vault keeps them.
+    func create(_ sensitive: inout TPM2B_SENSITIVE_CREATE, from template: inout TPM2B_PUBLIC, under primary: ESYS_TR,
+                in session: ESYS_TR, what: String) throws -> (publicArea: [UInt8], privateArea: [UInt8], public: TPMT_PUBLIC) {
+        var outsideInfo = TPM2B_DATA()
+        var pcrs = TPML_PCR_SELECTION()
+        var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+        var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+        defer { tss.Esys_Free(outPrivate); tss.Esys_Free(outPublic) }
+        try check("create \(what)", tss.Esys_Create(
+            context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &sensitive,
+            &template, &outsideInfo, &pcrs, &outPrivate, &outPublic, nil, nil, nil))
+        guard let outPrivate, let outPublic else { throw TPMError.failed(operation: "create \(what)", detail: "no object returned") }
+        return (try marshal(outPublic.pointee, tss.Tss2_MU_TPM2B_PUBLIC_Marshal),
+                try marshal(outPrivate.pointee, tss.Tss2_MU_TPM2B_PRIVATE_Marshal), outPublic.pointee.publicArea)
+    }
+
+    /// `TPM2_Load` of an object a vault kept, under the primary whose Name it recorded, in a salted session: its
+    /// handle (flushed on close), the session, and its public area. `isExpected` may refuse the public area
+    /// before anything is sent to the TPM.
+    func load(_ publicArea: [UInt8], _ privateArea: [UInt8], under primaryName: [UInt8], what: String,
+              isExpected: (TPMT_PUBLIC) -> Bool = { _ in true }) throws -> (handle: ESYS_TR, session: ESYS_TR, public: TPMT_PUBLIC) {
+        var inPublic = TPM2B_PUBLIC()
+        var inPrivate = TPM2B_PRIVATE()
+        guard tss.unmarshal(publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+              tss.unmarshal(privateArea, into: &inPrivate, tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal),
+              isExpected(inPublic.publicArea)
+        else { throw TPMError.malformedObject }
+        let (primary, _, session) = try primaryAndSession(expecting: primaryName)
+        var handle = KEYSTORE_ESYS_TR_NONE
+        let loaded = tss.Esys_Load(context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                                   &inPrivate, &inPublic, &handle)
+        guard loaded == TSS2_RC_SUCCESS else {
+            // The primary's Name matched, so this TPM has the seed the object was made under; only a failed
+            // integrity check of the private area (TPM_RC_INTEGRITY, any parameter) still means another
+            // TPM's seed wrapped it. Anything else the TPM refuses is a damaged object.
+            switch ResponseCode(loaded) {
+            case .integrity: throw TPMError.boundElsewhere
+            case .otherFromTPM: throw TPMError.damagedObject(detail: decode(loaded))
+            default: throw failure("load \(what)", loaded)
+            }
+        }
+        transient.append(handle)
+        return (handle, session, inPublic.publicArea)
+    }
+
+    /// Gives ESAPI the authorisation value to use for `handle`: it enters only the session's HMAC.
+    func setAuthorisation(of handle: ESYS_TR, to authValue: SecureBytes) throws {
+        var auth = TPM2B_AUTH()
+        defer { withUnsafeMutableBytes(of: &auth) { Sodium.zero($0) } }
+        authValue.withUnsafeBytes { copy($0, into: &auth.buffer) }
+        auth.size = UInt16(authValue.count)
+        try check("set the object's authorisation", tss.Esys_TR_SetAuth(context, handle, &auth))
+    }
+
+    /// The result of a command authorised with a PIN-derived value: a refusal the TPM counted is a wrong PIN, and
+    /// in lockout the TPM tries nothing.
+    func checkAuthorised(_ operation: String, _ rc: TSS2_RC) throws {
+        switch ResponseCode(rc) {
+        case .success: return
+        case .authorisationFailed: throw TPMError.wrongPIN(state: try? dictionaryAttackState())
+        case .lockout: throw TPMError.lockedOut(state: try? dictionaryAttackState(), tcti: tcti)
+        default: throw failure(operation, rc)
+        }
     }
 
     /// Which parameters the session encrypts. A TPM refuses encryption a command has no parameter for
@@ -404,16 +447,10 @@ private final class Connection {
         var buffer = [UInt8](repeating: 0, count: MemoryLayout<Value>.size + 16)
         var offset = 0
         let rc = buffer.withUnsafeMutableBufferPointer { function(&value, $0.baseAddress, $0.count, &offset) }
-        guard rc == TSS2_RC_SUCCESS else { throw TPMError.failed(operation: "encode the sealed object", detail: decode(rc)) }
+        guard rc == TSS2_RC_SUCCESS else { throw TPMError.failed(operation: "encode the TPM object", detail: decode(rc)) }
         return Array(buffer[0..<offset])
     }
 
-    /// Decodes `bytes` whole: a trailing byte is as wrong as a missing one.
-    func unmarshal<Value>(_ bytes: [UInt8], into value: inout Value, _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Value>?) -> TSS2_RC) -> Bool {
-        var offset = 0
-        let rc = bytes.withUnsafeBufferPointer { function($0.baseAddress, $0.count, &offset, &value) }
-        return rc == TSS2_RC_SUCCESS && offset == bytes.count
-    }
 }
 
 /// The response codes keystore tells apart (TPM 2.0 Part 2, 6.6), with the handle, session or parameter number
