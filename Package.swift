@@ -65,13 +65,15 @@ let package = Package(
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
         .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: warningsAreErrors),
+        // pyca/cryptography in a virtualenv: an independent verifier of the TPM's P-256 signatures.
+        .target(name: "PythonCryptography", path: "Tests/PythonCryptography", swiftSettings: warningsAreErrors),
         // One test target per library target.
         .testTarget(name: "StellarTextTests", dependencies: ["StellarText"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTPMTests",
-                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
+                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
