@@ -39,6 +39,7 @@ static void load(void) {
     LOOK_UP(esys, Esys_Create);
     LOOK_UP(esys, Esys_Load);
     LOOK_UP(esys, Esys_Unseal);
+    LOOK_UP(esys, Esys_Sign);
     LOOK_UP(esys, Esys_TR_GetName);
     LOOK_UP(esys, Esys_TR_SetAuth);
     LOOK_UP(esys, Esys_StartAuthSession);

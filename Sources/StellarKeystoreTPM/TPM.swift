@@ -4,13 +4,14 @@ import StellarKeys
 import StellarKeystore
 
 /// The one boundary to a TPM 2.0 (tpm2-tss ESAPI, loaded when first used: CTSS2): seal a secret under an
-/// authorisation value, unseal it, read the dictionary-attack state, and set or use the lockout authorization.
-/// Nothing else in keystore touches tpm2-tss.
+/// authorisation value, unseal it, make a NIST P-256 signing key that stays in the TPM and sign with it, read the
+/// dictionary-attack state, and set or use the lockout authorization. Nothing else in keystore touches tpm2-tss.
 ///
-/// The secret sits in a keyed-hash object created under a primary storage key that is regenerated on every use
-/// from a fixed public template (the TCG SRK template, ECC NIST P-256), so nothing is persisted in the TPM: no NV
-/// space, no persistent handle, no owner password. The object has `userWithAuth` and not `noDA`, so every wrong
-/// authorisation value counts against the TPM's dictionary-attack lockout. Every command runs in an HMAC session
+/// The secret sits in a keyed-hash object, and a signing key in an ECC object, created under a primary storage
+/// key that is regenerated on every use from a fixed public template (the TCG SRK template, ECC NIST P-256), so
+/// nothing is persisted in the TPM: no NV space, no persistent handle, no owner password. Each object has
+/// `userWithAuth` and not `noDA`, so every wrong authorisation value counts against the TPM's dictionary-attack
+/// lockout. Every command runs in an HMAC session
 /// salted to the primary, with parameter encryption where the command has a parameter to encrypt, so neither the
 /// authorisation value, the secret, nor a lockout code crosses the bus in the clear.
 public struct TPM: TPMSealer {
@@ -97,6 +98,129 @@ public struct TPM: TPMSealer {
     private func refuseOpenLockout(_ state: TPMDictionaryAttackState) throws {
         if !state.lockoutAuthSet && !allowsOpenLockout { throw TPMError.lockoutOpen }
     }
+
+    // MARK: Signing keys
+
+    public func createSigningKey(authValue: SecureBytes) throws -> TPMSigningKey {
+        precondition(authValue.count <= Self.authValueBytes)
+        return try Connection.open(tcti) { connection in
+            // A new key is a new binding, as a new seal is.
+            try refuseOpenLockout(connection.dictionaryAttackState())
+            let (primary, primaryName, session) = try connection.primaryAndSession(expecting: nil)
+            var sensitive = TPM2B_SENSITIVE_CREATE()
+            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
+            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
+            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
+            var template = Self.signingKeyTemplate()
+            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the signing key")
+            guard let publicKey = Self.publicKey(of: created.public),
+                  let key = TPMSigningKey(primaryName: primaryName, publicArea: created.publicArea, privateArea: created.privateArea,
+                                          publicKey: publicKey)
+            else { throw TPMError.failed(operation: "create the signing key", detail: "it returned a key that cannot be kept") }
+            return key
+        }
+    }
+
+    public func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8]) {
+        precondition(authValue.count <= Self.authValueBytes)
+        guard digest.count == Self.coordinateBytes else {
+            throw TPMError.failed(operation: "sign", detail: "a digest of \(digest.count) bytes is not a SHA-256 digest")
+        }
+        return try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            // The public key a vault shows must be the one the TPM signs with: the TPM checks the public area
+            // against the private one as it loads them, and this checks the public key against the public area.
+            let (handle, session, _) = try connection.load(key.publicArea, key.privateArea, under: key.primaryName, what: "the signing key") {
+                Self.publicKey(of: $0) == key.publicKey
+            }
+            try connection.setAuthorisation(of: handle, to: authValue)
+            var inDigest = TPM2B_DIGEST()
+            digest.withUnsafeBytes { copy($0, into: &inDigest.buffer) }
+            inDigest.size = UInt16(digest.count)
+            var scheme = TPMT_SIG_SCHEME()
+            scheme.scheme = KEYSTORE_TPM2_ALG_ECDSA
+            scheme.details.ecdsa.hashAlg = KEYSTORE_TPM2_ALG_SHA256
+            // A NULL ticket: an unrestricted key signs any digest, and needs no proof that the TPM hashed it.
+            var validation = TPMT_TK_HASHCHECK()
+            validation.tag = KEYSTORE_TPM2_ST_HASHCHECK
+            validation.hierarchy = KEYSTORE_TPM2_RH_NULL
+            // The response's first parameter, a TPMT_SIGNATURE, is no sized buffer, so only the command is
+            // encrypted (a TPM refuses the rest, TPM_RC_ATTRIBUTES); nothing in a signature is secret.
+            try connection.useSession(session, encrypting: .command)
+            var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
+            defer { tss.Esys_Free(signature) }
+            try connection.checkAuthorised("sign", tss.Esys_Sign(
+                connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &inDigest, &scheme, &validation, &signature))
+            guard let signature, signature.pointee.sigAlg == KEYSTORE_TPM2_ALG_ECDSA,
+                  let r = Self.padded(signature.pointee.signature.ecdsa.signatureR),
+                  let s = Self.padded(signature.pointee.signature.ecdsa.signatureS)
+            else { throw TPMError.failed(operation: "sign", detail: "no ECDSA signature returned") }
+            return (r, s)
+        }
+    }
+
+    public func attributes(of key: TPMSigningKey) throws -> TPMKeyAttributes {
+        let tss = try Connection.library()
+        var inPublic = TPM2B_PUBLIC()
+        guard tss.unmarshal(key.publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+              Self.publicKey(of: inPublic.publicArea) == key.publicKey
+        else { throw TPMError.malformedObject }
+        let area = inPublic.publicArea
+        func has(_ attribute: TPMA_OBJECT) -> Bool { area.objectAttributes & attribute != 0 }
+        let ecc = area.parameters.eccDetail
+        return TPMKeyAttributes(
+            isNISTP256: area.type == KEYSTORE_TPM2_ALG_ECC && area.nameAlg == KEYSTORE_TPM2_ALG_SHA256
+                && ecc.curveID == KEYSTORE_TPM2_ECC_NIST_P256,
+            isECDSASHA256: area.type == KEYSTORE_TPM2_ALG_ECC && ecc.scheme.scheme == KEYSTORE_TPM2_ALG_ECDSA
+                && ecc.scheme.details.ecdsa.hashAlg == KEYSTORE_TPM2_ALG_SHA256,
+            signs: has(KEYSTORE_TPMA_OBJECT_SIGN_ENCRYPT), decrypts: has(KEYSTORE_TPMA_OBJECT_DECRYPT),
+            restricted: has(KEYSTORE_TPMA_OBJECT_RESTRICTED), userWithAuth: has(KEYSTORE_TPMA_OBJECT_USERWITHAUTH),
+            noDA: has(KEYSTORE_TPMA_OBJECT_NODA), fixedTPM: has(KEYSTORE_TPMA_OBJECT_FIXEDTPM),
+            fixedParent: has(KEYSTORE_TPMA_OBJECT_FIXEDPARENT), sensitiveDataOrigin: has(KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN))
+    }
+
+    /// A P-256 coordinate, and a SHA-256 digest.
+    static let coordinateBytes = 32
+
+    /// An ECDSA key on NIST P-256, generated in the TPM (sensitiveDataOrigin), that
+    /// never leaves it (fixedTPM, fixedParent), used with its authorisation value alone (userWithAuth, no
+    /// policy), every wrong one counted towards lockout (no noDA), that signs any digest given but decrypts
+    /// nothing and is no restricted key (sign alone; the attributes: TPM 2.0 Part 2, 8.3).
+    ///
+    /// The scheme is fixed here, ECDSA with SHA-256, rather than left NULL and named at each signing: the TPM
+    /// then refuses any other scheme with this key (ECSchnorr, SM2, ECDAA, another hash: Part 3, TPM2_Sign), so the
+    /// authorisation value signs only what a WebAuthn P-256 verifier accepts, and the key says what it is for.
+    private static func signingKeyTemplate() -> TPM2B_PUBLIC {
+        var template = TPM2B_PUBLIC()
+        template.publicArea.type = KEYSTORE_TPM2_ALG_ECC
+        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+        template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_SIGN_ENCRYPT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
+            | KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN
+        template.publicArea.parameters.eccDetail.symmetric.algorithm = KEYSTORE_TPM2_ALG_NULL
+        template.publicArea.parameters.eccDetail.scheme.scheme = KEYSTORE_TPM2_ALG_ECDSA
+        template.publicArea.parameters.eccDetail.scheme.details.ecdsa.hashAlg = KEYSTORE_TPM2_ALG_SHA256
+        template.publicArea.parameters.eccDetail.curveID = KEYSTORE_TPM2_ECC_NIST_P256
+        template.publicArea.parameters.eccDetail.kdf.scheme = KEYSTORE_TPM2_ALG_NULL
+        return template
+    }
+
+    /// The public point of a P-256 key's public area as SEC 1 writes it uncompressed (0x04 ‖ X ‖ Y); nil for
+    /// any other kind of key.
+    private static func publicKey(of area: TPMT_PUBLIC) -> [UInt8]? {
+        guard area.type == KEYSTORE_TPM2_ALG_ECC, area.parameters.eccDetail.curveID == KEYSTORE_TPM2_ECC_NIST_P256,
+              let x = padded(area.unique.ecc.x), let y = padded(area.unique.ecc.y)
+        else { return nil }
+        return [0x04] + x + y
+    }
+
+    /// A P-256 coordinate or signature half, left-padded to 32 bytes: a TPM may drop leading zero bytes.
+    private static func padded(_ parameter: TPM2B_ECC_PARAMETER) -> [UInt8]? {
+        let size = Int(parameter.size)
+        guard size <= coordinateBytes else { return nil }
+        return withUnsafeBytes(of: parameter.buffer) { [UInt8](repeating: 0, count: coordinateBytes - size) + Array($0.prefix(size)) }
+    }
+
+    // MARK: The dictionary-attack state
 
     public func dictionaryAttackState() throws -> TPMDictionaryAttackState {
         try Connection.open(tcti) { try $0.dictionaryAttackState() }

@@ -16,9 +16,10 @@ public enum TPMError: KeystoreError, Equatable {
     case wrongPIN(state: TPMDictionaryAttackState?)
     /// The TPM is in dictionary-attack lockout and tries nothing (`TPM_RC_LOCKOUT`).
     case lockedOut(state: TPMDictionaryAttackState?, tcti: String)
-    /// The sealed object does not load: another TPM made it, or this one was cleared since.
+    /// The sealed object or signing key does not load: another TPM made it, or this one was cleared since.
     case boundElsewhere
-    /// The vault's sealed object is not a TPM2B_PUBLIC and a TPM2B_PRIVATE.
+    /// The vault's TPM object (a sealed object or a signing key) is not a TPM2B_PUBLIC and a TPM2B_PRIVATE, or its
+    /// public key is not the one in its public area.
     case malformedObject
     /// This TPM made the object's primary key, yet refuses to load the object: the vault is damaged.
     case damagedObject(detail: String)
@@ -60,9 +61,9 @@ public enum TPMError: KeystoreError, Equatable {
         case .boundElsewhere:
             "This vault is bound to a TPM that is not this one (another machine's, or this one's before it was cleared), so it cannot be opened here; restore the key from its recovery phrase or from an offline export."
         case .malformedObject:
-            "The vault's sealed TPM object is malformed; restore the vault from a backup."
+            "The vault's TPM object is malformed; restore the vault from a backup."
         case .damagedObject(let detail):
-            "This TPM made the vault's primary key but refuses its sealed object (\(TerminalText.escaped(detail, limit: nil))): the vault is damaged; restore it from a backup."
+            "This TPM made the vault's primary key but refuses its TPM object (\(TerminalText.escaped(detail, limit: nil))): the vault is damaged; restore it from a backup."
         case .lockoutOpen:
             "This TPM's lockout authorization is not set, so anyone who can open the TPM can reset its wrong-PIN counter, and its guess limit would not hold."
         case .malformedLockoutCode(let reason):

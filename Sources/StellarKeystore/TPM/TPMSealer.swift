@@ -23,6 +23,20 @@ public protocol TPMSealer: Sendable {
     /// Refuses, without sealing anything, a new binding that could not happen or whose guess limit would not hold.
     func checkReadyToSeal() throws
 
+    /// Makes a new NIST P-256 ECDSA key in this TPM, under the primary key that sealing uses, usable only with
+    /// `authValue` (at most 32 bytes), every wrong one counted by the TPM's dictionary-attack protection. A new
+    /// key is a new binding: a TPM whose guess limit would not hold refuses it (`TPMError.lockoutOpen`) unless
+    /// the person allowed it.
+    func createSigningKey(authValue: SecureBytes) throws -> TPMSigningKey
+
+    /// The ECDSA signature (r, s; each 32 bytes, big-endian) of `key` over the 32-byte SHA-256 `digest`, if
+    /// `authValue` is its authorisation value. A wrong one is counted by the TPM (`TPMError.wrongPIN`); in
+    /// lockout nothing is tried (`TPMError.lockedOut`); another TPM's key is `TPMError.boundElsewhere`.
+    func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8])
+
+    /// What `key`'s public area says of it, read from its TPM2B_PUBLIC without asking the TPM.
+    func attributes(of key: TPMSigningKey) throws -> TPMKeyAttributes
+
     func dictionaryAttackState() throws -> TPMDictionaryAttackState
 
     /// Sets a new random lockout authorization and returns it; nil, with nothing changed, when one is set.
