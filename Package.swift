@@ -7,6 +7,7 @@ import PackageDescription
 //   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys ──> StellarText
 //                  └──> StellarWebAuth ─────────────────────────────┘                  CSodium, CPlatform
 //   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
+//   StellarKeystore ──> CPKCS11 (a PKCS#11 module the user names, loaded at run time)
 //   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
 // Every target builds without a warning: one is an error, so that none piles up unseen.
 let warningsAreErrors: [SwiftSetting] = [.treatAllWarnings(as: .error)]
@@ -39,6 +40,9 @@ let package = Package(
         // libcurl's headers (Debian: libcurl4-openssl-dev) for its types and constants; libcurl.so.4 is opened only
         // by a web sign-in.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+        // PKCS#11 3.0's types and function lists, written from the specification (no system header needed); a
+        // module (a YubiKey's, an HSM's, SoftHSM2) is opened by its path only when a key in a token is used.
+        .target(name: "CPKCS11", linkerSettings: [.linkedLibrary("dl")]),
         // Text read from outside and text shown to a person, with no key in sight: StrictJSON (the one JSON reader
         // for input from outside), TOML's bare-key bytes, TerminalText (escaping for a terminal), EditDistance.
         // The bottom layer, so that every library reads and shows text one way.
@@ -48,7 +52,7 @@ let package = Package(
         // Transaction envelopes: the generated strict XDR reader, hashes, signatures spliced in, summaries.
         .target(name: "StellarTransactions", dependencies: ["StellarKeys", "StellarText"], swiftSettings: warningsAreErrors),
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
-        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform", "CPKCS11"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
@@ -64,6 +68,8 @@ let package = Package(
         .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
+        // A private SoftHSM2 token directory with one token, for the PKCS#11 tests.
+        .target(name: "SoftwareToken", path: "Tests/SoftwareToken", swiftSettings: warningsAreErrors),
         .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: warningsAreErrors),
         // pyca/cryptography in a virtualenv: an independent verifier of the TPM's P-256 signatures.
         .target(name: "PythonCryptography", path: "Tests/PythonCryptography", swiftSettings: warningsAreErrors),
@@ -71,7 +77,7 @@ let package = Package(
         .testTarget(name: "StellarTextTests", dependencies: ["StellarText"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures", "SoftwareToken"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTPMTests",
                     dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),

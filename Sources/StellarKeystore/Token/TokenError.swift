@@ -1,0 +1,96 @@
+import StellarKeys
+import StellarText
+
+/// What can go wrong between keystore and a PKCS#11 token (a YubiKey, an HSM, SoftHSM2) that holds a key. Each
+/// case says what happened in words an app can show; none carries a PIN.
+public enum TokenError: KeystoreError, Equatable {
+    /// How many PIN tries a token has left, as far as its flags say (PKCS#11 3.0, CK_TOKEN_INFO): a token tells
+    /// "few" and "one", never a number.
+    public enum TriesLeft: Sendable, Equatable {
+        /// The token does not say.
+        case unknown
+        /// The token says a wrong PIN has been counted (`CKF_USER_PIN_COUNT_LOW`).
+        case few
+        /// One more wrong PIN locks the token (`CKF_USER_PIN_FINAL_TRY`).
+        case one
+    }
+
+    /// The module's file is missing, not a shared object this process can load, or named by a relative path.
+    case moduleNotLoadable(path: String, reason: String)
+    /// The shared object loads but has neither `C_GetInterface` nor `C_GetFunctionList`: it is no PKCS#11 module.
+    case notPKCS11(path: String)
+    /// No token with this serial number (and label, when one was given) is present in the module's slots.
+    case tokenNotFound(serial: String, label: String?)
+    /// The token cannot make or use Ed25519 keys (`CKM_EDDSA` or `CKM_EC_EDWARDS_KEY_PAIR_GEN` is missing).
+    case noEdDSA(token: String)
+    /// The token refused the PIN and counted it.
+    case wrongPIN(token: String, triesLeft: TriesLeft)
+    /// The token's user PIN is locked after too many wrong ones and refuses every try; its security officer
+    /// can unlock it.
+    case pinLocked(token: String)
+    /// The operation needs a login first.
+    case notLoggedIn(token: String)
+    /// No Ed25519 private key with this ID on the token: deleted, or on another token.
+    case keyNotFound(id: [UInt8])
+    /// More than one Ed25519 private key on the token has this ID, so which one signs is not known.
+    case ambiguousKey(id: [UInt8])
+    /// A key was to be made with a label or an ID that an object on the token has already.
+    case keyExists(label: String?, id: [UInt8]?)
+    /// A label or ID that cannot name a key (empty, or too long).
+    case invalidKeyName(reason: String)
+    /// The token returned a signature of the wrong length (an Ed25519 signature has 64 bytes).
+    case badSignature(length: Int)
+    /// The module answered with something PKCS#11 does not allow (a count or a length out of bounds, text that
+    /// is not printable, a public key that is not Ed25519).
+    case malformedAnswer(operation: String, detail: String)
+    /// A PKCS#11 call failed: `code` is the specification's name of its return value (`CKR_DEVICE_ERROR`), or
+    /// its number in hex when the name is not known.
+    case failed(operation: String, code: String)
+
+    public var message: String {
+        switch self {
+        case .moduleNotLoadable(let path, let reason):
+            "The PKCS#11 module \(TerminalText.escaped(path, limit: nil)) cannot be loaded: \(TerminalText.escaped(reason, limit: nil))."
+        case .notPKCS11(let path):
+            "\(TerminalText.escaped(path, limit: nil)) is not a PKCS#11 module (it has no C_GetFunctionList)."
+        case .tokenNotFound(let serial, nil):
+            "No token with serial number \(TerminalText.escaped(serial)) is present."
+        case .tokenNotFound(let serial, let label?):
+            "No token with serial number \(TerminalText.escaped(serial)) and label \(TerminalText.escaped(label)) is present."
+        case .noEdDSA(let token):
+            "The token \(TerminalText.escaped(token)) cannot make or use Ed25519 keys."
+        case .wrongPIN(let token, .unknown):
+            "Incorrect PIN; the token \(TerminalText.escaped(token)) counted it."
+        case .wrongPIN(let token, .few):
+            "Incorrect PIN; the token \(TerminalText.escaped(token)) counted it and has few tries left before it locks."
+        case .wrongPIN(let token, .one):
+            "Incorrect PIN; the token \(TerminalText.escaped(token)) counted it: one more wrong PIN locks it."
+        case .pinLocked(let token):
+            "The token \(TerminalText.escaped(token)) has locked its PIN after too many wrong ones; only its security officer (SO) PIN can unlock it."
+        case .notLoggedIn(let token):
+            "The token \(TerminalText.escaped(token)) needs its PIN first."
+        case .keyNotFound(let id):
+            "The token has no Ed25519 private key with ID \(Self.hex(id)): it was deleted, or the token is another."
+        case .ambiguousKey(let id):
+            "The token has more than one Ed25519 private key with ID \(Self.hex(id)), so which one signs is unknown."
+        case .keyExists(let label?, _):
+            "The token already has an object labelled \(TerminalText.escaped(label))."
+        case .keyExists(nil, let id?):
+            "The token already has an object with ID \(Self.hex(id))."
+        case .keyExists(nil, nil):
+            "The token already has such a key."
+        case .invalidKeyName(let reason):
+            "That cannot name a key on a token: \(reason)."
+        case .badSignature(let length):
+            "The token returned a signature of \(length) bytes; an Ed25519 signature has 64."
+        case .malformedAnswer(let operation, let detail):
+            "The PKCS#11 module answered badly when asked to \(operation): \(TerminalText.escaped(detail, limit: nil))."
+        case .failed(let operation, let code):
+            "The token could not \(operation) (\(TerminalText.escaped(code)))."
+        }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.isEmpty ? "(empty)" : Hex.string(bytes)
+    }
+}
