@@ -121,9 +121,9 @@ public struct AuthorizationEntry: Sendable {
             let existing = Array(bytes[target.signatureRange])
             if let rules = signer.rules {
                 othersSigned = true
-                if try !SmartAccountCredential.hasRoom(for: signer.key, rules: rules, in: existing) { alreadyThere.append(target) }
+                if try !SmartAccountCredential.hasRoom(for: signer.keyData, rules: rules, in: existing) { alreadyThere.append(target) }
             } else {
-                let ours = TransactionEnvelope.accountSignature(key: signer.key, signature: [UInt8](repeating: 0, count: 64))
+                let ours = TransactionEnvelope.accountSignature(key: try signer.accountKey(), signature: [UInt8](repeating: 0, count: 64))
                 guard existing.count == ours.count, existing.prefix(ours.count - 64) == ours.prefix(ours.count - 64) else {
                     throw AuthorizationError.signedByAnother(entry: number, node: target.address)
                 }
@@ -134,7 +134,8 @@ public struct AuthorizationEntry: Sendable {
         }
         targets.removeAll { alreadyThere.contains($0) }
         // Each signature written grows the entry: it must still be one the network (and this reader) accepts.
-        let growth = targets.count * (signer.rules == nil ? 148 : 180)
+        let growth = targets.count * (signer.rules == nil ? 148 : SmartAccountCredential.growth(
+            keySize: signer.keyData.count, signatureSize: signer.key == nil ? P256SignatureForm.largestCredentialSignature : 64))
         guard bytes.count + growth <= Self.maximumSize else { throw AuthorizationError.tooLarge(bytes.count + growth) }
         return targets
     }
@@ -166,11 +167,11 @@ public struct AuthorizationEntry: Sendable {
         // From the last node back, so that each splice leaves the offsets before it valid; the expiration is before all.
         for target in targets.reversed() {
             let value: [UInt8]
-            if let rules = signer.rules {
-                value = try SmartAccountCredential.adding(signature: made, by: signer.key, rules: rules,
-                                                          to: Array(bytes[target.signatureRange]))
-            } else {
-                value = TransactionEnvelope.accountSignature(key: signer.key, signature: made)
+            let existing = Array(bytes[target.signatureRange])
+            switch (signer.rules, signer.signingKey) {
+            case (let rules?, .ed25519(let key)): value = try SmartAccountCredential.adding(signature: made, by: key, rules: rules, to: existing)
+            case (let rules?, .p256(let key)): value = try SmartAccountCredential.adding(signature: made, by: key.keyData, rules: rules, to: existing)
+            case (nil, _): value = TransactionEnvelope.accountSignature(key: try signer.accountKey(), signature: made)
             }
             out.replaceSubrange(target.signatureRange, with: value)
         }
@@ -273,27 +274,68 @@ public enum AuthorizationAccount: Sendable, Equatable {
 
 /// A key and the account it signs authorization entries for: whose credential nodes it signs, and how.
 public struct AuthorizationSigner: Sendable, Equatable {
-    public let key: PublicKey
+    /// The key a signer signs with: an Ed25519 key, or a P-256 key, which signs only as a smart account's External
+    /// signer (through a WebAuthn or secp256r1 verifier; `P256SignatureForm`): the account convention is Ed25519's.
+    public enum Key: Sendable, Equatable, CustomStringConvertible {
+        case ed25519(PublicKey)
+        case p256(P256PublicKey)
+
+        /// The account ID of an Ed25519 key; "P-256 key " and the hex of a P-256 key's data.
+        public var description: String {
+            switch self {
+            case .ed25519(let key): key.accountID
+            case .p256(let key): "P-256 key " + Hex.string(key.keyData)
+            }
+        }
+    }
+
+    public let signingKey: Key
     public let account: AuthorizationAccount
     /// The address whose nodes are signed (`G…`, `C…`).
     public let address: String
     let addressXDR: [UInt8]
 
+    /// The Ed25519 key; nil for a P-256 key.
+    public var key: PublicKey? {
+        if case .ed25519(let key) = signingKey { key } else { nil }
+    }
+
     public init(key: PublicKey, for account: AuthorizationAccount) throws {
+        try self.init(signingKey: .ed25519(key), for: account)
+    }
+
+    /// Refused: a contract account that is not a contract address; a P-256 key for anything but a smart account.
+    public init(signingKey: Key, for account: AuthorizationAccount) throws {
         switch account {
         case .ownAccount:
+            guard case .ed25519(let key) = signingKey else { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
             self = .account(key)
         case .contractAccount(let contract), .smartAccount(let contract, _):
+            if case .contractAccount = account, case .p256 = signingKey { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
             guard let strKey = try? StrKey(contract), strKey.kind == .contract else { throw AuthorizationError.notAContract(contract) }
-            self.init(key: key, account: account, address: contract, addressXDR: [0, 0, 0, 1] + strKey.payload)  // SC_ADDRESS_TYPE_CONTRACT
+            self.init(signingKey: signingKey, account: account, address: contract, addressXDR: [0, 0, 0, 1] + strKey.payload)  // SC_ADDRESS_TYPE_CONTRACT
         }
     }
 
-    private init(key: PublicKey, account: AuthorizationAccount, address: String, addressXDR: [UInt8]) {
-        self.key = key
+    private init(signingKey: Key, account: AuthorizationAccount, address: String, addressXDR: [UInt8]) {
+        self.signingKey = signingKey
         self.account = account
         self.address = address
         self.addressXDR = addressXDR
+    }
+
+    /// The key's bytes as a smart account's External signer names them: an Ed25519 key's 32, a P-256 key's data.
+    var keyData: [UInt8] {
+        switch signingKey {
+        case .ed25519(let key): key.rawRepresentation
+        case .p256(let key): key.keyData
+        }
+    }
+
+    /// The Ed25519 key of a signer that signs with the account convention (`init` gives no other such signer).
+    func accountKey() throws -> PublicKey {
+        guard let key else { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
+        return key
     }
 
     /// The rules of a smart account's signature; nil for the account convention.
@@ -303,7 +345,7 @@ public struct AuthorizationSigner: Sendable, Equatable {
 
     public static func account(_ key: PublicKey) -> Self {
         // SC_ADDRESS_TYPE_ACCOUNT, PUBLIC_KEY_TYPE_ED25519
-        Self(key: key, account: .ownAccount, address: key.accountID, addressXDR: [0, 0, 0, 0, 0, 0, 0, 0] + key.rawRepresentation)
+        Self(signingKey: .ed25519(key), account: .ownAccount, address: key.accountID, addressXDR: [0, 0, 0, 0, 0, 0, 0, 0] + key.rawRepresentation)
     }
 
     public static func contractAccount(_ address: String, key: PublicKey) throws -> Self {
@@ -312,6 +354,11 @@ public struct AuthorizationSigner: Sendable, Equatable {
 
     public static func smartAccount(_ address: String, key: PublicKey, rules: SmartAccountRules) throws -> Self {
         try Self(key: key, for: .smartAccount(address, rules: rules))
+    }
+
+    /// A P-256 key that the smart account lists as `External(rules.verifier, key.keyData)`.
+    public static func smartAccount(_ address: String, p256Key key: P256PublicKey, rules: SmartAccountRules) throws -> Self {
+        try Self(signingKey: .p256(key), for: .smartAccount(address, rules: rules))
     }
 }
 
@@ -326,8 +373,9 @@ public struct AuthorizationPayload: Sendable {
         self.contextRuleIDs = contextRuleIDs
     }
 
-    /// The 32 bytes the key signs with Ed25519: the preimage's SHA-256 (the host's payload), or for a smart
-    /// account SHA-256(payload ‖ XDR of the rule ids).
+    /// The 32 bytes the key signs: the preimage's SHA-256 (the host's payload), or for a smart account
+    /// SHA-256(payload ‖ XDR of the rule ids). An Ed25519 key signs them as they are; a P-256 key signs what its
+    /// form makes of them (`P256SignatureForm.digestToSign(for:)`).
     public var digest: [UInt8] {
         contextRuleIDs.map { SmartAccountCredential.digest(payload: preimage.hash, contextRuleIDs: $0) } ?? preimage.hash
     }

@@ -149,6 +149,9 @@ public enum AuthorizationError: KeystoreError, Equatable {
     case notForSigner(entry: Int, signer: String)
     /// An address that must be a contract's (`C…`) is not.
     case notAContract(String)
+    /// This key (shown) is not Ed25519, and the account convention (an account's own signature, or a contract
+    /// account's) takes only Ed25519 keys.
+    case notAnEd25519Key(String)
     /// This node of the entry already carries a signature that is not the signer's own, which signing would replace.
     case signedByAnother(entry: Int, node: String)
 
@@ -185,6 +188,8 @@ public enum AuthorizationError: KeystoreError, Equatable {
         case .signedByAnother(let entry, let node):
             "In authorization \(entry), the node of \(node) already carries a signature that is not this key's, which signing would replace; nothing was signed."
         case .notAContract(let address): "\(SummaryText.quoted(address)) is not a contract address (C…)."
+        case .notAnEd25519Key(let key):
+            "The \(key) signs only as a smart account's External signer; an account's own signature and the account convention take Ed25519 keys. Nothing was signed."
         }
     }
 }

@@ -38,8 +38,8 @@ public struct SmartAccountRules: Sendable, Equatable {
     }
 }
 
-/// Reading an OpenZeppelin smart account's credential, and adding an Ed25519 signer's signature to it with every
-/// other byte kept as given.
+/// Reading an OpenZeppelin smart account's credential, and adding an External signer's signature to it (an Ed25519
+/// key's, or a P-256 key's through a WebAuthn or secp256r1 verifier) with every other byte kept as given.
 package enum SmartAccountCredential {
     /// storage.rs's `MAX_SIGNERS` (mod.rs): a rule holds at most 15 signers, and every signer of a credential must
     /// belong to one of the rules it names (`UnauthorizedSigner` otherwise), so a credential holds at most 15 per
@@ -103,16 +103,29 @@ package enum SmartAccountCredential {
         return payload.withUnsafeBytes { p in ids.withUnsafeBytes { Sodium.sha256(parts: [p, $0]) } }
     }
 
-    /// The credential SCVal XDR (an AuthPayload) with `key`'s External(verifier, key) → signature added.
-    /// `existing` is the signature SCVal XDR of the account's entry as it is now: SCV_VOID (nothing yet) or an
-    /// AuthPayload, read strictly. Every other signer's key and value bytes are kept exactly as given and the map
-    /// stays in the host's order. Refused: an existing AuthPayload that is not well-formed, or whose
-    /// `context_rule_ids` differ from `rules.contextRuleIDs` (its signatures are for other rules); one that already
-    /// holds another signature by this signer; one with no room for another signer. A signature already there,
-    /// identical, leaves the credential as it was.
+    /// The credential SCVal XDR (an AuthPayload) with the Ed25519 `key`'s External(verifier, key) → signature
+    /// added, as `adding(signature:by:rules:to:)` with its 32 bytes; refused too, a signature that is not 64 bytes.
     package static func adding(signature: [UInt8], by key: PublicKey, rules: SmartAccountRules, to existing: [UInt8]) throws -> [UInt8] {
         guard signature.count == 64 else { throw SmartAccountError.signatureLength(signature.count) }
-        let ours = Signer(kind: .external, addressType: 1, addressBytes: rules.verifierID, key: key.rawRepresentation)
+        return try adding(signature: signature, by: key.rawRepresentation, shown: key.accountID, rules: rules, to: existing)
+    }
+
+    /// The credential SCVal XDR (an AuthPayload) with External(verifier, `keyData`) → `signature` added: `keyData`
+    /// is the signer's key as the account registered it (32 bytes for Ed25519, a P-256 point and any credential id
+    /// for WebAuthn), `signature` the value its verifier takes (its `sig_data`), as given.
+    /// `existing` is the signature SCVal XDR of the account's entry as it is now: SCV_VOID (nothing yet) or an
+    /// AuthPayload, read strictly. Every other signer's key and value bytes are kept exactly as given and the map
+    /// stays in the host's order. Refused: key data that is empty or longer than `maximumExternalKeySize`; an
+    /// existing AuthPayload that is not well-formed, or whose `context_rule_ids` differ from `rules.contextRuleIDs`
+    /// (its signatures are for other rules); one that already holds another signature by this signer; one with no
+    /// room for another signer. A signature already there, identical, leaves the credential as it was.
+    package static func adding(signature: [UInt8], by keyData: [UInt8], rules: SmartAccountRules, to existing: [UInt8]) throws -> [UInt8] {
+        try adding(signature: signature, by: keyData, shown: Hex.string(keyData), rules: rules, to: existing)
+    }
+
+    private static func adding(signature: [UInt8], by keyData: [UInt8], shown: String, rules: SmartAccountRules,
+                               to existing: [UInt8]) throws -> [UInt8] {
+        let ours = try external(keyData, rules)
         let value = bytes(signature)
         guard let credential = try parse(existing) else {
             return [0, 0, 0, 17, 0, 0, 0, 1, 0, 0, 0, 2]  // SCV_MAP, present, two fields
@@ -125,7 +138,7 @@ package enum SmartAccountCredential {
         let index = credential.entries.firstIndex { Signer.hostOrder($0.signer, ours) >= 0 } ?? credential.entries.endIndex
         if index < credential.entries.endIndex, Signer.hostOrder(credential.entries[index].signer, ours) == 0 {
             guard Array(existing[credential.entries[index].value]) == value else {
-                throw SmartAccountError.otherSignature(key: key.accountID)
+                throw SmartAccountError.otherSignature(key: shown)
             }
             return existing
         }
@@ -142,15 +155,35 @@ package enum SmartAccountCredential {
     /// (it is left as it is), true when there is room for it; refused, as `adding` refuses them, a credential
     /// that does not read, one for other rules, one with no room.
     package static func hasRoom(for key: PublicKey, rules: SmartAccountRules, in existing: [UInt8]) throws -> Bool {
+        try hasRoom(for: key.rawRepresentation, rules: rules, in: existing)
+    }
+
+    /// `hasRoom` for the signer External(verifier, `keyData`), any key bytes as the account registered them.
+    package static func hasRoom(for keyData: [UInt8], rules: SmartAccountRules, in existing: [UInt8]) throws -> Bool {
+        let ours = try external(keyData, rules)
         guard let credential = try parse(existing) else { return true }
         guard credential.contextRuleIDs == rules.contextRuleIDs else {
             throw SmartAccountError.otherRules(found: credential.contextRuleIDs, expected: rules.contextRuleIDs)
         }
-        let ours = Signer(kind: .external, addressType: 1, addressBytes: rules.verifierID, key: key.rawRepresentation)
         if credential.entries.contains(where: { Signer.hostOrder($0.signer, ours) == 0 }) { return false }
         let most = maximumSigners(credential.contextRuleIDs)
         guard credential.entries.count < most else { throw SmartAccountError.tooManySigners(credential.entries.count + 1, most: most) }
         return true
+    }
+
+    /// External(rules.verifier, keyData); refused, key data no account registers (storage.rs,
+    /// `validate_signer_key_size`, and nothing to identify a signer by).
+    private static func external(_ keyData: [UInt8], _ rules: SmartAccountRules) throws -> Signer {
+        guard (1...maximumExternalKeySize).contains(keyData.count) else { throw SmartAccountError.keyDataLength(keyData.count) }
+        return Signer(kind: .external, addressType: 1, addressBytes: rules.verifierID, key: keyData)
+    }
+
+    /// The bytes a credential grows by when a signer External(verifier, key of `keySize` bytes) → a signature value
+    /// of at most `signatureSize` bytes is added to it.
+    package static func growth(keySize: Int, signatureSize: Int) -> Int {
+        func padded(_ count: Int) -> Int { (count + 3) / 4 * 4 }
+        // SCV_VEC, present, 3 | SCV_SYMBOL "External" | SCV_ADDRESS contract | SCV_BYTES key | SCV_BYTES signature
+        return 12 + 16 + 40 + 8 + padded(keySize) + 8 + padded(signatureSize)
     }
 
     /// For a summary: the rule ids and the signers (in order) of an existing credential; nil for SCV_VOID.
@@ -288,9 +321,11 @@ package enum SmartAccountCredential {
         bigEndian(UInt32(value.count)) + value + [UInt8](repeating: 0, count: (4 - value.count % 4) % 4)
     }
 
-    private static func symbol(_ text: String) -> [UInt8] { [0, 0, 0, 15] + opaque(Array(text.utf8)) }
+    /// SCV_SYMBOL `text` (also for the fields of a verifier's signature value, `WebAuthnAssertion`).
+    static func symbol(_ text: String) -> [UInt8] { [0, 0, 0, 15] + opaque(Array(text.utf8)) }
 
-    private static func bytes(_ value: [UInt8]) -> [UInt8] { [0, 0, 0, 13] + opaque(value) }
+    /// SCV_BYTES `value`.
+    static func bytes(_ value: [UInt8]) -> [UInt8] { [0, 0, 0, 13] + opaque(value) }
 
     /// SCV_VEC [SCV_U32 id, …]: what `Vec<u32>::to_xdr` writes.
     private static func ruleIDs(_ ids: [UInt32]) -> [UInt8] {
@@ -312,8 +347,10 @@ public enum SmartAccountError: KeystoreError, Equatable {
     case noContextRules
     /// More rule ids than `SmartAccountCredential.maximumContextRules` (the number given).
     case tooManyContextRules(Int)
-    /// The signature to add is not 64 bytes (its length).
+    /// The Ed25519 signature to add is not 64 bytes (its length).
     case signatureLength(Int)
+    /// The signer's key data is empty or longer than `SmartAccountCredential.maximumExternalKeySize` (its length).
+    case keyDataLength(Int)
     /// The credential is neither SCV_VOID nor an AuthPayload of exactly its two fields, well-formed.
     case notAuthPayload(XDRError)
     /// The credential's signatures are for other rules than the ones this signature is for.
@@ -322,7 +359,8 @@ public enum SmartAccountError: KeystoreError, Equatable {
     case signersOutOfOrder(entry: Int)
     /// The credential would hold this many signers, more than its distinct rules can hold.
     case tooManySigners(Int, most: Int)
-    /// The credential already holds another signature by this key (its account ID) through this verifier.
+    /// The credential already holds another signature by this key (its account ID, or its bytes in hex) through
+    /// this verifier.
     case otherSignature(key: String)
 
     public var message: String {
@@ -332,6 +370,8 @@ public enum SmartAccountError: KeystoreError, Equatable {
         case .tooManyContextRules(let count):
             "\(count) context rules were named, more than the \(SmartAccountCredential.maximumContextRules) that are read; nothing was signed."
         case .signatureLength(let count): "The signature to add is \(count) bytes, not Ed25519's 64; nothing was signed."
+        case .keyDataLength(let count):
+            "The signer's key is \(count) bytes; a smart account registers keys of 1 to \(SmartAccountCredential.maximumExternalKeySize). Nothing was signed."
         case .notAuthPayload(let error):
             "The smart account's credential is not an AuthPayload: at byte \(error.offset), expected \(error.expected); nothing was signed."
         case .otherRules(let found, let expected):

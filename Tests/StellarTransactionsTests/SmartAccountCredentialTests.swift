@@ -204,6 +204,7 @@ import TestFixtures
         case .noContextRules: "noContextRules"
         case .tooManyContextRules: "tooManyContextRules"
         case .signatureLength: "signatureLength"
+        case .keyDataLength: "keyDataLength"
         case .notAuthPayload: "notAuthPayload"
         case .otherRules: "otherRules"
         case .signersOutOfOrder: "signersOutOfOrder"

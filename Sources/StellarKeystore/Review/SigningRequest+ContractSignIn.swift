@@ -68,7 +68,7 @@ extension ContractWebAuthChallenge {
         guard signer.address == expectation.clientAccount else {
             throw ContractSignInError.notTheAccount(signer: signer.address, account: expectation.clientAccount)
         }
-        guard signer.key == key else { throw ContractSignInError.notThisKey(signer: signer.key.accountID, key: key.accountID) }
+        guard signer.key == key else { throw ContractSignInError.notThisKey(signer: signer.signingKey.description, key: key.accountID) }
     }
 
     /// The account's entry signed by `key` as `signer`, and the client domain's by `clientDomainSigner` for its own
