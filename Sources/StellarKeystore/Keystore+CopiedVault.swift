@@ -12,11 +12,12 @@ public struct CopiedVaultExposure: Sendable, Equatable {
 
 extension Keystore {
     /// What a copy of `name`'s vault file would give whoever takes it, for a person who has just made it (or is
-    /// deciding where to keep it); nil for a TPM-bound vault, whose copy is worthless without this machine's TPM.
+    /// deciding where to keep it); nil for a TPM-bound vault, whose copy is worthless without this machine's TPM,
+    /// and for a token's key, whose vault holds no secret.
     /// Asks the TPM only for its state, and takes its absence (or tpm2-tss's, or no permission) as no TPM.
     public func copiedVaultExposure(of name: IdentityName) throws -> CopiedVaultExposure? {
         let vault = try vaults.vault(named: name)
-        guard !vault.isTPMBound else { return nil }
-        return CopiedVaultExposure(allPINsOnOneGPU: vault.kdf.allPINsOnOneGPU, tpm: try? tpmStatus())
+        guard let kdf = vault.kdf, !vault.isTPMBound else { return nil }
+        return CopiedVaultExposure(allPINsOnOneGPU: kdf.allPINsOnOneGPU, tpm: try? tpmStatus())
     }
 }

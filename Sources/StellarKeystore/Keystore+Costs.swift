@@ -48,9 +48,9 @@ extension Keystore {
     /// be attacked offline at any cost, and its Argon2id is only defence in depth.
     public func isWeakerThanThisMachineAffords(_ name: IdentityName) -> Bool? {
         guard let calibration = calibration(), let vault = try? vaults.vault(named: name) else { return nil }
-        if vault.isTPMBound || vault.isKDFChosen { return false }
+        guard let kdf = vault.kdf, !vault.isTPMBound, !vault.isKDFChosen else { return false }
         let affordable = calibration.level.parameters
-        return vault.kdf.opsLimit * vault.kdf.memLimit < affordable.opsLimit * affordable.memLimit
+        return kdf.opsLimit * kdf.memLimit < affordable.opsLimit * affordable.memLimit
     }
 
     /// Re-encrypts an identity under the same PIN at `choice`'s cost (default: what this machine affords), with
@@ -63,8 +63,10 @@ extension Keystore {
     {
         let level = try level(for: choice).level
         let vault = try vaults.vault(named: name)
+        try refuseKeyInToken(vault, .reencrypt)
+        guard let kdf = vault.kdf else { throw KeystoreUseError.keyInToken(name.rawValue, .reencrypt) }
         let target = level.parameters
-        let isThere = choice == .auto ? vault.kdf.opsLimit * vault.kdf.memLimit >= target.opsLimit * target.memLimit : vault.kdf == target
+        let isThere = choice == .auto ? kdf.opsLimit * kdf.memLimit >= target.opsLimit * target.memLimit : kdf == target
         if isThere { return (vault, level, false) }
         let seen = try vaultReadyForPIN(name)
         let pin = try pin()

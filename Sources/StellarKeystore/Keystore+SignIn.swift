@@ -6,9 +6,10 @@ extension Keystore {
     // MARK: Signing in and changing the PIN
 
     /// Opens an identity with its PIN. `pin` is asked only once the vault is known to be readable and no wait
-    /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used.
-    public func signIn(name: IdentityName, pin: () throws -> PIN) throws -> Signer {
-        _ = try vaultReadyForPIN(name)
+    /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used. A key
+    /// in a token is never opened here: `purpose` says, before any PIN, why it cannot be (`.export` for a backup).
+    public func signIn(name: IdentityName, for purpose: KeyInTokenRefusal = .open, pin: () throws -> PIN) throws -> Signer {
+        try refuseKeyInToken(try vaultReadyForPIN(name), purpose)
         let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
         return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)
     }
@@ -30,6 +31,7 @@ extension Keystore {
     public func changePIN(name: IdentityName, kdf: KDFChoice? = nil, checkingCurrentFirst: Bool = true,
                           from current: () throws -> PIN, to new: () throws -> PIN) throws -> Vault {
         let seen = try vaultReadyForPIN(name)
+        try refuseKeyInToken(seen, .changePIN)
         let currentPIN = try current()
         if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
         let newPIN = try new()

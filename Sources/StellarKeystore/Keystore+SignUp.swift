@@ -109,7 +109,7 @@ extension Keystore {
                        pin: () throws -> PIN) throws -> Created {
         if let newName, vaults.exists(newName) { throw VaultError.derivedNameTaken(name: newName.rawValue) }
         let vault = try vaultReadyForPIN(name)
-        guard vault.account != nil else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        guard vault.account != nil, let kdf = vault.kdf else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
         let pin = try pin()
         guard let root = try vaults.unlockWithRoot(name, pin: pin).root else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
         let keyPair = try root.keyPair(account: account)
@@ -118,7 +118,7 @@ extension Keystore {
         }
         do {
             // A key from a TPM-bound phrase stays bound: deriving must not make an easier copy of it.
-            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: (vault.kdf, vault.isKDFChosen), replacing: false,
+            return try create(keyPair, root: (root, account), name: newName, pin: pin, kdf: (kdf, vault.isKDFChosen), replacing: false,
                               boundToTPM: vault.isTPMBound, renewing: vault.tpmObject)
         } catch VaultError.alreadyExists(let existing) {
             throw VaultError.derivedNameTaken(name: existing)  // created meanwhile

@@ -18,6 +18,7 @@ extension Keystore {
     @discardableResult
     public func bindToTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
         let seen = try vaultReadyForPIN(name)
+        try refuseKeyInToken(seen, .bindTPM)
         if seen.isTPMBound { throw KeystoreUseError.alreadyBound(name.rawValue) }
         try checkTPMReadyToBind()
         let current = try pin()
@@ -29,6 +30,7 @@ extension Keystore {
     @discardableResult
     public func unbindFromTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
         let seen = try vaultReadyForPIN(name)
+        try refuseKeyInToken(seen, .unbindTPM)
         if !seen.isTPMBound { throw KeystoreUseError.notBound(name.rawValue) }
         let current = try pin()
         return try vaults.changePIN(name, from: current, to: current, boundToTPM: false, expecting: seen)

@@ -54,6 +54,8 @@ public struct Keystore: Sendable {
         public let problem: String?
         /// Whether the vault needs this machine's TPM as well as the PIN (format version 3).
         public let isTPMBound: Bool
+        /// The token that holds the key, for a key in a PKCS#11 token (format version 4).
+        public let token: PKCS11KeyReference?
         /// Old vaults kept when the identity was replaced: each an old key under an old PIN.
         public let backups: [Backup]
 
@@ -73,10 +75,12 @@ public struct Keystore: Sendable {
             var address: String?
             var problem: String?
             var isTPMBound = false
+            var token: PKCS11KeyReference?
             do {
                 let vault = try vaults.vault(named: name)
                 address = vault.publicKey.accountID
                 isTPMBound = vault.isTPMBound
+                token = vault.token
             } catch VaultError.notFound {
                 problem = "removed; only its backups remain"
             } catch {
@@ -89,7 +93,7 @@ public struct Keystore: Sendable {
                     return Entry.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
             }
-            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, backups: own)
+            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, token: token, backups: own)
         }
     }
 
@@ -99,9 +103,12 @@ public struct Keystore: Sendable {
     }
 
     /// Deletes an identity after its PIN (nil: without one, an explicit choice) and ends its sessions; see
-    /// `VaultStore.remove` for its backups.
+    /// `VaultStore.remove` for its backups. A token's key needs no PIN to forget: it stays in the token.
     public func remove(name: IdentityName, pin: (() throws -> PIN)?, includingBackups: Bool = false) throws -> VaultStore.Removal {
         guard let pin else { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
+        // A token's key is not in its vault, which only names it: removing the vault loses nothing the token
+        // does not keep, and the token's PIN proves nothing about the file.
+        if (try? vaults.vault(named: name))?.isInToken == true { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
         _ = try vaultReadyForPIN(name)
         return try vaults.remove(name, pin: pin(), includingBackups: includingBackups)
     }
@@ -121,9 +128,15 @@ public struct Keystore: Sendable {
         return vault
     }
 
+    /// Refuses, before any PIN is asked, what a key in a token cannot do.
+    func refuseKeyInToken(_ vault: Vault, _ refusal: KeyInTokenRefusal) throws {
+        if vault.isInToken { throw KeystoreUseError.keyInToken(vault.name.rawValue, refusal) }
+    }
+
     /// `vaultReadyForPIN` for a vault already read.
     func checkReadyForPIN(_ vault: Vault) throws {
         if let wait = vaults.attempts.secondsUntilNextAttempt(vault.name) { throw VaultError.throttled(secondsLeft: wait) }
+        if let token = vault.token { try checkTokenReady(token) }
         if vault.isTPMBound {
             let tpm = try tpm()
             let state = try tpm.dictionaryAttackState()
@@ -150,6 +163,9 @@ public enum KeystoreUseError: KeystoreError, Equatable {
     case notFromPhrase(String)
     case alreadyBound(String)
     case notBound(String)
+    /// What was asked needs the key's secret or its PIN-derived encryption, and the key is in a token, which never
+    /// lets it out and keeps its own PIN.
+    case keyInToken(String, KeyInTokenRefusal)
 
     public var message: String {
         switch self {
@@ -159,7 +175,25 @@ public enum KeystoreUseError: KeystoreError, Equatable {
             "Identity '\(name)' is already bound to this machine's TPM; nothing was changed."
         case .notBound(let name):
             "Identity '\(name)' is not bound to a TPM; nothing was changed."
+        case .keyInToken(let name, let refusal):
+            "Identity '\(name)' is a key in a PKCS#11 token, \(refusal.reason); nothing was changed."
         }
     }
 
+}
+
+/// What a key in a token cannot do, and why.
+public enum KeyInTokenRefusal: String, Sendable, Equatable {
+    case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session
+
+    var reason: String {
+        switch self {
+        case .export: "which never lets its secret out, so it cannot be exported"
+        case .changePIN: "whose PIN is the token's own: its tools change it"
+        case .bindTPM, .unbindTPM: "which guards it with its own PIN and hardware: a TPM adds nothing to it"
+        case .open: "which signs inside the token and never lets it out"
+        case .reencrypt: "which is not encrypted here: there is no cost to raise"
+        case .session: "which a session cannot hold: each signature asks the token's PIN, or the signing agent holds a session with the token"
+        }
+    }
 }

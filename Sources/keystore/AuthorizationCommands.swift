@@ -99,7 +99,7 @@ struct SignAuth: ParsableCommand {
 
     func run() throws {
         let network = try networkOptions.resolve()
-        let pinFirst = key.pin.pinStdin && xdr == nil && file == nil ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && xdr == nil && file == nil ? try key.pin.readFirst() : nil
         let input = try Console.readInput(xdr, file: file, prompt: preimage ? "Authorization preimage, base64" : "Transaction envelope, base64",
                                           limit: TransactionEnvelope.maximumTextSize)
         if preimage {
@@ -112,7 +112,7 @@ struct SignAuth: ParsableCommand {
     /// Every check the library makes runs in the review, before the PIN (or, with a session, before the key
     /// signs), and the summary is shown there too.
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
-                             pinFirst: PIN?) throws {
+                             pinFirst: PINLine?) throws {
         var account = AuthorizationAccount.ownAccount
         if let address = self.account {
             if let verifier, let ids = contextRules {
@@ -139,7 +139,7 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PIN?) throws {
+    private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PINLine?) throws {
         let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address

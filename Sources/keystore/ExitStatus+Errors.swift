@@ -99,6 +99,20 @@ extension VaultError: CommandLineError {
     }
 }
 
+extension TokenError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .wrongPIN: .incorrectPIN
+        case .pinLocked: .throttled
+        case .moduleNotLoadable, .notPKCS11, .noEdDSA, .noTokenLabelled, .severalTokens, .severalKeys, .noKeyNamed, .keyExists,
+             .invalidKeyName, .unusableKey, .notInToken: .invalidInput
+        // The token or its key is not what the vault recorded, or the token misbehaved: nothing the command's input
+        // can change.
+        case .tokenNotFound, .keyNotFound, .ambiguousKey, .notTheIdentitysKey, .notLoggedIn, .badSignature, .malformedAnswer, .failed: .system
+        }
+    }
+}
+
 extension TPMError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {

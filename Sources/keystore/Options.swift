@@ -62,6 +62,13 @@ struct IdentityOptions: ParsableArguments {
     }
 }
 
+/// A PIN's line, read before it can be parsed (`PINOptions.readFirst`).
+struct PINLine {
+    let line: SecureBytes
+
+    func pin(for source: KeySource) throws -> PIN { source == .token ? try PIN(token: line) : try PIN(line) }
+}
+
 /// How a command gets the PIN of an existing vault: the terminal by default, or exactly one of three
 /// script-friendly sources. There is deliberately no option that takes the PIN itself.
 struct PINOptions: ParsableArguments {
@@ -90,10 +97,28 @@ struct PINOptions: ParsableArguments {
 
     /// The PIN, from wherever the options say; not checked for strength (that is for new PINs only).
     func read(prompt: String = "PIN: ") throws -> PIN {
-        if pinStdin { return try PIN(SecretInput.line(from: STDIN_FILENO, describing: "standard input")) }
-        if let pinFile { return try PIN(SecretInput.line(fromFile: pinFile)) }
-        if let pinFd { return try PIN(SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)")) }
-        return try PIN(SecretInput.prompt(prompt, asking: "the PIN", instead: Self.alternatives))
+        try PIN(readLine(prompt: prompt))
+    }
+
+    /// A PKCS#11 token's user PIN, from the same places (its rules are the token's: `PIN(token:)`).
+    func readToken(prompt: String = "Token PIN: ") throws -> PIN {
+        try PIN(token: readLine(prompt: prompt))
+    }
+
+    /// The PIN a key from `source` needs: a token's, or a vault's.
+    func read(for source: KeySource) throws -> PIN {
+        source == .token ? try readToken() : try read()
+    }
+
+    /// The PIN's line, read before the command can tell whose key signs (standard input holds the PIN, then
+    /// what is signed): parsed once the key, and so the PIN's rules, are known.
+    func readFirst() throws -> PINLine { PINLine(line: try readLine(prompt: "PIN: ")) }
+
+    private func readLine(prompt: String) throws -> SecureBytes {
+        if pinStdin { return try SecretInput.line(from: STDIN_FILENO, describing: "standard input") }
+        if let pinFile { return try SecretInput.line(fromFile: pinFile) }
+        if let pinFd { return try SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)") }
+        return try SecretInput.prompt(prompt, asking: "the PIN", instead: Self.alternatives)
     }
 
     /// A PIN being chosen: from a script once, or typed twice at the terminal; then checked for strength.

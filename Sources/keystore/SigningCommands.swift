@@ -53,7 +53,7 @@ struct SignMessage: ParsableCommand {
             return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
-        let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
         let review = try key.review(.message(bytes))
@@ -101,7 +101,7 @@ struct Sign: ParsableCommand {
             key.showIfPersonTypesPIN(review, alreadyRead: nil)
             return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
-        let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
         let review = try key.review(.payload(try payload.bytes(for: .signing)))
         key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
         let address = review.signer.address

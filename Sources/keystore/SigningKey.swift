@@ -43,7 +43,7 @@ struct SigningKeyOptions: ParsableArguments {
     func show<Signed>(_ review: borrowing SigningReview<Signed>) {
         let text = Array(review.summary.text.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && review.keySource == .vault(needsPIN: true) {
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && review.keySource.asksPIN {
             let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
             if tty >= 0 {
                 Console.write(text, to: tty)
@@ -54,19 +54,19 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// The summary, for commands that scripts call many times a second (`sign`, `sign-message`): shown only when
     /// a person is about to type the PIN on the terminal, and so is there to read it.
-    func showIfPersonTypesPIN<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PIN?) {
-        if alreadyRead == nil && review.keySource == .vault(needsPIN: true) && pin.isInteractive && SecretInput.hasTerminal { show(review) }
+    func showIfPersonTypesPIN<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PINLine?) {
+        if alreadyRead == nil && review.keySource.asksPIN && pin.isInteractive && SecretInput.hasTerminal { show(review) }
     }
 
     /// The summary, shown unless `quiet`; and for a consent the review needs beyond the PIN (risks not accepted by
     /// their flags), the answer of the person about to type the PIN at the terminal, asked after the whole
     /// summary: `yes` gives the consent, anything else refuses. A script gets the refusal, and the flags.
-    func consentOrShow<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PIN?, quiet: Bool) throws -> SigningConsent? {
+    func consentOrShow<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PINLine?, quiet: Bool) throws -> SigningConsent? {
         guard let needed = review.consentNeeded else {
             if !quiet { show(review) }
             return nil
         }
-        guard alreadyRead == nil, pin.isInteractive, review.keySource == .vault(needsPIN: true), SecretInput.hasTerminal else {
+        guard alreadyRead == nil, pin.isInteractive, review.keySource.asksPIN, SecretInput.hasTerminal else {
             throw needed.refusal
         }
         show(review)
@@ -81,8 +81,9 @@ struct SigningKeyOptions: ParsableArguments {
     /// read before it could tell, as `sign-tx` reads the PIN line of standard input before the envelope), else
     /// as the PIN options say.
     func approve<Signed>(_ review: consuming SigningReview<Signed>, consent: SigningConsent? = nil,
-                         alreadyRead: PIN? = nil) throws -> Signed {
-        try review.approve(consent: consent) { try alreadyRead ?? pin.read() }
+                         alreadyRead: PINLine? = nil) throws -> Signed {
+        let source = review.keySource
+        return try review.approve(consent: consent) { try alreadyRead?.pin(for: source) ?? pin.read(for: source) }
     }
 }
 

@@ -87,7 +87,7 @@ struct SignTx: ParsableCommand {
             return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
-        let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
         let envelope = try input.read()
         let review = try key.review(.transaction(envelope, network: network))
         if !quiet { key.show(review) }

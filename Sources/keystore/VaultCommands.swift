@@ -4,6 +4,7 @@ import Glibc
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// What the vault commands print with `--json`. Never holds a secret (`export` writes its own).
 struct IdentityReport: Encodable {
@@ -16,6 +17,9 @@ struct IdentityReport: Encodable {
     var backups: [BackupReport]?
     /// `list`, `signup`, `recover`, `bind`, `unbind`: whether the vault needs this machine's TPM too.
     var tpm: Bool?
+    /// `list`, `signup --pkcs11`: where the key is: `vault` (sealed in the file, with `tpm` saying whether the
+    /// TPM is needed too) or `pkcs11` (in a token, which signs).
+    var keySource: String?
 }
 
 struct BackupReport: Encodable {
@@ -63,7 +67,33 @@ struct Signup: ParsableCommand {
 
     @OptionGroup var openLockout: OpenLockoutOption
 
+    @Option(help: ArgumentHelp("Keep the key in a PKCS#11 token (an HSM, a YubiKey, SoftHSM2), through this module: its absolute path.",
+                               valueName: "module"))
+    var pkcs11: String?
+
+    @Option(name: .customLong("token"), help: ArgumentHelp("With --pkcs11, the token's label (default: the module's only token that signs Ed25519).",
+                                                           valueName: "label"))
+    var tokenLabel: String?
+
+    @Option(help: ArgumentHelp("With --pkcs11, the key's label in the token (default: the identity's name).", valueName: "label"))
+    var keyLabel: String?
+
+    @Option(help: ArgumentHelp("With --pkcs11 --existing, the key's id (CKA_ID) as hex.", valueName: "hex"))
+    var keyId: String?
+
+    @Flag(help: "With --pkcs11, use a key already in the token, found by --key-label or --key-id, instead of making one.")
+    var existing = false
+
     func validate() throws {
+        if pkcs11 == nil && (tokenLabel != nil || keyLabel != nil || keyId != nil || existing) {
+            throw ValidationError("--token, --key-label, --key-id and --existing go with --pkcs11.")
+        }
+        if pkcs11 != nil && (importSeed || mnemonic || tpm) {
+            throw ValidationError("A key in a token is made in the token: --pkcs11 goes without --import, --mnemonic or --tpm.")
+        }
+        if keyId != nil && !existing { throw ValidationError("--key-id finds a key already in the token: give --existing too.") }
+        if existing && keyLabel == nil && keyId == nil { throw ValidationError("--existing needs --key-label or --key-id to find the key.") }
+        if let keyId, Hex.bytes(keyId)?.isEmpty ?? true { throw ValidationError("--key-id is the key's id as hex, e.g. 01 or a1b2c3.") }
         if mnemonic && importSeed { throw ValidationError("Use --mnemonic or --import, not both; to restore a phrase use 'keystore recover'.") }
         if mnemonic && !Mnemonic.wordCounts.contains(words) { throw ValidationError("--words is 12, 15, 18, 21 or 24.") }
         if mnemonic && identity.json { throw ValidationError("--json is not offered with --mnemonic: the phrase is for a person to write down.") }
@@ -74,6 +104,7 @@ struct Signup: ParsableCommand {
         let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
+        if let pkcs11 { return try signUpInToken(pkcs11, name: name, keystore: keystore) }
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
         if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: mnemonic) }
         // The seed first: with --pin-stdin it is the first line.
@@ -90,6 +121,23 @@ struct Signup: ParsableCommand {
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
                                                  tpm: tpm))
+        } else {
+            if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
+            Console.print(created.address)
+        }
+    }
+
+    /// `--pkcs11`: the key made in the token, or the one found there (shown before anything is recorded).
+    private func signUpInToken(_ module: String, name: IdentityName, keystore: Keystore) throws {
+        let login = try keystore.logInToToken(module: module, label: tokenLabel) { try pin.readToken() }
+        let key = existing
+            ? try login.existingKey(label: keyLabel, id: keyId.flatMap(Hex.bytes))
+            : try login.generateKey(label: keyLabel ?? name.rawValue)
+        Console.note("\(existing ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
+        let created = try keystore.signUp(name: name, key: key, replacing: replace)
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
+                                                 tpm: false, keySource: "pkcs11"))
         } else {
             if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
             Console.print(created.address)
@@ -153,6 +201,7 @@ struct Login: ParsableCommand {
         // An agent that is not there is said before the PIN, not after it was typed for nothing.
         let agentClient = agent ? AgentClient(socketPath: try AgentSocketOptions.path(nil)) : nil
         if let agentClient { _ = try agentClient.status() }
+        if try keystore.vaults.vault(named: name).isInToken { return try logInToToken(name, keystore: keystore, agent: agentClient) }
         let signer = try keystore.signIn(name: name) { try pin.read() }
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
             Console.note("\(name.rawValue)'s vault is cheaper to attack than this machine affords (\(level.rawValue)); 'keystore upgrade --name \(name.rawValue)' re-encrypts it under the same PIN")
@@ -181,6 +230,26 @@ struct Login: ParsableCommand {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: signer.address))
         } else {
             Console.print(signer.address)
+        }
+    }
+}
+
+extension Login {
+    /// A key in a token: the token's PIN is tried (and with --agent the agent logs in to the token itself); a
+    /// session, which keeps its key in a file, cannot hold one.
+    private func logInToToken(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
+        if session { throw KeystoreUseError.keyInToken(name.rawValue, .session) }
+        let address = try keystore.address(of: name)
+        if let agent {
+            let key = try keystore.addTokenToAgent(name: name, client: agent, ttl: ttl.map { .seconds($0.seconds) }) { try pin.readToken() }
+            Console.note("\(name.rawValue) (\(address)) is in the agent at \(agent.socketPath), logged in to \(key.tokenDescription)\(ttl.map { " for \($0)" } ?? "")")
+        } else {
+            try keystore.logIn(toTokenOf: name) { try pin.readToken() }
+        }
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, address: address, keySource: "pkcs11"))
+        } else {
+            Console.print(address)
         }
     }
 }
@@ -247,7 +316,7 @@ struct Export: ParsableCommand {
     func run() throws {
         guard force || isatty(STDOUT_FILENO) != 0 else { throw CLIError.seedToNonTerminal }
         let name = try identity.identity()
-        let signer = try identity.keystore.keystore().signIn(name: name) { try pin.read() }
+        let signer = try identity.keystore.keystore().signIn(name: name, for: .export) { try pin.read() }
         Console.warn("""
             this is the secret seed of \(signer.address): anyone who sees it controls the account. \
             Keep it offline.
@@ -269,7 +338,7 @@ struct List: ParsableCommand {
         abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
         discussion: """
             One line per identity, NAME<tab>ADDRESS, with a third column 'tpm' for a vault bound to this \
-            machine's TPM; then one per backup kept by --replace, NAME (backup FILE)<tab>ADDRESS: a backup is the \
+            machine's TPM, or 'pkcs11' for a key in a PKCS#11 token; then one per backup kept by --replace, NAME (backup FILE)<tab>ADDRESS: a backup is the \
             old key under its old PIN.
             """)
 
@@ -281,7 +350,8 @@ struct List: ParsableCommand {
             IdentityReport(name: identity.name.rawValue, address: identity.address, error: identity.problem,
                            backups: identity.backups.isEmpty ? nil : identity.backups.map {
                                BackupReport(file: $0.fileName, address: $0.address, error: $0.problem)
-                           }, tpm: identity.address == nil ? nil : identity.isTPMBound)
+                           }, tpm: identity.address == nil ? nil : identity.isTPMBound,
+                           keySource: identity.address == nil ? nil : identity.token != nil ? "pkcs11" : "vault")
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
@@ -291,7 +361,7 @@ struct List: ParsableCommand {
         if reports.isEmpty { Console.note("no identities in \(store.directory); create one with: keystore signup") }
         for report in reports {
             Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? "it is missing"))")"
-                          + (report.tpm == true ? "\ttpm" : ""))
+                          + (report.tpm == true ? "\ttpm" : "") + (report.keySource == "pkcs11" ? "\tpkcs11" : ""))
             for backup in report.backups ?? [] {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }

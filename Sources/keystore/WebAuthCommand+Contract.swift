@@ -44,7 +44,7 @@ extension WebAuth {
     func signGivenAsContract(_ account: String) throws {
         let network = try networkOptions.resolve()
         let fromStandardInput = target == nil || target == "-"
-        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
         let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Authorization entries, base64",
                                          limit: ContractWebAuthChallenge.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")

@@ -154,11 +154,12 @@ struct WebAuth: ParsableCommand {
 
     /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
     /// for NAME", or the next line of standard input with --pin-stdin.
-    func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PIN? = nil) throws -> [UInt8] {
+    func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PINLine? = nil) throws -> [UInt8] {
         let account = review.signer.name
+        let source = review.keySource
         return try review.approve(consent: consent) { name in
             name == account && clientDomainName.map({ $0 != name.rawValue }) ?? true
-                ? try alreadyRead ?? key.pin.read()
+                ? try alreadyRead?.pin(for: source) ?? key.pin.read(for: source)
                 : try key.pin.read(prompt: "PIN for \(name.rawValue): ")
         }
     }
@@ -167,7 +168,7 @@ struct WebAuth: ParsableCommand {
     private func signGiven() throws {
         let network = try networkOptions.resolve()
         let fromStandardInput = target == nil || target == "-"
-        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.read() : nil
+        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
         let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Challenge, base64",
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")

@@ -169,11 +169,12 @@ import Testing
     }
 
     /// One boundary file per C library: libsodium behind Sodium.swift, tpm2-tss behind TPM.swift, libcurl
-    /// behind HTTP.swift.
+    /// behind HTTP.swift, a PKCS#11 module behind PKCS11.swift.
     @Test func eachCLibraryIsCalledFromOneFile() throws {
         let sodium = try Regex(#"\b(crypto_[a-z0-9_]+|sodium_[a-z_]+|randombytes_[a-z_]+)\("#)
         let tss = try Regex(#"\b(Esys_|Tss2_|keystore_tss2_)"#)
         let curl = try Regex(#"\b(curl_|keystore_curl_|CURLOPT_)"#)
+        let pkcs11 = try Regex(#"\b(C_[A-Z][A-Za-z]+\?\(|keystore_pkcs11_|CK_FUNCTION_LIST)"#)
         var callers: [String: Set<String>] = [:]
         for target in Self.libraries + ["keystore", "keystore-fuzz"] {
             for path in Self.sources(target) {
@@ -181,11 +182,13 @@ import Testing
                 if text.contains(sodium) { callers["libsodium", default: []].insert(path) }
                 if text.contains(tss) { callers["tpm2-tss", default: []].insert(path) }
                 if text.contains(curl) { callers["libcurl", default: []].insert(path) }
+                if text.contains(pkcs11) { callers["PKCS#11", default: []].insert(path) }
             }
         }
         #expect(callers["libsodium"] == ["Sources/StellarKeys/Sodium/Sodium.swift"])
         #expect(callers["tpm2-tss"] == ["Sources/StellarKeystoreTPM/TPM.swift"])
         #expect(callers["libcurl"] == ["Sources/StellarWebAuth/HTTP.swift"])
+        #expect(callers["PKCS#11"] == ["Sources/StellarKeystore/Token/PKCS11.swift"])
     }
 
     /// The command line adds a hint by the error's case, never by its message's words: a reworded message must
@@ -200,7 +203,7 @@ import Testing
     /// No C module leaks into a library's public interface: each is imported `internal`, so an app that imports a
     /// library sees Swift types only, and a library's C types cannot appear in its public API.
     @Test func everyCModuleIsImportedInternally() throws {
-        let plainImport = try Regex(#"^(public |package )?import (CSodium|CPlatform|CTSS2|CCurl)\b"#)
+        let plainImport = try Regex(#"^(public |package )?import (CSodium|CPlatform|CTSS2|CCurl|CPKCS11)\b"#)
         var offenders: [String] = []
         for target in Self.libraries {
             for path in Self.sources(target) {
@@ -237,7 +240,8 @@ import Testing
         let products = try #require(package["products"] as? [[String: Any]])
         let app = try #require(products.first { $0["name"] as? String == "StellarKeystore" })
         let reached = (app["targets"] as? [String] ?? []).reduce(into: Set<String>()) { $0.formUnion(closure($1).union([$1])) }
-        #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "StellarText", "CSodium", "CPlatform"], "\(reached)")
+        // CPKCS11 is headers and a loader only: a module is opened with dlopen when a token's key is used.
+        #expect(reached == ["StellarKeystore", "StellarTransactions", "StellarKeys", "StellarText", "CSodium", "CPlatform", "CPKCS11"], "\(reached)")
         #expect(closure("StellarKeystoreTPM").contains("CTSS2"))
         // No HTTP in an app's graph either: the SEP-10 checks are in StellarTransactions, the transport apart.
         #expect(closure("StellarWebAuth").contains("CCurl") && !reached.contains("CCurl"))

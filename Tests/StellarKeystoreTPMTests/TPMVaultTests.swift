@@ -68,7 +68,7 @@ struct TPMVaultTests {
     }
 
     @Test func theFileAndThePINAloneDoNotOpenIt() throws {
-        let vault = try sealed()
+        let vault = try #require(try sealed().sealed)
         // Everything an attacker with the file and the right PIN can compute without the TPM's secret.
         let pinDerived = try vault.kdf.deriveKey(pin: pin, salt: vault.salt)
         let keys = TPMBoundKeys(pinDerived: pinDerived)

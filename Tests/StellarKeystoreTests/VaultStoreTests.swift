@@ -51,7 +51,7 @@ import TestFixtures
         let old = try VaultJSON(Array(Data(contentsOf: URL(fileURLWithPath: store.path(of: alice)))))
         let newPIN = try PIN("918273")
         let changed = try store.changePIN(alice, from: pin, to: newPIN, kdf: KDFParameters(opsLimit: 2, memLimit: 8192))
-        #expect(changed.kdf.opsLimit == 2)
+        #expect(changed.kdf?.opsLimit == 2)
         let new = try VaultJSON(Array(Data(contentsOf: URL(fileURLWithPath: store.path(of: alice)))))
         #expect(old["kdf.salt"] as? String != new["kdf.salt"] as? String)
         #expect(old["cipher.nonce"] as? String != new["cipher.nonce"] as? String)

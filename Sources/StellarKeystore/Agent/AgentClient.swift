@@ -141,6 +141,25 @@ public final class AgentClient: Sendable {
         }
     }
 
+    /// Has the agent log in to the token of identity `name` of `keystore` (a key in a PKCS#11 token, whose
+    /// address is `address`) with `pin`, and hold that session for at most `ttl` seconds. The PIN goes as raw bytes
+    /// after the agent's go-ahead, as a seed does; the agent reads the vault itself and checks the key.
+    public func addToken(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
+        try state.withLock { channel in
+            let count = pin.bytes.count
+            let params: [(String, AgentJSON)] = [("name", .string(name.rawValue)), ("keystore", .string(keystore)),
+                                                 ("address", .string(address)), ("token", .boolean(true)), ("pinLength", .integer(count))]
+                + (ttl.map { [("ttl", .integer($0))] } ?? [])
+            defer { channel.disconnect() }
+            let goAhead = try exchange(&channel, .addKey, params)
+            guard goAhead["send"]?.integer(as: Int.self) == count else { throw AgentError.badAnswer("addKey did not ask for the PIN") }
+            guard let socket = channel.socket, socket.write(pin.bytes) else { throw AgentError.connectionLost(Self.closed) }
+            guard try answer(&channel, to: channel.nextID - 1)["address"]?.string == address else {
+                throw AgentError.badAnswer("addKey did not confirm the address")
+            }
+        }
+    }
+
     /// A signer for `address` if the agent holds its key (`AgentError.keyNotHeld` if not), as identity `name`.
     package func signer(for address: String, name: IdentityName) throws -> AgentSigner {
         let result = try call(.getAddress, [("address", .string(address))])

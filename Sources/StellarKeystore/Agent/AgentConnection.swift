@@ -131,19 +131,26 @@ struct AgentConnection {
     /// straight into guarded memory (never into a buffer of ordinary memory, which is why the client must wait for
     /// the go-ahead); then answered with the key's address. The seed must give `address`, so that a key that
     /// arrived damaged is never held. The connection closes after it either way.
+    ///
+    /// With `token: true` and `pinLength` (4 to 64), the identity's key is in a PKCS#11 token: the agent answers
+    /// `{"send": pinLength}` and reads the token's PIN instead, reads the identity's vault in `keystore` itself,
+    /// which must name the token's key of `address`, and logs in to the token (the PIN counted as every PIN
+    /// tried is): it then holds the logged-in session, never a key.
     private func add(_ request: AgentRequest, bytesAfter: Int) -> Bool {
         do {
             let name = try IdentityName(try request.requiredString("name"))
             let keystore = try request.requiredString("keystore")
             let address = try request.requiredString("address")
             let ttl = try request.seconds("ttl")
-            guard bytesAfter == 0 else { throw AgentError.seedRefused("the seed was sent before the agent asked for it") }
-            guard socket.write(AgentJSON.result(id: request.id, .object([("send", .integer(32))]))) else { return false }
+            let isToken = request.params["token"] == .boolean(true)
+            let count = isToken ? try request.pinLength() : 32
+            guard bytesAfter == 0 else { throw AgentError.seedRefused("the \(isToken ? "PIN" : "seed") was sent before the agent asked for it") }
+            guard socket.write(AgentJSON.result(id: request.id, .object([("send", .integer(count))]))) else { return false }
             // One deadline for the whole seed, however it is trickled.
             let deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
-            let seed = try SecureBytes(count: 32) { buffer throws(AgentError) in
+            let seed = try SecureBytes(count: count) { buffer throws(AgentError) in
                 var filled = 0
-                while filled < 32 {
+                while filled < count {
                     let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
                     guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
                         throw AgentError.seedRefused("the whole seed did not arrive within \(agent.options.requestTimeout) s")
@@ -152,6 +159,17 @@ struct AgentConnection {
                     else { throw AgentError.seedRefused("the connection ended before the whole seed arrived") }
                     filled += count
                 }
+            }
+            if isToken {
+                let store = try VaultStore(directory: keystore)
+                let reading = try store.reading(name)
+                guard reading.vault.isInToken, reading.vault.publicKey.accountID == address else {
+                    throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the token key of \(TerminalText.escaped(address, limit: 60))")
+                }
+                agent.hold(try store.openToken(reading, pin: PIN(token: seed)), keystore: keystore, ttl: ttl)
+                log(["addKey \(name.rawValue) \(address) (token) ok"])
+                _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
+                return false
             }
             let keyPair = try KeyPair(seed: seed)
             guard keyPair.publicKey.accountID == address else {

@@ -105,6 +105,14 @@ public struct AgentRequest: Sendable {
         }
     }
 
+    /// The length of a token's PIN an `addKey` will send: 4 to 64 bytes, as `PIN(token:)` takes.
+    func pinLength() throws(Refusal) -> Int {
+        guard case .integer(let digits)? = params["pinLength"], let value = Int(digits), (4...64).contains(value) else {
+            throw Refusal(id: id, message: "'pinLength' must be 4 to 64 bytes")
+        }
+        return value
+    }
+
     /// A whole number of seconds from 1 to a day; nil when absent.
     func seconds(_ key: String) throws(Refusal) -> Int? {
         switch params[key] {

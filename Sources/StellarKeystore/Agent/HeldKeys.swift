@@ -5,13 +5,13 @@ import StellarKeys
 struct HeldKey {
     let name: IdentityName
     let keystore: String
-    let keyPair: KeyPair
+    /// The key itself, or a session logged in to the token that holds it.
+    let signer: any Signing
     /// The `G…` address, encoded once: every request looks keys up by it.
     let address: String
     let expiresAt: Double?
     var lastUsed: Double
 
-    var signer: Signer { Signer(name: name, keyPair: keyPair, isFromPhrase: nil) }
 
     /// When it goes unless used again: the earlier of its TTL and `idle` seconds after its last use.
     func idleDeadline(_ idle: Int?) -> Double? { idle.map { lastUsed + Double($0) } }
@@ -22,12 +22,15 @@ struct HeldKey {
 extension KeystoreAgent {
     /// Holds `signer`'s key, for at most `ttl` seconds as well as the agent's own limit; a key it holds already
     /// (same address) is replaced, with the new limits.
-    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) {
+    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) { hold(signer, keystore: keystore, ttl: ttl) }
+
+    /// The same for any key this process opened: a seed, or a token's key through its logged-in session.
+    func hold(_ signer: any Signing, keystore: String, ttl: Int?) {
         let now = options.now()
         let limit = [ttl, options.ttl].compactMap { $0 }.min()
         state.withLock { state in
-            state.keys.removeAll { $0.keyPair.publicKey == signer.publicKey }
-            state.keys.append(HeldKey(name: signer.name, keystore: keystore, keyPair: signer.keyPair, address: signer.address,
+            state.keys.removeAll { $0.signer.publicKey == signer.publicKey }
+            state.keys.append(HeldKey(name: signer.name, keystore: keystore, signer: signer, address: signer.address,
                                 expiresAt: limit.map { now + Double($0) }, lastUsed: now))
         }
         wake()

@@ -28,7 +28,7 @@ public struct KeySources: Sendable {
     }
 }
 
-/// Where the key of a review comes from; only `vault` asks for a PIN.
+/// Where the key of a review comes from; only `vault` and `token` ask for a PIN.
 public enum KeySource: Sendable, Equatable {
     /// A signing agent holds it; it may ask its own person before it signs.
     case agent
@@ -38,4 +38,9 @@ public enum KeySource: Sendable, Equatable {
     case vault(needsPIN: Bool)
     /// A key this process holds open already (a signing agent's own keys).
     case held
+    /// A PKCS#11 token: its own user PIN (`PIN(token:)`) logs in to it on approval, and the token signs.
+    case token
+
+    /// Whether approving asks for a PIN.
+    public var asksPIN: Bool { self == .vault(needsPIN: true) || self == .token }
 }

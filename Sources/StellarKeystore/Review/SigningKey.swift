@@ -14,7 +14,7 @@ public struct SigningKey: Sendable {
         switch holder {
         case .agent: .agent
         case .session: .session
-        case .vault: .vault(needsPIN: true)
+        case .vault(let reading): reading.vault.isInToken ? .token : .vault(needsPIN: true)
         case .held: .held
         }
     }
@@ -23,14 +23,14 @@ public struct SigningKey: Sendable {
         case agent(AgentSigner)
         case session(SessionToken, SessionStore.Owner)
         case vault(VaultStore.Reading)
-        case held(Signer)
+        case held(any Signing)
     }
 
     let holder: Holder
     let keystore: Keystore?
 
     /// A key this process holds open already (a signing agent's): its reviews sign without asking for anything.
-    package init(holding signer: Signer) {
+    package init(holding signer: any Signing) {
         name = signer.name
         publicKey = signer.publicKey
         holder = .held(signer)

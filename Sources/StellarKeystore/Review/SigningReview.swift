@@ -151,6 +151,9 @@ extension SigningKey {
             let session = try keystore.sessions.session(for: token, identity: owner)
             guard session.keyPair.publicKey == publicKey else { throw SessionError.vaultChanged(name: name.rawValue) }
             return CheckedKey(Signer(name: name, keyPair: session.keyPair, isFromPhrase: nil))
+        case .vault(let reading) where reading.vault.isInToken:
+            guard let keystore else { throw SessionError.ended }
+            return try keystore.vaults.openToken(reading, pin: pin(name))
         case .vault(let reading):
             guard let keystore else { throw SessionError.ended }
             let (keyPair, root) = try keystore.vaults.unlock(reading, pin: pin(name))

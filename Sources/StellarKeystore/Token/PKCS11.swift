@@ -54,6 +54,9 @@ public struct PKCS11Token: Sendable, Equatable {
     public let serial: String
     public let manufacturer: String
     public let model: String
+    /// Whether the token has been initialized (`CKF_TOKEN_INITIALIZED`): SoftHSM2 always offers one more slot
+    /// with a token that is not, and has no user PIN yet.
+    public let isInitialized: Bool
     /// Whether the token wants a PIN before it signs (`CKF_LOGIN_REQUIRED`).
     public let loginRequired: Bool
     /// A wrong user PIN has been counted since the last good one (`CKF_USER_PIN_COUNT_LOW`).
@@ -123,12 +126,22 @@ public final class PKCS11Session: @unchecked Sendable {
     public func login(pin: SecureBytes) throws {
         try lock.withLock { _ in
             guard let login = functions.C_Login else { throw TokenError.failed(operation: "log in", code: "CKR_FUNCTION_NOT_SUPPORTED") }
-            let rv = pin.withUnsafeBytes { raw in
-                // C_Login takes a non-const pointer but only reads the PIN.
-                login(handle, CKU_USER, UnsafeMutablePointer(mutating: raw.bindMemory(to: CK_UTF8CHAR.self).baseAddress), CK_ULONG(raw.count))
+            func tryPIN() -> CK_RV {
+                pin.withUnsafeBytes { raw in
+                    // C_Login takes a non-const pointer but only reads the PIN.
+                    login(handle, CKU_USER, UnsafeMutablePointer(mutating: raw.bindMemory(to: CK_UTF8CHAR.self).baseAddress), CK_ULONG(raw.count))
+                }
+            }
+            var rv = tryPIN()
+            if rv == CKR_USER_ALREADY_LOGGED_IN {
+                // A login belongs to the whole process (a signing agent already holding this token): taken as is,
+                // any PIN would pass. Logged out and in again, the PIN is the token's to judge; a wrong one leaves
+                // the token logged out, and the process's other sessions on it sign nothing until a right one.
+                _ = functions.C_Logout?(handle)
+                rv = tryPIN()
             }
             switch rv {
-            case CKR_OK, CKR_USER_ALREADY_LOGGED_IN:
+            case CKR_OK:
                 return
             case CKR_PIN_INCORRECT:
                 // What is left is in the token's flags, read after the count (section 3.2, CK_TOKEN_INFO). Some
@@ -452,6 +465,7 @@ final class Library: @unchecked Sendable {
             slotID: slot,
             label: try Self.text(info.label, "label"), serial: try Self.text(info.serialNumber, "serial number"),
             manufacturer: try Self.text(info.manufacturerID, "manufacturer"), model: try Self.text(info.model, "model"),
+            isInitialized: info.flags & CKF_TOKEN_INITIALIZED != 0,
             loginRequired: info.flags & CKF_LOGIN_REQUIRED != 0, pinCountLow: info.flags & CKF_USER_PIN_COUNT_LOW != 0,
             pinFinalTry: info.flags & CKF_USER_PIN_FINAL_TRY != 0, pinLocked: info.flags & CKF_USER_PIN_LOCKED != 0,
             supportsEdDSA: mechanisms.contains(CKM_EDDSA) && mechanisms.contains(CKM_EC_EDWARDS_KEY_PAIR_GEN))

@@ -43,6 +43,20 @@ public enum TokenError: KeystoreError, Equatable {
     /// The module answered with something PKCS#11 does not allow (a count or a length out of bounds, text that
     /// is not printable, a public key that is not Ed25519).
     case malformedAnswer(operation: String, detail: String)
+    /// No token of the module has this label (or, with none given, the module has no token at all).
+    case noTokenLabelled(String?)
+    /// Several tokens sign Ed25519 and none was named.
+    case severalTokens(labels: [String])
+    /// Several Ed25519 keys match the label or ID that was to find one.
+    case severalKeys(label: String?, id: [UInt8]?, count: Int)
+    /// No Ed25519 key has the label (or ID) that was to find one.
+    case noKeyNamed(label: String?, id: [UInt8]?)
+    /// The key with the vault's ID has another public key than the one recorded: it was replaced, and is never used.
+    case notTheIdentitysKey(id: [UInt8], address: String)
+    /// The token's key cannot be recorded (its label or the token's text cannot be a vault's).
+    case unusableKey(reason: String)
+    /// The identity's key is not in a token.
+    case notInToken(name: String)
     /// A PKCS#11 call failed: `code` is the specification's name of its return value (`CKR_DEVICE_ERROR`), or
     /// its number in hex when the name is not known.
     case failed(operation: String, code: String)
@@ -87,8 +101,31 @@ public enum TokenError: KeystoreError, Equatable {
             "The PKCS#11 module answered badly when asked to \(operation): \(TerminalText.escaped(detail, limit: nil))."
         case .failed(let operation, let code):
             "The token could not \(operation) (\(TerminalText.escaped(code)))."
+        case .noTokenLabelled(let label?):
+            "The module has no token labelled \(TerminalText.escaped(label))."
+        case .noTokenLabelled(nil):
+            "The module has no token."
+        case .severalTokens(let labels):
+            "The module has \(labels.count) tokens that sign Ed25519 (\(labels.map { TerminalText.escaped($0) }.joined(separator: ", "))): name one."
+        case .severalKeys(let label, let id, let count):
+            "The token has \(count) Ed25519 keys \(Self.naming(label, id)): name one by its ID."
+        case .noKeyNamed(let label, let id):
+            "The token has no Ed25519 key \(Self.naming(label, id)) that can be used (a private key with its public key)."
+        case .notTheIdentitysKey(let id, let address):
+            "The token's key with ID \(Self.hex(id)) is not \(address)'s: it was replaced, and is not used."
+        case .unusableKey(let reason):
+            "That key cannot be recorded: \(reason)."
+        case .notInToken(let name):
+            "Identity '\(name)' does not keep its key in a token."
         }
     }
+
+    private static func naming(_ label: String?, _ id: [UInt8]?) -> String {
+        [label.map { "labelled \(TerminalText.escaped($0))" }, id.map { "with ID \(hex($0))" }].compactMap { $0 }.joined(separator: " and ")
+    }
+
+    /// Whether the token refused the PIN and counted it.
+    public var isWrongPIN: Bool { if case .wrongPIN = self { true } else { false } }
 
     private static func hex(_ bytes: [UInt8]) -> String {
         bytes.isEmpty ? "(empty)" : Hex.string(bytes)

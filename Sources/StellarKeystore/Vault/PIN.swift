@@ -21,6 +21,18 @@ public struct PIN: Sendable {
         bytes = line
     }
 
+    /// A PKCS#11 token's user PIN, whose rules are the token's (a YubiKey's PIV PIN is 6 to 8 characters, an
+    /// HSM's longer): 4 to 64 printable ASCII characters, so that nothing another keyboard types differently and
+    /// no control character ever reaches the token. The token, not keystore, says whether it is right.
+    public init(token line: SecureBytes) throws {
+        try line.withUnsafeBytes { text in
+            guard !text.isEmpty else { throw PINError.empty }
+            guard text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw PINError.notPrintable }
+            guard (4...64).contains(text.count) else { throw PINError.tokenPINLength(text.count) }
+        }
+        bytes = line
+    }
+
     /// Parses a PIN from a Swift string. Prefer `init(_: SecureBytes)`: a `String` cannot be zeroed.
     public init(_ text: String) throws {
         var utf8 = Array(text.utf8)
@@ -67,6 +79,8 @@ public enum PINError: KeystoreError, Equatable {
     case wrongLength(Int)
     case mismatch
     case weak(String)
+    case notPrintable
+    case tokenPINLength(Int)
 
     public var message: String {
         switch self {
@@ -80,6 +94,10 @@ public enum PINError: KeystoreError, Equatable {
             "The two PINs did not match; nothing was changed. Run the command again."
         case .weak(let reason):
             "That PIN is too easy to guess: \(reason). Choose another."
+        case .notPrintable:
+            "A token's PIN is printable ASCII characters only (no control characters or other scripts)."
+        case .tokenPINLength(let count):
+            "A token's PIN is 4 to 64 characters, not \(count)."
         }
     }
 

@@ -6,10 +6,12 @@ import StellarText
 /// One identity's vault: its public address in the clear, its Ed25519 seed encrypted under a key that Argon2id
 /// derives from the PIN, and for an identity made from a recovery phrase (format version 2) the SEP-5 account
 /// root encrypted with it. In a TPM-bound vault (format version 3) the key also needs a secret that only this
-/// machine's TPM gives back, and only for the right PIN. docs/FORMAT.md describes the file byte for byte.
+/// machine's TPM gives back, and only for the right PIN. A version 4 vault holds no secret at all: it names the
+/// PKCS#11 token whose key the identity is (`token`), and the token asks its own PIN. docs/FORMAT.md describes
+/// the file byte for byte.
 public struct Vault: Sendable, Equatable {
     public static let formatName = "stellar-keystore-vault"
-    public static let currentVersion = 3
+    public static let currentVersion = 4
     static let kdfAlgorithm = "argon2id13"
     static let cipherAlgorithm = "xsalsa20poly1305"
     /// No vault is near this size; anything larger is refused before it is parsed.
@@ -20,22 +22,40 @@ public struct Vault: Sendable, Equatable {
 
     public let name: IdentityName
     public let publicKey: PublicKey
-    public let kdf: KDFParameters
+    public let createdAt: String
+    /// The sealed seed of versions 1 to 3; nil in a version 4 vault, whose key is in a token.
+    let sealed: SealedSeed?
+    /// The token key a version 4 vault names; nil for a vault that holds its seed.
+    public let token: PKCS11KeyReference?
+
+    /// The seed's encryption: the PIN's key derivation, the cipher's nonce and ciphertext, and what else the
+    /// vault's key needs.
+    struct SealedSeed: Sendable, Equatable {
+        let kdf: KDFParameters
+        let isKDFChosen: Bool
+        let account: UInt32?
+        let tpmObject: TPMSealedObject?
+        let salt: [UInt8]
+        let nonce: [UInt8]
+        let ciphertext: [UInt8]
+    }
+
+    /// The PIN's key derivation; nil for a token's key, which has none.
+    public var kdf: KDFParameters? { sealed?.kdf }
     /// Whether `kdf` is a level that whoever made the vault named (an app's `.interactive`, a person's choice on
     /// the command line), rather than one `KDFChoice.auto` picked: a cost chosen on purpose is never called too
     /// cheap for the machine (`Keystore.isWeakerThanThisMachineAffords`). Recorded as `kdf.chosen`, which
     /// readers that do not know it ignore (docs/FORMAT.md).
-    public let isKDFChosen: Bool
-    public let createdAt: String
+    public var isKDFChosen: Bool { sealed?.isKDFChosen ?? false }
     /// The SEP-5 account number of this identity's key, for a vault made from a recovery phrase (version 2).
-    public let account: UInt32?
+    public var account: UInt32? { sealed?.account }
     /// The TPM object a version 3 vault's key needs; nil for a vault that the PIN alone opens.
-    public let tpmObject: TPMSealedObject?
-    let salt: [UInt8]
-    let nonce: [UInt8]
-    let ciphertext: [UInt8]
+    public var tpmObject: TPMSealedObject? { sealed?.tpmObject }
+    var salt: [UInt8] { sealed?.salt ?? [] }
 
     public var isTPMBound: Bool { tpmObject != nil }
+    /// Whether the key is in a PKCS#11 token, out of keystore's reach: nothing in the file is secret.
+    public var isInToken: Bool { token != nil }
 
     /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce; with `root`, also the SEP-5 account
     /// root that `keyPair` is account `root.account` of (format version 2). With `tpm`, the key also needs a
@@ -64,8 +84,15 @@ public struct Vault: Sendable, Equatable {
         }
         let ciphertext = plaintext.sealed(nonce: nonce, key: key)
         return Vault(
-            name: name, publicKey: keyPair.publicKey, kdf: kdf, isKDFChosen: kdfChosen, createdAt: createdAt.formatted(.iso8601),
-            account: root?.account, tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
+            name: name, publicKey: keyPair.publicKey, createdAt: createdAt.formatted(.iso8601),
+            sealed: SealedSeed(kdf: kdf, isKDFChosen: kdfChosen, account: root?.account, tpmObject: tpmObject, salt: salt,
+                               nonce: nonce, ciphertext: ciphertext),
+            token: nil)
+    }
+
+    /// A version 4 vault: identity `name` is the key `reference` names in a PKCS#11 token. It holds no secret.
+    public static func naming(_ reference: PKCS11KeyReference, name: IdentityName, createdAt: Date = Date()) -> Vault {
+        Vault(name: name, publicKey: reference.publicKey, createdAt: createdAt.formatted(.iso8601), sealed: nil, token: reference)
     }
 
     /// Decrypts the seed with `pin` and checks that it belongs to the stored address.
@@ -79,13 +106,14 @@ public struct Vault: Sendable, Equatable {
     /// Like `open`, and also the SEP-5 account root of a vault made from a recovery phrase.
     /// A TPM-bound vault is opened through `tpm`: a wrong PIN is then counted by the TPM (`TPMError.wrongPIN`).
     package func openWithRoot(pin: PIN, path: String = "vault", tpm: TPMSealer? = nil) throws -> (keyPair: KeyPair, root: AccountRoot?) {
+        guard let sealed else { throw KeystoreUseError.keyInToken(name.rawValue, .open) }
         if tpmObject != nil && tpm == nil { throw TPMError.notSupported }
-        var key = try kdf.deriveKey(pin: pin, salt: salt)
+        var key = try sealed.kdf.deriveKey(pin: pin, salt: sealed.salt)
         if let tpmObject, let tpm {
             let keys = TPMBoundKeys(pinDerived: key)
             key = keys.vaultKey(tpmSecret: try tpm.unseal(tpmObject, authValue: keys.authValue))
         }
-        guard let plaintext = SecureBytes.opening(ciphertext, nonce: nonce, key: key) else {
+        guard let plaintext = SecureBytes.opening(sealed.ciphertext, nonce: sealed.nonce, key: key) else {
             // With a TPM the PIN has already proved right (the TPM released its secret), so only damage is left.
             if tpmObject != nil { throw VaultError.tampered(path: path, reason: "its key does not open its ciphertext") }
             throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)
@@ -126,27 +154,42 @@ public struct Vault: Sendable, Equatable {
             var `public`: String
             var `private`: String
         }
+        struct PKCS11: Codable {
+            var module: String
+            var tokenSerial: String
+            var tokenLabel: String
+            var keyId: String
+            var keyLabel: String
+        }
         var format: String
         var version: Int
         var name: String
         var publicKey: String
-        var kdf: KDF
-        var cipher: Cipher
+        /// Versions 1 to 3.
+        var kdf: KDF?
+        var cipher: Cipher?
         var createdAt: String
         /// Version 2, and version 3 made from a recovery phrase.
         var account: UInt32?
         /// Version 3 only.
         var tpm: TPMObject?
+        /// Version 4 only.
+        var pkcs11: PKCS11?
         package var check: String
 
         /// SHA-256 over every other field, one per line, as they are written in the file (docs/FORMAT.md).
         /// Not a secret MAC (anyone can recompute it): it tells accidental damage and naive edits apart from a
-        /// wrong PIN. Authenticity comes from the cipher's MAC and the address check after decryption.
+        /// wrong PIN. Authenticity comes from the cipher's MAC and the address check after decryption (for a
+        /// token's key, from the token's signatures, each checked against `publicKey`).
         package var expectedCheck: String {
-            let fields = [format, String(version), name, publicKey, kdf.algorithm, String(kdf.opsLimit),
-                          String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce, cipher.ciphertext, createdAt]
-                + (account.map { [String($0)] } ?? [])
+            var fields = [format, String(version), name, publicKey]
+            if let kdf, let cipher {
+                fields += [kdf.algorithm, String(kdf.opsLimit), String(kdf.memLimit), kdf.salt, cipher.algorithm, cipher.nonce,
+                           cipher.ciphertext]
+            }
+            fields += [createdAt] + (account.map { [String($0)] } ?? [])
                 + (tpm.map { [$0.template, $0.primary, $0.public, $0.private] } ?? [])
+                + (pkcs11.map { [$0.module, $0.tokenSerial, $0.tokenLabel, $0.keyId, $0.keyLabel] } ?? [])
             let text = Array(fields.map { $0 + "\n" }.joined().utf8)
             return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
         }
@@ -155,22 +198,27 @@ public struct Vault: Sendable, Equatable {
 
     /// The fields every version has, by JSON type, so that a field of the wrong type is named as such.
     private static let expectedKinds: [(String, StrictJSON.Kind)] = [
-        ("format", .string), ("version", .integer), ("name", .string), ("publicKey", .string), ("kdf", .object),
-        ("cipher", .object), ("createdAt", .string), ("check", .string),
+        ("format", .string), ("version", .integer), ("name", .string), ("publicKey", .string), ("createdAt", .string),
+        ("check", .string),
     ]
+    /// The fields of a vault that holds its seed (versions 1 to 3).
+    private static let sealedKinds: [(String, StrictJSON.Kind)] = [("kdf", .object), ("cipher", .object)]
 
-    /// The vault as JSON bytes: format version 3 when TPM-bound, else 2 when it holds an account root, else 1.
+    /// The vault as JSON bytes: format version 4 for a token's key, 3 when TPM-bound, else 2 when it holds an
+    /// account root, else 1.
     public func encoded() -> [UInt8] {
         var file = File(
-            format: Self.formatName, version: tpmObject != nil ? 3 : account == nil ? 1 : 2, name: name.rawValue,
+            format: Self.formatName, version: token != nil ? 4 : tpmObject != nil ? 3 : account == nil ? 1 : 2, name: name.rawValue,
             publicKey: publicKey.accountID,
-            kdf: .init(algorithm: Self.kdfAlgorithm, chosen: isKDFChosen ? true : nil, opsLimit: kdf.opsLimit,
-                       memLimit: kdf.memLimit, salt: Base64.string(salt)),
-            cipher: .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string(nonce),
-                          ciphertext: Base64.string(ciphertext)),
+            kdf: sealed.map { .init(algorithm: Self.kdfAlgorithm, chosen: $0.isKDFChosen ? true : nil, opsLimit: $0.kdf.opsLimit,
+                                    memLimit: $0.kdf.memLimit, salt: Base64.string($0.salt)) },
+            cipher: sealed.map { .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string($0.nonce),
+                                       ciphertext: Base64.string($0.ciphertext)) },
             createdAt: createdAt, account: account,
             tpm: tpmObject.map { .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string($0.primaryName),
                                        public: Base64.string($0.publicArea), private: Base64.string($0.privateArea)) },
+            pkcs11: token.map { .init(module: $0.module, tokenSerial: $0.tokenSerial, tokenLabel: $0.tokenLabel,
+                                      keyId: Base64.string($0.keyID), keyLabel: $0.keyLabel) },
             check: "")
         file.check = file.expectedCheck
         let encoder = JSONEncoder()
@@ -195,7 +243,7 @@ public struct Vault: Sendable, Equatable {
         guard let version = members["version"]?.integer(as: Int.self) else { throw corrupt("its format version is out of range") }
         guard version <= Self.currentVersion else { throw VaultError.unsupportedVersion(path: path, version: version) }
         guard version >= 1 else { throw corrupt("format version \(version) does not exist") }
-        for (field, kind) in Self.expectedKinds {
+        for (field, kind) in Self.expectedKinds + (version == 4 ? [("pkcs11", .object)] : Self.sealedKinds) {
             guard let found = kinds[field] else { throw corrupt("the field '\(field)' is missing") }
             guard found == kind else { throw corrupt("the field '\(field)' is \(found.rawValue), not \(kind.rawValue)") }
         }
@@ -203,13 +251,37 @@ public struct Vault: Sendable, Equatable {
             throw corrupt("the field 'kdf.chosen' is \(chosen.kind.rawValue), not true or false")
         }
         guard let file = File(members) else { throw corrupt("a field is missing or of the wrong type") }
-        let kdf = KDFParameters(opsLimit: file.kdf.opsLimit, memLimit: file.kdf.memLimit)
-        guard kdf.isWithinAcceptedBounds else { throw VaultError.unsafeParameters(path: path) }
+        if version == 4 {
+            // A token's key: no seed, no PIN derivation, no TPM object; anything of theirs would be read by nobody.
+            for field in ["kdf", "cipher", "account", "tpm"] where kinds[field] != nil && members[field] != .null {
+                throw corrupt("a version 4 vault has no '\(field)'")
+            }
+        } else if kinds["pkcs11"] != nil && members["pkcs11"] != .null {
+            throw corrupt("only a version 4 vault names a token")
+        }
+        if let kdf = file.kdf, !KDFParameters(opsLimit: kdf.opsLimit, memLimit: kdf.memLimit).isWithinAcceptedBounds {
+            throw VaultError.unsafeParameters(path: path)
+        }
         guard file.check == file.expectedCheck else { throw VaultError.tampered(path: path, reason: "its check digest does not match its contents") }
-        guard file.kdf.algorithm == Self.kdfAlgorithm else { throw corrupt("unknown key derivation '\(TerminalText.escaped(file.kdf.algorithm))'") }
-        guard file.cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(TerminalText.escaped(file.cipher.algorithm))'") }
-        guard let salt = Base64.decode(file.kdf.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
-        guard let nonce = Base64.decode(file.cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
+        guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
+        guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
+        if version == 4, let pkcs11 = file.pkcs11 {
+            guard let keyID = Base64.decode(pkcs11.keyId) else { throw corrupt("the token key's id is not base64") }
+            do {
+                let reference = try PKCS11KeyReference(module: pkcs11.module, tokenSerial: pkcs11.tokenSerial, tokenLabel: pkcs11.tokenLabel,
+                                                       keyID: keyID, keyLabel: pkcs11.keyLabel, publicKey: publicKey)
+                self.init(name: name, publicKey: publicKey, createdAt: file.createdAt, sealed: nil, token: reference)
+            } catch let error as PKCS11KeyReference.Invalid {
+                throw corrupt(error.reason)
+            }
+            return
+        }
+        guard let kdfFields = file.kdf, let cipher = file.cipher else { throw corrupt("a field is missing or of the wrong type") }
+        let kdf = KDFParameters(opsLimit: kdfFields.opsLimit, memLimit: kdfFields.memLimit)
+        guard kdfFields.algorithm == Self.kdfAlgorithm else { throw corrupt("unknown key derivation '\(TerminalText.escaped(kdfFields.algorithm))'") }
+        guard cipher.algorithm == Self.cipherAlgorithm else { throw corrupt("unknown cipher '\(TerminalText.escaped(cipher.algorithm))'") }
+        guard let salt = Base64.decode(kdfFields.salt), salt.count == Sodium.pwhashSaltBytes else { throw corrupt("the salt is not 16 bytes of base64") }
+        guard let nonce = Base64.decode(cipher.nonce), nonce.count == Sodium.secretBoxNonceBytes else { throw corrupt("the nonce is not 24 bytes of base64") }
         // Version 1: the seed. Version 2: the seed, then the 64-byte account root, and the account number.
         // Version 3: either of those, and the TPM object.
         let plaintextCount = file.account == nil ? 32 : 96
@@ -229,27 +301,21 @@ public struct Vault: Sendable, Equatable {
             else { throw corrupt("its TPM object is not a primary key's Name, a TPM2B_PUBLIC and a TPM2B_PRIVATE in base64") }
             tpmObject = object
         }
-        guard let ciphertext = Base64.decode(file.cipher.ciphertext),
+        guard let ciphertext = Base64.decode(cipher.ciphertext),
               ciphertext.count == plaintextCount + Sodium.secretBoxMACBytes
         else { throw corrupt("the ciphertext is not \(plaintextCount + Sodium.secretBoxMACBytes) bytes of base64") }
-        guard let publicKey = try? PublicKey(accountID: file.publicKey) else { throw corrupt("the address is not a valid G… account ID") }
-        guard let name = try? IdentityName(file.name) else { throw corrupt("the identity name is not valid") }
-        self.init(name: name, publicKey: publicKey, kdf: kdf, isKDFChosen: file.kdf.chosen == true, createdAt: file.createdAt,
-                  account: file.account, tpmObject: tpmObject, salt: salt, nonce: nonce, ciphertext: ciphertext)
+        self.init(name: name, publicKey: publicKey, createdAt: file.createdAt,
+                  sealed: SealedSeed(kdf: kdf, isKDFChosen: kdfFields.chosen == true, account: file.account, tpmObject: tpmObject,
+                                     salt: salt, nonce: nonce, ciphertext: ciphertext),
+                  token: nil)
     }
 
-    private init(name: IdentityName, publicKey: PublicKey, kdf: KDFParameters, isKDFChosen: Bool, createdAt: String,
-                 account: UInt32?, tpmObject: TPMSealedObject?, salt: [UInt8], nonce: [UInt8], ciphertext: [UInt8]) {
+    private init(name: IdentityName, publicKey: PublicKey, createdAt: String, sealed: SealedSeed?, token: PKCS11KeyReference?) {
         self.name = name
         self.publicKey = publicKey
-        self.kdf = kdf
-        self.isKDFChosen = isKDFChosen
         self.createdAt = createdAt
-        self.account = account
-        self.tpmObject = tpmObject
-        self.salt = salt
-        self.nonce = nonce
-        self.ciphertext = ciphertext
+        self.sealed = sealed
+        self.token = token
     }
 }
 
@@ -264,15 +330,23 @@ extension Vault.File {
         }
         guard let format = members["format"]?.string, let version = members["version"]?.integer(as: Int.self),
               let name = members["name"]?.string, let publicKey = members["publicKey"]?.string,
-              let kdf = members["kdf"]?.object, let kdfAlgorithm = kdf["algorithm"]?.string,
-              let opsLimit = kdf["opsLimit"]?.integer(as: UInt64.self), let memLimit = kdf["memLimit"]?.integer(as: UInt64.self),
-              let salt = kdf["salt"]?.string,
-              let chosen = optional("chosen", in: kdf, { value -> Bool? in
-                  if case .boolean(let flag) = value { return flag }
-                  return nil
+              let kdf = optional("kdf", { value -> KDF? in
+                  guard let kdf = value.object, let algorithm = kdf["algorithm"]?.string,
+                        let opsLimit = kdf["opsLimit"]?.integer(as: UInt64.self), let memLimit = kdf["memLimit"]?.integer(as: UInt64.self),
+                        let salt = kdf["salt"]?.string,
+                        let chosen = optional("chosen", in: kdf, { value -> Bool? in
+                            if case .boolean(let flag) = value { return flag }
+                            return nil
+                        })
+                  else { return nil }
+                  return KDF(algorithm: algorithm, chosen: chosen, opsLimit: opsLimit, memLimit: memLimit, salt: salt)
               }),
-              let cipher = members["cipher"]?.object, let cipherAlgorithm = cipher["algorithm"]?.string,
-              let nonce = cipher["nonce"]?.string, let ciphertext = cipher["ciphertext"]?.string,
+              let cipher = optional("cipher", { value -> Cipher? in
+                  guard let cipher = value.object, let algorithm = cipher["algorithm"]?.string,
+                        let nonce = cipher["nonce"]?.string, let ciphertext = cipher["ciphertext"]?.string
+                  else { return nil }
+                  return Cipher(algorithm: algorithm, nonce: nonce, ciphertext: ciphertext)
+              }),
               let createdAt = members["createdAt"]?.string, let check = members["check"]?.string,
               let account = optional("account", { $0.integer(as: UInt32.self) }),
               let tpm = optional("tpm", { value -> TPMObject? in
@@ -281,11 +355,16 @@ extension Vault.File {
                         let privateArea = object["private"]?.string
                   else { return nil }
                   return TPMObject(template: template, primary: primary, public: publicArea, private: privateArea)
+              }),
+              let pkcs11 = optional("pkcs11", { value -> PKCS11? in
+                  guard let object = value.object, let module = object["module"]?.string,
+                        let serial = object["tokenSerial"]?.string, let tokenLabel = object["tokenLabel"]?.string,
+                        let keyID = object["keyId"]?.string, let keyLabel = object["keyLabel"]?.string
+                  else { return nil }
+                  return PKCS11(module: module, tokenSerial: serial, tokenLabel: tokenLabel, keyId: keyID, keyLabel: keyLabel)
               })
         else { return nil }
-        self.init(format: format, version: version, name: name, publicKey: publicKey,
-                  kdf: KDF(algorithm: kdfAlgorithm, chosen: chosen, opsLimit: opsLimit, memLimit: memLimit, salt: salt),
-                  cipher: Cipher(algorithm: cipherAlgorithm, nonce: nonce, ciphertext: ciphertext),
-                  createdAt: createdAt, account: account, tpm: tpm, check: check)
+        self.init(format: format, version: version, name: name, publicKey: publicKey, kdf: kdf, cipher: cipher,
+                  createdAt: createdAt, account: account, tpm: tpm, pkcs11: pkcs11, check: check)
     }
 }

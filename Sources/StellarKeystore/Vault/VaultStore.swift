@@ -197,10 +197,11 @@ public struct VaultStore: Sendable {
                           boundToTPM: Bool? = nil, expecting seen: Vault? = nil) throws -> Vault {
         try withLock(writing: true) {
             let (vault, keyPair, root) = try unlockHoldingLock(name, pin: current, expecting: seen)
+            guard let currentKDF = vault.kdf else { throw KeystoreUseError.keyInToken(name.rawValue, .changePIN) }
             let bound = boundToTPM ?? vault.isTPMBound
             if bound && tpm == nil { throw TPMError.notSupported }
             let resealed = try Vault.seal(
-                keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? vault.kdf,
+                keyPair, root: root.map { ($0, vault.account ?? 0) }, name: name, pin: new, kdf: kdf ?? currentKDF,
                 kdfChosen: kdfChosen ?? vault.isKDFChosen, tpm: bound ? tpm : nil, renewing: vault.tpmObject, createdAt: Date())
             try AtomicFile.write(resealed.encoded(), to: path(of: name), directory: directory)
             endSessions(of: name)

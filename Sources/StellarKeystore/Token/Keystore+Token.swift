@@ -1,0 +1,85 @@
+import StellarKeys
+import StellarTransactions
+
+extension Keystore {
+    // MARK: Keys in PKCS#11 tokens
+
+    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp(name:key:)`).
+    public struct TokenLogin: Sendable {
+        public let module: String
+        public let token: PKCS11Token
+        let session: PKCS11Session
+
+        /// A new Ed25519 key pair made inside the token: its private key sensitive, never extractable, kept on
+        /// the token. `label` must not name a key there already.
+        public func generateKey(label: String) throws -> PKCS11KeyReference {
+            let made = try session.generateEd25519Key(label: label, id: Sodium.randomBytes(count: 16))
+            return try reference(to: made)
+        }
+
+        /// The Ed25519 key already in the token that `label` or `id` (or both) name: exactly one must match.
+        public func existingKey(label: String?, id: [UInt8]?) throws -> PKCS11KeyReference {
+            let found = try session.keys(label: label, id: id)
+            guard let key = found.first else { throw TokenError.noKeyNamed(label: label, id: id) }
+            guard found.count == 1 else { throw TokenError.severalKeys(label: label, id: id, count: found.count) }
+            return try reference(to: key)
+        }
+
+        private func reference(to key: PKCS11KeyInfo) throws -> PKCS11KeyReference {
+            do {
+                return try PKCS11KeyReference(module: module, tokenSerial: token.serial, tokenLabel: token.label, keyID: key.id,
+                                              keyLabel: key.label, publicKey: key.publicKey)
+            } catch let invalid as PKCS11KeyReference.Invalid {
+                throw TokenError.unusableKey(reason: invalid.reason)
+            }
+        }
+    }
+
+    /// Logs in to the token of module `path` (an absolute path) named `label`, or its only token that signs
+    /// Ed25519, with the token's user PIN, asked only once the token is found, signs Ed25519 and is not locked.
+    public func logInToToken(module path: String, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
+        let module = try PKCS11Module(path: path)
+        let tokens = try module.tokens().filter(\.isInitialized)
+        let named = label.map { label in tokens.filter { $0.label == label } } ?? tokens
+        guard !named.isEmpty else { throw TokenError.noTokenLabelled(label) }
+        let usable = named.filter(\.supportsEdDSA)
+        guard let token = usable.first else { throw TokenError.noEdDSA(token: named[0].label) }
+        guard usable.count == 1 else { throw TokenError.severalTokens(labels: usable.map(\.label)) }
+        if token.pinLocked { throw TokenError.pinLocked(token: token.label) }
+        let session = try PKCS11Session(module: module, token: token.serial, label: token.label)
+        try session.login(pin: try pin().bytes)
+        return TokenLogin(module: path, token: token, session: session)
+    }
+
+    /// Records a new identity `name` that is `key` in its token: a version 4 vault, holding no secret. An
+    /// existing identity is refused unless `replacing`, which keeps its vault as a backup and ends its sessions.
+    public func signUp(name: IdentityName, key: PKCS11KeyReference, replacing: Bool = false) throws -> Created {
+        let backup = try vaults.create(Vault.naming(key, name: name), replacing: replacing)
+        warnAboutPermissions(name)
+        return Created(name: name, address: key.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
+    }
+
+    /// Logs in to the token that holds identity `name`'s key with its PIN (counted, as every PIN tried here is),
+    /// finds the key, and logs out: the PIN is right, and the token and the key are there. The identity's key
+    /// reference is returned.
+    @discardableResult
+    public func logIn(toTokenOf name: IdentityName, pin: () throws -> PIN) throws -> PKCS11KeyReference {
+        let reading = try vaults.reading(name)
+        guard let reference = reading.vault.token else { throw TokenError.notInToken(name: name.rawValue) }
+        try checkReadyForPIN(reading.vault)
+        _ = try vaults.openToken(reading, pin: pin())
+        return reference
+    }
+
+    /// Has the agent behind `client` log in to the token of identity `name` with its PIN, asked once the token
+    /// is ready, and hold that session for at most `ttl`: the agent reads the vault and tries the PIN itself.
+    @discardableResult
+    public func addTokenToAgent(name: IdentityName, client: AgentClient, ttl: Duration? = nil, pin: () throws -> PIN) throws -> PKCS11KeyReference {
+        let vault = try vaults.vault(named: name)
+        guard let reference = vault.token else { throw TokenError.notInToken(name: name.rawValue) }
+        try checkReadyForPIN(vault)
+        try client.addToken(name: name, address: vault.publicKey.accountID, keystore: identity(name).keystore, pin: pin(),
+                            ttl: ttl.map { Int($0.components.seconds) })
+        return reference
+    }
+}
