@@ -56,6 +56,8 @@ public struct Keystore: Sendable {
         public let isTPMBound: Bool
         /// The token that holds the key, for a key in a PKCS#11 token (format version 4).
         public let token: PKCS11KeyReference?
+        /// The public key of a P-256 key in this machine's TPM (format version 5), which has no address.
+        public let p256PublicKey: P256PublicKey?
         /// Old vaults kept when the identity was replaced: each an old key under an old PIN.
         public let backups: [Backup]
 
@@ -76,11 +78,19 @@ public struct Keystore: Sendable {
             var problem: String?
             var isTPMBound = false
             var token: PKCS11KeyReference?
+            var p256PublicKey: P256PublicKey?
             do {
                 let vault = try vaults.vault(named: name)
                 address = vault.publicKey.accountID
                 isTPMBound = vault.isTPMBound
                 token = vault.token
+            } catch VaultError.p256Key {
+                do {
+                    p256PublicKey = try vaults.tpmKeyVault(named: name).publicKey
+                    isTPMBound = true
+                } catch {
+                    problem = Self.message(of: error)
+                }
             } catch VaultError.notFound {
                 problem = "removed; only its backups remain"
             } catch {
@@ -93,7 +103,7 @@ public struct Keystore: Sendable {
                     return Entry.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
             }
-            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, token: token, backups: own)
+            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, token: token, p256PublicKey: p256PublicKey, backups: own)
         }
     }
 
@@ -109,6 +119,12 @@ public struct Keystore: Sendable {
         // A token's key is not in its vault, which only names it: removing the vault loses nothing the token
         // does not keep, and the token's PIN proves nothing about the file.
         if (try? vaults.vault(named: name))?.isInToken == true { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
+        // A P-256 key in the TPM goes with its vault, so its PIN is proved by the TPM first.
+        if let vault = try tpmKeyVault(name) {
+            try checkReadyForPIN(vault)
+            _ = try openTPMKey(vault, pin: pin())
+            return try vaults.remove(name, pin: nil, includingBackups: includingBackups)
+        }
         _ = try vaultReadyForPIN(name)
         return try vaults.remove(name, pin: pin(), includingBackups: includingBackups)
     }

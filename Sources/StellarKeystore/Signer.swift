@@ -1,22 +1,33 @@
 import StellarKeys
 import StellarTransactions
-/// What signs for an identity: its key opened here (`CheckedKey`), or held by a signing agent (`AgentSigner`).
-/// Each method gives the same bytes either way, since Ed25519 signatures are deterministic; a remote one can fail.
-/// Only an approved review (`SigningReview.approve`) reaches one, so that an app cannot sign without the review.
-package protocol Signing: Sendable {
+/// What signs authorization entries: any key, Ed25519 or (as a smart account's External signer) a P-256 key in
+/// the TPM (`TPMResidentKey`). Only an approved review (`SigningReview.approve`) reaches one.
+package protocol AuthorizationSigning: Sendable {
     var name: IdentityName { get }
+    var signerKey: AuthorizationSigner.Key { get }
+    /// The signature of an authorization payload's digest (`AuthorizationPayload.digest`) as its credential
+    /// holds it; one for another network is refused before the key is used.
+    func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8]
+}
+
+/// What signs for an identity with an Ed25519 key: its key opened here (`CheckedKey`), in a token (`TokenKey`), or
+/// held by a signing agent (`AgentSigner`). Each method gives the same bytes either way, since Ed25519 signatures
+/// are deterministic; a remote one can fail. Only an approved review (`SigningReview.approve`) reaches one, so
+/// that an app cannot sign without the review.
+package protocol Signing: AuthorizationSigning {
     var publicKey: PublicKey { get }
     /// A raw Ed25519 signature of `bytes` (64 bytes).
     func sign(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8]
     /// A SEP-53 message signature (64 bytes).
     func signMessage(_ message: UnsafeRawBufferPointer) throws -> [UInt8]
     func signTransaction(_ envelope: TransactionEnvelope, on network: StellarNetwork) throws -> SignedTransaction
-    /// The Ed25519 signature of an authorization payload's digest (`AuthorizationPayload.digest`); one for another
-    /// network is refused before the key is used.
-    func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8]
 }
 
 extension Signing {
+    package var signerKey: AuthorizationSigner.Key { .ed25519(publicKey) }
+}
+
+extension AuthorizationSigning {
     /// The entries of `plan`, made for `envelope`, each signed through `signAuthorization(_:on:)`.
     package func signAuthorizations(_ plan: AuthorizationPlan, in envelope: TransactionEnvelope, on network: StellarNetwork,
                                     expirationLedger: UInt32) throws -> SignedAuthorizations {

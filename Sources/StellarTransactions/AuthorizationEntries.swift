@@ -109,8 +109,13 @@ public struct AuthorizationPlan: Sendable {
     /// and which are left alone. (The summary itself is made without a signer: its warning that the key has no
     /// part in the transaction is for an envelope signature, which this is not.)
     public func lines(expirationLedger: UInt32, signingAs identity: (name: String, key: PublicKey)) -> [String] {
-        var lines = ["  signer      \(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key.accountID))"
-                     + (signer.rules == nil && signer.address == identity.key.accountID ? ", for its authorization entries" : ", for \(signer.address)")]
+        lines(expirationLedger: expirationLedger, signingAs: (identity.name, .ed25519(identity.key)))
+    }
+
+    /// The same for a signer with any key.
+    public func lines(expirationLedger: UInt32, signingAs identity: (name: String, key: AuthorizationSigner.Key)) -> [String] {
+        var lines = ["  signer      \(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key))"
+                     + (signer.rules == nil && signer.address == identity.key.description ? ", for its authorization entries" : ", for \(signer.address)")]
         if let rules = signer.rules {
             lines.append("  as          External(\(rules.verifier), this key), a signer of the smart account \(signer.address)")
         }

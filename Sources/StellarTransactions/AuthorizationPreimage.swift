@@ -82,17 +82,17 @@ public struct AuthorizationPreimage: Sendable {
     /// For a person, before the key signs: `SigningSummary.preimage(_:on:signingAs:)`'s text (without a signer
     /// line when `identity` is nil).
     public func lines(on network: StellarNetwork, signingAs identity: (name: String, key: PublicKey)? = nil) -> [String] {
-        SigningSummary.preimage(self, on: network, signer: identity).text
+        SigningSummary.preimage(self, on: network, signer: identity.map { ($0.name, .ed25519($0.key)) }).text
     }
 
     /// The lines after the title: who signs (`signingAs`, by name and key), what the signature binds, and the
     /// invocation tree with every argument (as a transaction summary shows an authorization entry), within the
     /// bounds of `ContractCallText`; what they leave out is added to `elided`.
-    func body(signingAs identity: (name: String, key: PublicKey)?, contextRuleIDs: [UInt32]? = nil, elided: inout [Elision]) -> [String] {
+    func body(signingAs identity: (name: String, key: AuthorizationSigner.Key)?, contextRuleIDs: [UInt32]? = nil, elided: inout [Elision]) -> [String] {
         var lines: [String] = []
         func add(_ name: String, _ value: String) { lines.append("  " + name + String(repeating: " ", count: max(12 - name.count, 1)) + value) }
-        if let identity { add("signer", "\(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key.accountID))") }
-        if let identity, let bound = boundAddress, bound != identity.key.accountID { add("on behalf of", bound) }
+        if let identity { add("signer", "\(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key))") }
+        if let identity, let bound = boundAddress, bound != identity.key.description { add("on behalf of", bound) }
         add("hash", Hex.string(hash))
         add("binds", boundAddress.map { "the address \($0) (CAP-71)" } ?? "any address whose credentials carry this nonce")
         if let contextRuleIDs {

@@ -124,6 +124,12 @@ public struct SigningSummary: Sendable, Encodable {
     /// this is not), then who signs which entries, valid through which ledger, and which are left alone.
     public static func authorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, plan: AuthorizationPlan,
                                       expirationLedger: UInt32, signingAs signer: (name: String, key: PublicKey)) -> SigningSummary {
+        authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: (signer.name, .ed25519(signer.key)))
+    }
+
+    /// The same for a signer with any key (a P-256 key signs as a smart account's External signer).
+    public static func authorizations(in envelope: TransactionEnvelope, on network: StellarNetwork, plan: AuthorizationPlan,
+                                      expirationLedger: UInt32, signingAs signer: (name: String, key: AuthorizationSigner.Key)) -> SigningSummary {
         let summary = TransactionSummary(envelope, on: network)
         return SigningSummary(kind: "authorizations", title: summary.title, warnings: plan.warnings + summary.warnings,
                               lines: summary.body + plan.lines(expirationLedger: expirationLedger, signingAs: signer),
@@ -136,11 +142,17 @@ public struct SigningSummary: Sendable, Encodable {
     /// With `contextRuleIDs`: a smart account's signer's signature, valid only for those rules.
     public static func preimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork,
                                 signingAs signer: (name: String, key: PublicKey), contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
+        self.preimage(preimage, on: network, signer: (signer.name, .ed25519(signer.key)), contextRuleIDs: contextRuleIDs)
+    }
+
+    /// The same for a signer with any key (a P-256 key signs as a smart account's External signer).
+    public static func preimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork,
+                                signingAs signer: (name: String, key: AuthorizationSigner.Key), contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
         self.preimage(preimage, on: network, signer: signer, contextRuleIDs: contextRuleIDs)
     }
 
     static func preimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork,
-                         signer: (name: String, key: PublicKey)?, contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
+                         signer: (name: String, key: AuthorizationSigner.Key)?, contextRuleIDs: [UInt32]? = nil) -> SigningSummary {
         var elided: [Elision] = []
         let lines = preimage.body(signingAs: signer, contextRuleIDs: contextRuleIDs, elided: &elided)
         let unbound = preimage.boundAddress == nil ? [AuthorizationPreimage.notAddressBoundWarning] : []

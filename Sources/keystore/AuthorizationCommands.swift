@@ -27,6 +27,8 @@ struct SignAuth: ParsableCommand {
             replayed as the credential of another address that accepts this key (--allow-v1; or simulate again \
             for V2 credentials). The person about to type the PIN on the terminal may instead answer yes when asked. \
             Entries for other addresses and the source account's are left as they are. \
+            A P-256 key in the TPM (signup --tpm --p256) signs only as a smart account's External signer, in the \
+            --signature-form its verifier checks. \
             With --preimage, the input is a bare HashIDPreimage, as Freighter's and SEP-43's signAuthEntry receive \
             it: prints the Ed25519 signature of its SHA-256 in base64 (with --context-rules, of the smart account's \
             digest; --json: {"signedAuthEntry", "signerAddress"}); one for another network is refused, a V1 one \
@@ -66,6 +68,10 @@ struct SignAuth: ParsableCommand {
 
     @Flag(help: "The input is a bare HashIDPreimage, not an envelope.")
     var preimage = false
+
+    @Option(help: ArgumentHelp("For a P-256 key (signup --tpm --p256): what the smart account's verifier checks: webauthn (OpenZeppelin's WebAuthn verifier: an assertion) or secp256r1 (the digest itself).",
+                               valueName: "form"))
+    var signatureForm: P256SignatureForm = .webAuthn
 
     @Flag(help: "Do not print the summary.")
     var quiet = false
@@ -122,7 +128,7 @@ struct SignAuth: ParsableCommand {
             }
         }
         let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
-                                                    for: account, allowing: allowing))
+                                                    for: account, allowing: allowing, p256Form: signatureForm))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         let signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
@@ -140,7 +146,8 @@ struct SignAuth: ParsableCommand {
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PINLine?) throws {
-        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing))
+        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing,
+                                                   p256Form: signatureForm))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         let signature = Base64.string(try key.approve(review, consent: consent, alreadyRead: pinFirst))
@@ -151,4 +158,17 @@ struct SignAuth: ParsableCommand {
             Console.print(signature)
         }
     }
+}
+
+extension P256SignatureForm: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument {
+        case "webauthn": self = .webAuthn
+        case "secp256r1": self = .secp256r1
+        default: return nil
+        }
+    }
+
+    public static var allValueStrings: [String] { ["webauthn", "secp256r1"] }
+    public var defaultValueDescription: String { self == .webAuthn ? "webauthn" : "secp256r1" }
 }

@@ -23,6 +23,7 @@ extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus {
 extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension SmartAccountError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension P256Error: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
@@ -38,7 +39,7 @@ extension ContractWebAuthError: CommandLineError {
 extension ReviewError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .signInThroughAgent, .hashMismatch, .notThisAddress: .invalidInput
+        case .signInThroughAgent, .hashMismatch, .notThisAddress, .onlySmartAccounts: .invalidInput
         case .noPIN: .session
         case .signatureInvalid: .system
         }
@@ -88,7 +89,7 @@ extension SessionError: CommandLineError {
 extension VaultError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .invalidName: .invalidInput
+        case .invalidName, .p256Key: .invalidInput
         case .notFound: .vaultNotFound
         case .alreadyExists, .derivedNameTaken: .vaultExists
         case .incorrectPIN: .incorrectPIN

@@ -112,7 +112,7 @@ struct SignerPlugin {
         guard let hash = Hex.bytes(try field(request.tx_hash, "tx_hash")) else { throw SignerPluginError.hashMismatch }
         let review = try key.review(.transaction(envelope, network: network, expectedHash: hash))
         key.show(review)
-        let signer = review.signer.publicKey
+        let signer = try review.signer.ed25519Key()
         let signed = try key.approve(review)
         Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: signed.signature)))\"]")
     }
@@ -132,7 +132,7 @@ struct SignerPlugin {
         let allowing: AuthorizationRisks = request.args?["allow-v1"] == "yes" ? .notAddressBound : []
         let review = try key.review(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
         if review.consentNeeded != nil { throw SignerPluginError.v1NotAllowed }
-        let signer = review.signer.publicKey
+        let signer = try review.signer.ed25519Key()
         key.show(review)
         let signature = try key.approve(review)
         Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: signature)))

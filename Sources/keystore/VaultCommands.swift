@@ -20,6 +20,8 @@ struct IdentityReport: Encodable {
     /// `list`, `signup --pkcs11`: where the key is: `vault` (sealed in the file, with `tpm` saying whether the
     /// TPM is needed too) or `pkcs11` (in a token, which signs).
     var keySource: String?
+    /// `list`, `signup --tpm --p256`: a P-256 key's 65-byte public key, in hex.
+    var p256PublicKey: String?
 }
 
 struct BackupReport: Encodable {
@@ -84,12 +86,18 @@ struct Signup: ParsableCommand {
     @Flag(help: "With --pkcs11, use a key already in the token, found by --key-label or --key-id, instead of making one.")
     var existing = false
 
+    @Flag(help: "With --tpm, make a NIST P-256 key inside the TPM instead: it never leaves it, and signs only as a smart account's signer (prints its 65-byte public key in hex).")
+    var p256 = false
+
     func validate() throws {
         if pkcs11 == nil && (tokenLabel != nil || keyLabel != nil || keyId != nil || existing) {
             throw ValidationError("--token, --key-label, --key-id and --existing go with --pkcs11.")
         }
         if pkcs11 != nil && (importSeed || mnemonic || tpm) {
             throw ValidationError("A key in a token is made in the token: --pkcs11 goes without --import, --mnemonic or --tpm.")
+        }
+        if p256 && (!tpm || importSeed || mnemonic) {
+            throw ValidationError("--p256 makes a key inside the TPM: it goes with --tpm, and without --import or --mnemonic.")
         }
         if keyId != nil && !existing { throw ValidationError("--key-id finds a key already in the token: give --existing too.") }
         if existing && keyLabel == nil && keyId == nil { throw ValidationError("--existing needs --key-label or --key-id to find the key.") }
@@ -105,6 +113,7 @@ struct Signup: ParsableCommand {
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if let pkcs11 { return try signUpInToken(pkcs11, name: name, keystore: keystore) }
+        if p256 { return try signUpP256(name: name, keystore: keystore) }
         if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
         if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: mnemonic) }
         // The seed first: with --pin-stdin it is the first line.
@@ -124,6 +133,21 @@ struct Signup: ParsableCommand {
         } else {
             if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
             Console.print(created.address)
+        }
+    }
+
+    /// `--tpm --p256`: a P-256 key made inside the TPM; what a smart account registers is printed.
+    private func signUpP256(name: IdentityName, keystore: Keystore) throws {
+        Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
+        let made = try keystore.signUpP256(name: name, kdf: kdf, replacing: replace) { try pin.readNew() }
+        let hex = Hex.string(made.vault.publicKey.point)
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, path: made.path, backup: made.backup, tpm: true, keySource: "tpm-p256",
+                                                 p256PublicKey: hex))
+        } else {
+            if let backup = made.backup { Console.warn("the previous vault was kept as \(backup)") }
+            Console.note("register it on the smart account as External(webauthn verifier, this key), or with a verifier that checks secp256r1")
+            Console.print(hex)
         }
     }
 
@@ -338,7 +362,8 @@ struct List: ParsableCommand {
         abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
         discussion: """
             One line per identity, NAME<tab>ADDRESS, with a third column 'tpm' for a vault bound to this \
-            machine's TPM, or 'pkcs11' for a key in a PKCS#11 token; then one per backup kept by --replace, NAME (backup FILE)<tab>ADDRESS: a backup is the \
+            machine's TPM, or 'pkcs11' for a key in a PKCS#11 token; a P-256 key in the TPM, which has no \
+            address, as NAME<tab>PUBLIC-KEY-HEX<tab>tpm-p256; then one per backup kept by --replace, NAME (backup FILE)<tab>ADDRESS: a backup is the \
             old key under its old PIN.
             """)
 
@@ -351,7 +376,8 @@ struct List: ParsableCommand {
                            backups: identity.backups.isEmpty ? nil : identity.backups.map {
                                BackupReport(file: $0.fileName, address: $0.address, error: $0.problem)
                            }, tpm: identity.address == nil ? nil : identity.isTPMBound,
-                           keySource: identity.address == nil ? nil : identity.token != nil ? "pkcs11" : "vault")
+                           keySource: identity.p256PublicKey != nil ? "tpm-p256" : identity.address == nil ? nil : identity.token != nil ? "pkcs11" : "vault",
+                           p256PublicKey: identity.p256PublicKey.map { Hex.string($0.point) })
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
@@ -360,6 +386,10 @@ struct List: ParsableCommand {
         }
         if reports.isEmpty { Console.note("no identities in \(store.directory); create one with: keystore signup") }
         for report in reports {
+            if let key = report.p256PublicKey {
+                Console.print("\(report.name)\t\(key)\ttpm-p256")
+                continue
+            }
             Console.print("\(report.name)\t\(report.address ?? "(cannot be read: \(report.error ?? "it is missing"))")"
                           + (report.tpm == true ? "\ttpm" : "") + (report.keySource == "pkcs11" ? "\tpkcs11" : ""))
             for backup in report.backups ?? [] {

@@ -21,7 +21,7 @@ extension WebAuth {
         let keystore = try key.identity.keystore.keystore()
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         let challenge = try service.challenge(for: account, clientDomain: clientDomain)
-        let signer = try signer(for: account, key: signingKey.publicKey)
+        let signer = try signer(for: account, key: try signingKey.ed25519Key())
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
         let consent = try key.consentOrShow(review, alreadyRead: nil, quiet: quiet)
@@ -51,7 +51,7 @@ extension WebAuth {
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
         let keystore = try key.identity.keystore.keystore()
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let signer = try signer(for: account, key: signingKey.publicKey)
+        let signer = try signer(for: account, key: try signingKey.ed25519Key())
         let expectation = ContractWebAuthExpectation(serverKey: serverKey, webAuthContract: webAuthContract ?? "", homeDomain: homeDomain ?? "",
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)

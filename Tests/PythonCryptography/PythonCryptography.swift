@@ -12,6 +12,12 @@ import Glibc
 /// needs it, never a skip in silence.
 public enum PythonCryptography {
     public static let version = "50.0.2"
+    public static let stellarSDKVersion = "16.1.1"
+
+    /// Runs a script of `fixtures/` (e.g. make-webauthn.py's `verify`) with that Python: its status and output.
+    public static func runScript(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        try run(try path(), [script] + arguments, timeout: 120)
+    }
     public static let variable = "KEYSTORE_CRYPTOGRAPHY_PYTHON"
     /// `$HOME/.cache/keystore-ci`, as a shell spells `~` (Foundation's home directory is the password file's).
     static var cache: String { (ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()) + "/.cache/keystore-ci" }
@@ -86,7 +92,10 @@ public enum PythonCryptography {
                 throw Unavailable(description: "python3 -m venv \(venv) failed (\(lastLines(made.output))): \(hint)")
             }
         }
-        let installed = try run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "cryptography==\(version)"],
+        // stellar-sdk too: fixtures/make-webauthn.py, the reference of OpenZeppelin's WebAuthn verifier, builds its
+        // ScVals with it.
+        let installed = try run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "cryptography==\(version)",
+                                         "stellar-sdk==\(stellarSDKVersion)"],
                                 timeout: 600)
         guard installed.status == 0, try imports(python, version: version) else {
             throw Unavailable(description: "pip could not install cryptography \(version) into \(venv) (\(lastLines(installed.output))): "
@@ -98,7 +107,9 @@ public enum PythonCryptography {
     /// Whether `python` imports cryptography, at `version` if one is given.
     private static func imports(_ python: String, version: String?) throws -> Bool {
         guard python.contains("/") ? FileManager.default.isExecutableFile(atPath: python) : true else { return false }
-        let check = version.map { "import cryptography, sys; sys.exit(cryptography.__version__ != '\($0)')" } ?? "import cryptography"
+        let check = version.map {
+            "import cryptography, stellar_sdk, sys; sys.exit(cryptography.__version__ != '\($0)' or stellar_sdk.__version__ != '\(stellarSDKVersion)')"
+        } ?? "import cryptography"
         return try run(python, ["-c", check], timeout: 120).status == 0
     }
 

@@ -8,13 +8,23 @@ import StellarTransactions
 public struct SigningKey: Sendable {
     /// The identity whose key it is.
     public let name: IdentityName
-    public let publicKey: PublicKey
-    public var address: String { publicKey.accountID }
+    /// Its key: an Ed25519 key, or a P-256 key in the TPM, which signs only smart-account authorizations.
+    public let key: AuthorizationSigner.Key
+    /// The Ed25519 key; nil for a P-256 key.
+    public var publicKey: PublicKey? { if case .ed25519(let key) = key { key } else { nil } }
+    /// The Ed25519 key, for what only one signs (`ReviewError.onlySmartAccounts` for a P-256 key).
+    public func ed25519Key() throws -> PublicKey {
+        guard let publicKey else { throw ReviewError.onlySmartAccounts }
+        return publicKey
+    }
+    /// The `G…` address of an Ed25519 key; "P-256 key" and the hex of a P-256 key.
+    public var address: String { key.description }
     public var source: KeySource {
         switch holder {
         case .agent: .agent
         case .session: .session
         case .vault(let reading): reading.vault.isInToken ? .token : .vault(needsPIN: true)
+        case .tpmKey: .vault(needsPIN: true)
         case .held: .held
         }
     }
@@ -23,6 +33,7 @@ public struct SigningKey: Sendable {
         case agent(AgentSigner)
         case session(SessionToken, SessionStore.Owner)
         case vault(VaultStore.Reading)
+        case tpmKey(TPMKeyVault)
         case held(any Signing)
     }
 
@@ -32,14 +43,18 @@ public struct SigningKey: Sendable {
     /// A key this process holds open already (a signing agent's): its reviews sign without asking for anything.
     package init(holding signer: any Signing) {
         name = signer.name
-        publicKey = signer.publicKey
+        key = .ed25519(signer.publicKey)
         holder = .held(signer)
         keystore = nil
     }
 
     init(name: IdentityName, publicKey: PublicKey, holder: Holder, keystore: Keystore) {
+        self.init(name: name, key: .ed25519(publicKey), holder: holder, keystore: keystore)
+    }
+
+    init(name: IdentityName, key: AuthorizationSigner.Key, holder: Holder, keystore: Keystore) {
         self.name = name
-        self.publicKey = publicKey
+        self.key = key
         self.holder = holder
         self.keystore = keystore
     }
@@ -72,6 +87,11 @@ extension Keystore {
     /// the next with a warning saying why, only where the next can be had: otherwise its error stands, so that
     /// a script never waits on a PIN prompt nobody sees.
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
+        // A P-256 key in the TPM: neither an agent nor a session holds one; its PIN opens it in the TPM.
+        if let vault = try tpmKeyVault(name ?? .default), name != nil || keys.sessionToken == nil {
+            try checkReadyForPIN(vault)
+            return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .tpmKey(vault), keystore: self)
+        }
         var read: VaultStore.Reading?
         func vault(_ identity: IdentityName) throws -> VaultStore.Reading {
             if let read, read.vault.name == identity { return read }

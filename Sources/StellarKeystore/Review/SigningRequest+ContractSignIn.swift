@@ -12,7 +12,7 @@ extension SigningRequest where Signed == [UInt8] {
     public static func contractSignIn(_ challenge: ContractWebAuthChallenge, as signer: AuthorizationSigner,
                                       clientDomainIdentity: IdentityName? = nil, allowing: AuthorizationRisks = []) -> Self {
         Self(content: .contractSignIn(challenge, signer, clientDomainIdentity: clientDomainIdentity, allowing: allowing)) { key, clientDomain, _ in
-            try challenge.signed(by: key, as: signer, clientDomainSigner: clientDomain)
+            try challenge.signed(by: try ed25519(key), as: signer, clientDomainSigner: clientDomain)
         }
     }
 }
@@ -37,7 +37,8 @@ extension SigningReview {
                                     clientDomainIdentity: IdentityName?, allowing: AuthorizationRisks,
                                     key: SigningKey) throws -> (clientDomain: IdentityName?, consent: SigningConsent?) {
         if case .agent = key.holder { throw ReviewError.signInThroughAgent }
-        try challenge.check(signer, key: key.publicKey)
+        guard let publicKey = key.publicKey else { throw ReviewError.onlySmartAccounts }
+        try challenge.check(signer, key: publicKey)
         let entry = try AuthorizationEntry(xdr: challenge.entries[challenge.clientEntry])
         if let rules = signer.rules, rules.contextRuleIDs.count != entry.contextCount {
             throw AuthorizationError.contextRulesMismatch(entry: challenge.clientEntry + 1, contexts: entry.contextCount,

@@ -24,7 +24,7 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     var address: [UInt8]? = nil
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
-    let sign: @Sendable (_ key: any Signing, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
+    let sign: @Sendable (_ key: any AuthorizationSigning, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
 
     /// Whether the request is for a Stellar network, and which: nil for raw bytes and SEP-53 messages, which
     /// say nothing of one.
@@ -43,12 +43,12 @@ extension SigningRequest where Signed == [UInt8] {
     /// Raw bytes, signed with Ed25519 as they are. Nothing says what they mean: a transaction hash on any network,
     /// an authorization for any address. The summary says so.
     public static func payload(_ bytes: [UInt8]) -> Self {
-        Self(content: .payload(bytes)) { key, _, _ in try key.sign(bytes) }
+        Self(content: .payload(bytes)) { key, _, _ in try ed25519(key).sign(bytes) }
     }
 
     /// A SEP-53 message: Ed25519 over SHA-256("Stellar Signed Message:\n" + message).
     public static func message(_ bytes: [UInt8]) -> Self {
-        Self(content: .message(bytes)) { key, _, _ in try key.signMessage(bytes) }
+        Self(content: .message(bytes)) { key, _, _ in try ed25519(key).signMessage(bytes) }
     }
 
     /// A Soroban authorization preimage (what SEP-43's `signAuthEntry` receives): the signature of its SHA-256,
@@ -58,12 +58,14 @@ extension SigningRequest where Signed == [UInt8] {
     /// a host (stellar-cli's signer plugins) passes what it was told: `expectedHash`, the preimage's SHA-256, and
     /// `forAddress`, the `SCAddress` XDR the signature is for, which must be the key's account; the review
     /// refuses a request whose parts disagree.
+    /// A P-256 key (in the TPM) signs only with `contextRuleIDs`, in `p256Form`: what the smart account's
+    /// verifier checks.
     public static func authorization(_ preimage: AuthorizationPreimage, network: StellarNetwork, contextRuleIDs: [UInt32]? = nil,
                                      allowing: AuthorizationRisks = [], expectedHash: [UInt8]? = nil,
-                                     forAddress address: [UInt8]? = nil) -> Self {
+                                     forAddress address: [UInt8]? = nil, p256Form: P256SignatureForm = .webAuthn) -> Self {
         Self(content: .preimage(preimage, network, contextRuleIDs: contextRuleIDs, allowing: allowing),
              expectedHash: expectedHash, address: address) { key, _, _ in
-            try key.signAuthorization(AuthorizationPayload(preimage: preimage, contextRuleIDs: contextRuleIDs), on: network)
+            try signing(key, p256Form).signAuthorization(AuthorizationPayload(preimage: preimage, contextRuleIDs: contextRuleIDs), on: network)
         }
     }
 
@@ -72,7 +74,7 @@ extension SigningRequest where Signed == [UInt8] {
     /// back. A sign-in is never signed through a signing agent, whose protocol could show it only as a hash.
     public static func signIn(_ challenge: WebAuthChallenge, clientDomainIdentity: IdentityName? = nil) -> Self {
         Self(content: .signIn(challenge, clientDomainIdentity: clientDomainIdentity)) { key, clientDomain, _ in
-            try challenge.signed(by: key, clientDomainSigner: clientDomain)
+            try challenge.signed(by: try ed25519(key), clientDomainSigner: clientDomain)
         }
     }
 }
@@ -84,7 +86,7 @@ extension SigningRequest where Signed == SignedTransaction {
     public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork, expectedHash: [UInt8]? = nil) -> Self {
         Self(content: .transaction(envelope, network), expectedHash: expectedHash) { key, _, hash in
             if let key = key as? CheckedKey, let hash { return try key.signTransaction(envelope, hash: hash) }
-            return try key.signTransaction(envelope, on: network)
+            return try ed25519(key).signTransaction(envelope, on: network)
         }
     }
 }
@@ -94,13 +96,15 @@ extension SigningRequest where Signed == SignedAuthorizations {
     /// entries and the delegate nodes that name it), valid through `expirationLedger`. The risks an entry carries
     /// (not strict; a V1 payload, bound to no address) are accepted in `allowing`, or by the consent the review
     /// asks for (`SigningReview.consentNeeded`).
+    /// A P-256 key (in the TPM) signs only for a smart account, in `p256Form`: what its verifier checks.
     public static func authorizations(in envelope: TransactionEnvelope, network: StellarNetwork, expirationLedger: UInt32,
-                                      for account: AuthorizationAccount = .ownAccount, allowing: AuthorizationRisks = []) -> Self {
+                                      for account: AuthorizationAccount = .ownAccount, allowing: AuthorizationRisks = [],
+                                      p256Form: P256SignatureForm = .webAuthn) -> Self {
         Self(content: .authorizations(envelope, network, expirationLedger: expirationLedger, account: account, allowing: allowing)) { key, _, _ in
             // The review checked every entry and found the consent its risks need, or refused.
-            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(key: key.publicKey, for: account),
+            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(signingKey: key.signerKey, for: account),
                                                       expirationLedger: expirationLedger)
-            return try key.signAuthorizations(plan, in: envelope, on: network, expirationLedger: expirationLedger)
+            return try signing(key, p256Form).signAuthorizations(plan, in: envelope, on: network, expirationLedger: expirationLedger)
         }
     }
 }
@@ -108,20 +112,35 @@ extension SigningRequest where Signed == SignedAuthorizations {
 extension SigningRequest where Signed == SigningBatch {
     /// A key opened in this process signs a batch without checking each signature, which would cost more than
     /// making it, at thousands a second; a key held elsewhere (an agent) is checked as ever.
-    static func batchKey(_ key: any Signing) -> any Signing { (key as? CheckedKey)?.signer ?? key }
+    static func batchKey(_ key: any AuthorizationSigning) throws -> any Signing {
+        let key = try ed25519(key)
+        return (key as? CheckedKey)?.signer ?? key
+    }
 
     /// Many raw payloads with one key, each request a JSON line (`SigningBatch`); none is shown one by one.
     public static func payloads(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.payloads(encoding))) { key, _, _ in SigningBatch(kind: .payloads(encoding), key: batchKey(key)) }
+        Self(content: .batch(.payloads(encoding))) { key, _, _ in SigningBatch(kind: .payloads(encoding), key: try batchKey(key)) }
     }
 
     /// Many SEP-53 messages with one key.
     public static func messages(encoding: SigningBatch.Encoding) -> Self {
-        Self(content: .batch(.messages(encoding))) { key, _, _ in SigningBatch(kind: .messages(encoding), key: batchKey(key)) }
+        Self(content: .batch(.messages(encoding))) { key, _, _ in SigningBatch(kind: .messages(encoding), key: try batchKey(key)) }
     }
 
     /// Many transaction envelopes for `network` with one key.
     public static func transactions(network: StellarNetwork) -> Self {
-        Self(content: .batch(.transactions(network))) { key, _, _ in SigningBatch(kind: .transactions(network), key: batchKey(key)) }
+        Self(content: .batch(.transactions(network))) { key, _, _ in SigningBatch(kind: .transactions(network), key: try batchKey(key)) }
     }
+}
+
+/// The Ed25519 key a request other than an authorization needs: a P-256 key never gets this far (the review
+/// refuses it), and would be refused here again.
+func ed25519(_ key: any AuthorizationSigning) throws -> any Signing {
+    guard let key = key as? any Signing else { throw ReviewError.onlySmartAccounts }
+    return key
+}
+
+/// `key`, set to sign in `form` if it is a P-256 key.
+func signing(_ key: any AuthorizationSigning, _ form: P256SignatureForm) -> any AuthorizationSigning {
+    (key as? TPMResidentKey).map { $0.signing(in: form) } ?? key
 }

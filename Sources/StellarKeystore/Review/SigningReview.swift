@@ -33,30 +33,46 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
     /// `summarizing` false: nobody will read the summary (a signing agent that asks nobody), so it is not made;
     /// every check still runs.
     init(_ request: SigningRequest<Signed>, key: SigningKey, now: Date, summarizing: Bool = true) throws {
-        let signingAs = (name: key.name.rawValue, key: key.publicKey)
+        // A P-256 key signs only a smart account's authorizations (never for an address a host names); every
+        // other request needs an Ed25519 key.
+        if case .p256 = key.key {
+            switch request.content {
+            case .authorizations(_, _, _, .smartAccount, _): break
+            case .preimage(_, _, .some, _) where request.address == nil: break
+            default: throw ReviewError.onlySmartAccounts
+            }
+        }
+        let identity = (name: key.name.rawValue, key: key.key)
+        func ed25519() throws -> (name: String, key: PublicKey) {
+            guard let publicKey = key.publicKey else { throw ReviewError.onlySmartAccounts }
+            return (key.name.rawValue, publicKey)
+        }
         let summary: () -> SigningSummary
         var consent: SigningConsent?
         var clientDomain: IdentityName?
         switch request.content {
         case .payload(let bytes):
+            let signingAs = try ed25519()
             summary = { .payload(bytes, signingAs: signingAs) }
         case .message(let bytes):
+            let signingAs = try ed25519()
             summary = { .message(bytes, signingAs: signingAs) }
         case .transaction(let envelope, let network):
+            let signingAs = try ed25519()
             if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
             summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now) }
         case .authorizations(let envelope, let network, let expirationLedger, let account, let allowing):
-            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(key: key.publicKey, for: account),
+            let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(signingKey: key.key, for: account),
                                                       expirationLedger: expirationLedger)
             consent = SigningConsent(needed: plan.risks.subtracting(allowing), notStrict: plan.notStrict,
                                      notAddressBound: plan.notAddressBound)
-            summary = { .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: signingAs) }
+            summary = { .authorizations(in: envelope, on: network, plan: plan, expirationLedger: expirationLedger, signingAs: identity) }
         case .preimage(let preimage, let network, let contextRuleIDs, let allowing):
             // A preimage for another network is never summarised as if it were for this one.
             try preimage.check(on: network)
             if let expected = request.expectedHash, expected != preimage.hash { throw ReviewError.hashMismatch }
             // An `SCAddress` of type account (0) holding an Ed25519 key (0): this key's, or nothing is signed.
-            if let address = request.address, address != [0, 0, 0, 0, 0, 0, 0, 0] + key.publicKey.rawRepresentation {
+            if let address = request.address, address != [0, 0, 0, 0, 0, 0, 0, 0] + (try ed25519()).key.rawRepresentation {
                 throw ReviewError.notThisAddress
             }
             if let contextRuleIDs, contextRuleIDs.isEmpty || contextRuleIDs.count > SmartAccountCredential.maximumContextRules {
@@ -68,8 +84,9 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             if preimage.boundAddress == nil && !allowing.contains(.notAddressBound) {
                 consent = SigningConsent(needed: .notAddressBound, notStrict: [], notAddressBound: [])
             }
-            summary = { .preimage(preimage, on: network, signingAs: signingAs, contextRuleIDs: contextRuleIDs) }
+            summary = { .preimage(preimage, on: network, signingAs: identity, contextRuleIDs: contextRuleIDs) }
         case .signIn(let challenge, let clientDomainIdentity):
+            let signingAs = try ed25519()
             if case .agent = key.holder { throw ReviewError.signInThroughAgent }
             guard key.address == challenge.expectation.clientAccount else {
                 throw WebAuthSigningError.notTheAccount(signer: key.address, account: challenge.expectation.clientAccount)
@@ -89,10 +106,12 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             }
             summary = { .signIn(challenge, signingAs: signingAs) }
         case .contractSignIn(let challenge, let signer, let clientDomainIdentity, let allowing):
+            let signingAs = try ed25519()
             (clientDomain, consent) = try Self.checkContractSignIn(challenge, as: signer, clientDomainIdentity: clientDomainIdentity,
                                                                    allowing: allowing, key: key)
             summary = { .contractSignIn(challenge, as: signer, signingAs: signingAs) }
         case .batch(let kind):
+            let signingAs = try ed25519()
             let rawBytes = if case .payloads = kind { true } else { false }
             summary = { .batch(kind.description, network: request.network, signingAs: signingAs, rawBytes: rawBytes) }
         }
@@ -125,7 +144,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         let key = try signer.opened(pin: pinFor)
         let clientDomain = try clientDomainIdentity.map { name -> any Signing in
             // The same identity for both: its key is open already, and its PIN is not asked twice.
-            if name == signer.name { return key }
+            if name == signer.name { return try ed25519(key) }
             guard let keystore = signer.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
             return CheckedKey(try keystore.signIn(name: name) { try pinFor(name) })
         }
@@ -138,7 +157,7 @@ extension SigningKey {
     /// again unless its file changed), the session's read again (so that a session ended meanwhile signs
     /// nothing), the agent's as it is (the agent checks its own holding, and each signature it returns is
     /// checked), or the held one.
-    func opened(pin: (IdentityName) throws -> PIN) throws -> any Signing {
+    func opened(pin: (IdentityName) throws -> PIN) throws -> any AuthorizationSigning {
         switch holder {
         case .agent(let agent):
             return agent
@@ -151,6 +170,9 @@ extension SigningKey {
             let session = try keystore.sessions.session(for: token, identity: owner)
             guard session.keyPair.publicKey == publicKey else { throw SessionError.vaultChanged(name: name.rawValue) }
             return CheckedKey(Signer(name: name, keyPair: session.keyPair, isFromPhrase: nil))
+        case .tpmKey(let vault):
+            guard let keystore else { throw SessionError.ended }
+            return try keystore.openTPMKey(vault, pin: pin(name))
         case .vault(let reading) where reading.vault.isInToken:
             guard let keystore else { throw SessionError.ended }
             return try keystore.vaults.openToken(reading, pin: pin(name))
@@ -174,6 +196,8 @@ public enum ReviewError: KeystoreError, Equatable {
     case hashMismatch
     /// The signature is asked for another address than the key's account.
     case notThisAddress
+    /// A P-256 key (in the TPM) was asked for something other than a smart account's authorization.
+    case onlySmartAccounts
 
     public var message: String {
         switch self {
@@ -182,6 +206,7 @@ public enum ReviewError: KeystoreError, Equatable {
         case .noPIN: "This key needs its PIN, and none can be asked here; nothing was signed."
         case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
         case .notThisAddress: "The request asks for another address's signature than this identity's; nothing was signed."
+        case .onlySmartAccounts: "A P-256 key has no Stellar account: it signs only a smart account's authorizations, with the account, its verifier and its rules given; nothing was signed."
         }
     }
 }

@@ -11,7 +11,8 @@ import StellarText
 /// the file byte for byte.
 public struct Vault: Sendable, Equatable {
     public static let formatName = "stellar-keystore-vault"
-    public static let currentVersion = 4
+    /// The newest version this program reads. Version 5 (a P-256 key in the TPM) is `TPMKeyVault`'s.
+    public static let currentVersion = 5
     static let kdfAlgorithm = "argon2id13"
     static let cipherAlgorithm = "xsalsa20poly1305"
     /// No vault is near this size; anything larger is refused before it is parsed.
@@ -243,6 +244,8 @@ public struct Vault: Sendable, Equatable {
         guard let version = members["version"]?.integer(as: Int.self) else { throw corrupt("its format version is out of range") }
         guard version <= Self.currentVersion else { throw VaultError.unsupportedVersion(path: path, version: version) }
         guard version >= 1 else { throw corrupt("format version \(version) does not exist") }
+        // A P-256 key in the TPM has no Stellar account: nothing that signs as one may open it.
+        if version == TPMKeyVault.version { throw VaultError.p256Key(path: path) }
         for (field, kind) in Self.expectedKinds + (version == 4 ? [("pkcs11", .object)] : Self.sealedKinds) {
             guard let found = kinds[field] else { throw corrupt("the field '\(field)' is missing") }
             guard found == kind else { throw corrupt("the field '\(field)' is \(found.rawValue), not \(kind.rawValue)") }

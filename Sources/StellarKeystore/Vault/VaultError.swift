@@ -27,6 +27,8 @@ public enum VaultError: KeystoreError, Equatable {
     case io(operation: String, path: String, reason: String)
     /// Neither `KEYSTORE_HOME`, `XDG_DATA_HOME` nor `HOME` says where the vaults are.
     case noHomeDirectory
+    /// The vault is a P-256 key in the TPM (`TPMKeyVault`), asked for something only a Stellar (Ed25519) key does.
+    case p256Key(path: String)
 
     public var message: String {
         switch self {
@@ -46,6 +48,8 @@ public enum VaultError: KeystoreError, Equatable {
             "Too many incorrect PINs; try again in \(Self.duration(seconds))."
         case .corrupt(let path, let reason):
             "The vault \(Self.shown(path)) is damaged (\(reason)); restore it from a backup."
+        case .p256Key(let path):
+            "The vault \(Self.shown(path)) is a P-256 key in this machine's TPM: it has no Stellar account, and signs only as a smart account's signer; nothing was done."
         case .unsupportedVersion(let path, let version):
             "The vault \(Self.shown(path)) has format version \(version), newer than this program reads."
         case .unsafeParameters(let path):

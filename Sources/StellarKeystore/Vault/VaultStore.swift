@@ -138,26 +138,50 @@ public struct VaultStore: Sendable {
     /// sessions end. Returns the backup path.
     @discardableResult
     public func create(_ vault: Vault, replacing: Bool = false) throws -> String? {
+        try create(vault.encoded(), name: vault.name, replacing: replacing)
+    }
+
+    /// A P-256 key in the TPM, kept as `create(_:replacing:)` keeps a vault.
+    public func create(_ vault: TPMKeyVault, replacing: Bool = false) throws -> String? {
+        try create(vault.encoded(), name: vault.name, replacing: replacing)
+    }
+
+    /// The identity `name` that P-256 key's vault (format version 5) holds.
+    public func tpmKeyVault(named name: IdentityName) throws -> TPMKeyVault {
+        let path = path(of: name)
+        let bytes: [UInt8]?
+        do {
+            bytes = try AtomicFile.readWithStatus(path, limit: Vault.maximumFileSize)?.bytes
+        } catch let error as FileError {
+            throw VaultError.corrupt(path: path, reason: error.reason)
+        }
+        guard let bytes else { throw VaultError.notFound(name: name.rawValue, directory: directory) }
+        let vault = try TPMKeyVault(file: bytes, path: path)
+        guard vault.name == name else { throw VaultError.misnamed(path: path, inside: vault.name.rawValue) }
+        return vault
+    }
+
+    private func create(_ encoded: [UInt8], name: IdentityName, replacing: Bool) throws -> String? {
         try createDirectory()
         return try withLock(writing: true) {
-            let path = path(of: vault.name)
+            let path = path(of: name)
             var backup: String?
-            if exists(vault.name) {
-                guard replacing else { throw VaultError.alreadyExists(name: vault.name.rawValue) }
+            if exists(name) {
+                guard replacing else { throw VaultError.alreadyExists(name: name.rawValue) }
                 backup = try backups.keep(path, at: now())
                 CrashPoint.reached("backup linked")
             }
             do {
-                try AtomicFile.write(vault.encoded(), to: path, directory: directory)
+                try AtomicFile.write(encoded, to: path, directory: directory)
             } catch {
                 // The old vault is still in place (same inode as its backup link): the backup would only be a
                 // second copy of the old seed, left for nobody.
                 if let backup, Self.sameFile(path, backup) { unlink(backup) }
                 throw error
             }
-            try attempts.clear(vault.name)
+            try attempts.clear(name)
             CrashPoint.reached("wrong-PIN count cleared")
-            if backup != nil { endSessions(of: vault.name) }
+            if backup != nil { endSessions(of: name) }
             return backup
         }
     }
@@ -229,7 +253,8 @@ public struct VaultStore: Sendable {
             if pin == nil && includingBackups && !backups.isEmpty && !exists(name) {
                 vault = nil
             } else {
-                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? self.vault(named: name)
+                // Without a PIN, a vault that is not a Stellar key's (a P-256 key in the TPM) goes as well.
+                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? (try? self.vault(named: name))
                 guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
                 CrashPoint.reached("vault unlinked")
                 try attempts.clear(name)
