@@ -37,7 +37,10 @@ struct Signup: ParsableCommand {
         discussion: """
             Prints the new G… address. The PIN is asked twice on the terminal, or read once with --pin-stdin, \
             --pin-file or --pin-fd. With --import the S… seed is read from the first line of standard input \
-            (or asked on the terminal); with --import --pin-stdin the PIN is the second line.
+            (or asked on the terminal); with --import --pin-stdin the PIN is the second line. \
+            With --pkcs11 the key is made (or, with --existing, found) inside a PKCS#11 token and never leaves it: \
+            the PIN is then the token's own user PIN, read once. With --tpm --p256 a NIST P-256 key is made inside \
+            this machine's TPM for a smart account to register; it prints that key, not an address.
             """)
 
     @OptionGroup var identity: IdentityOptions
