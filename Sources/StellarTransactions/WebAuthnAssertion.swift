@@ -141,5 +141,5 @@ public enum P256SignatureForm: String, Sendable, CaseIterable {
     }
 
     /// The longest `credentialSignature` of any form, in bytes: what a credential grows by, at most, for the value.
-    static let largestCredentialSignature = 292
+    public static let largestCredentialSignature = 292
 }

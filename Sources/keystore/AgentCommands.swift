@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 internal import CPlatform
 import StellarKeystore
+import StellarKeystoreTPM
 import StellarKeys
 import StellarText
 import StellarTransactions
@@ -118,6 +119,8 @@ struct AgentStart: ParsableCommand {
         options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
         if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
         if allowV1 { options.allowing = .notAddressBound }
+        // The TPM that P-256 keys handed to the agent are opened in: $KEYSTORE_TPM_TCTI's, as for every command.
+        options.tpm = TPM(environment: Environment.values, allowingOpenLockout: false)
         let path = try path()
         let agent = try KeystoreAgent(socketPath: path, options: options)
         if !syslog {

@@ -228,6 +228,7 @@ struct Login: ParsableCommand {
         // An agent that is not there is said before the PIN, not after it was typed for nothing.
         let agentClient = agent ? AgentClient(socketPath: try AgentSocketOptions.path(nil)) : nil
         if let agentClient { _ = try agentClient.status() }
+        if try keystore.isP256Key(name) { return try logInToTPMKey(name, keystore: keystore, agent: agentClient) }
         if try keystore.vaults.vault(named: name).isInToken { return try logInToToken(name, keystore: keystore, agent: agentClient) }
         let signer = try keystore.signIn(name: name) { try pin.read() }
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
@@ -277,6 +278,26 @@ extension Login {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: address, keySource: "pkcs11"))
         } else {
             Console.print(address)
+        }
+    }
+}
+
+extension Login {
+    /// A P-256 key in the TPM: its PIN is tried in the TPM (with --agent, the agent opens it in its own TPM); it
+    /// has no address, so its public key is printed.
+    private func logInToTPMKey(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
+        if session { throw ReviewError.onlySmartAccounts }
+        let key: P256PublicKey
+        if let agent {
+            key = try keystore.addTPMKeyToAgent(name: name, client: agent, ttl: ttl.map { .seconds($0.seconds) }) { try pin.read() }
+            Console.note("\(name.rawValue) (P-256 key) is in the agent at \(agent.socketPath)\(ttl.map { " for \($0)" } ?? "")")
+        } else {
+            key = try keystore.logIn(toTPMKeyOf: name) { try pin.read() }
+        }
+        if identity.json {
+            try Console.printJSON(IdentityReport(name: name.rawValue, tpm: true, keySource: "tpm-p256", p256PublicKey: Hex.string(key.point)))
+        } else {
+            Console.print(Hex.string(key.point))
         }
     }
 }

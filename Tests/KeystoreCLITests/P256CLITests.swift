@@ -3,6 +3,7 @@ import Testing
 import PythonCryptography
 import SoftwareTPM
 import StellarKeys
+import StellarKeystore
 
 /// `keystore` with a NIST P-256 key resident in the suite's swtpm (`signup --tpm --p256`), as a smart account's
 /// signer: every signature the TPM made is checked by the reference of OpenZeppelin's verifiers
@@ -21,9 +22,10 @@ final class P256CLITests {
         return process
     }
 
-    func run(_ arguments: [String], stdin: String = "", tpm: String? = nil) throws -> KeystoreProcess.Result {
+    func run(_ arguments: [String], stdin: String = "", tpm: String? = nil, agent: String? = nil) throws -> KeystoreProcess.Result {
         var process = keystore
         if let tpm { process.environment["KEYSTORE_TPM_TCTI"] = tpm }
+        process.environment["KEYSTORE_AGENT"] = agent
         return try process.run(arguments, stdin: Array(stdin.utf8))
     }
 
@@ -102,8 +104,8 @@ final class P256CLITests {
     @Test func whatOnlyAStellarKeyDoesIsRefusedBeforeThePIN() throws {
         _ = try signUp()
         let before = try vaultBytes()
-        for arguments in [["sign", "--hex", "00"], ["sign-message", "hi"], ["export", "--force"], ["change-pin"], ["login"], ["unbind"],
-                          ["address"]] {
+        for arguments in [["sign", "--hex", "00"], ["sign-message", "hi"], ["export", "--force"], ["change-pin"], ["login", "--session"],
+                          ["unbind"], ["address"]] {
             // No PIN on standard input: a command that asked for one would fail otherwise.
             let refused = try run(arguments + ["--name", "p256"])
             #expect(refused.status == 2, "\(arguments): \(refused.stderr)")
@@ -132,5 +134,34 @@ final class P256CLITests {
         let refused = try run(["sign-auth", "--name", "p256", "--preimage", "--context-rules", rules, "--network", "testnet", "--pin-stdin", preimage],
                               stdin: "\(pin)\n", tpm: other.tcti)
         #expect(refused.status == 7 && refused.stdout.isEmpty, "\(refused.stderr)")
+    }
+
+    @Test func loginTriesThePINInTheTPMAndTheAgentHoldsTheKey() throws {
+        let key = try signUp()
+        let login = try run(["login", "--name", "p256", "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(login.status == 0 && login.stdout == key + "\n", "\(login.stderr)")
+        let socket = home.runtime + "/keystore/agent.sock"
+        let agent = try keystore.start(["agent", "start", "--foreground"])
+        defer { kill(agent.pid, SIGTERM); _ = try? agent.wait(timeout: 20) }
+        for _ in 0..<500 { guard !(try AgentClient.isListening(at: socket)) else { break }; usleep(10_000) }
+        let handed = try run(["login", "--agent", "--name", "p256", "--pin-stdin"], stdin: "\(pin)\n")
+        #expect(handed.status == 0 && handed.stdout == key + "\n", "\(handed.stderr)")
+        let listed = try run(["agent", "list"], agent: socket)
+        #expect(listed.stdout.contains("p256:\(key)"), "\(listed.stdout)\(listed.stderr)")
+        // No PIN given: the agent signs, in the form asked, and the reference verifier accepts it.
+        let (preimage, rules) = try preimage()
+        let signed = try run(["sign-auth", "--name", "p256", "--preimage", "--context-rules", rules, "--signature-form", "secp256r1",
+                              "--network", "testnet", preimage], agent: socket)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let signature = try #require(Base64.decode(signed.stdout.trimmingCharacters(in: .newlines)))
+        let script = KeystoreHome.fixtures.appendingPathComponent("make-webauthn.py").path
+        let verified = try PythonCryptography.runScript(script, ["verify-secp256r1", key, try digest(in: signed.stderr), Hex.string(signature)])
+        #expect(verified.status == 0, "\(verified.output)")
+        // What only an Ed25519 key signs is refused by the agent's review too.
+        let payload = try run(["sign", "--name", "p256", "--hex", "00"], agent: socket)
+        #expect(payload.status == 2 && payload.stderr.contains("P-256"), "\(payload.stderr)")
+        let wrong = try run(["login", "--agent", "--name", "p256", "--pin-stdin"], stdin: "111111\n")
+        #expect(wrong.status != 0 && wrong.stderr.split(separator: "\n").count == 1, "\(wrong.stderr)")
+        try swtpm.clearLockout()
     }
 }

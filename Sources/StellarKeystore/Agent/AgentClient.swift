@@ -145,10 +145,20 @@ public final class AgentClient: Sendable {
     /// address is `address`) with `pin`, and hold that session for at most `ttl` seconds. The PIN goes as raw bytes
     /// after the agent's go-ahead, as a seed does; the agent reads the vault itself and checks the key.
     public func addToken(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
+        try add(name: name, address: address, keystore: keystore, pin: pin, kind: "token", ttl: ttl)
+    }
+
+    /// Has the agent open identity `name`'s P-256 key in its TPM with `pin` (the TPM counts a wrong one), and
+    /// hold it for at most `ttl` seconds; `address` is the key's name in the protocol (`p256:` and its hex).
+    public func addTPMKey(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
+        try add(name: name, address: address, keystore: keystore, pin: pin, kind: "tpmKey", ttl: ttl)
+    }
+
+    private func add(name: IdentityName, address: String, keystore: String, pin: PIN, kind: String, ttl: Int?) throws {
         try state.withLock { channel in
             let count = pin.bytes.count
             let params: [(String, AgentJSON)] = [("name", .string(name.rawValue)), ("keystore", .string(keystore)),
-                                                 ("address", .string(address)), ("token", .boolean(true)), ("pinLength", .integer(count))]
+                                                 ("address", .string(address)), (kind, .boolean(true)), ("pinLength", .integer(count))]
                 + (ttl.map { [("ttl", .integer($0))] } ?? [])
             defer { channel.disconnect() }
             let goAhead = try exchange(&channel, .addKey, params)
@@ -158,6 +168,14 @@ public final class AgentClient: Sendable {
                 throw AgentError.badAnswer("addKey did not confirm the address")
             }
         }
+    }
+
+    /// A signer for the P-256 key `key` if the agent holds it, as identity `name`.
+    package func signer(for key: P256PublicKey, name: IdentityName) throws -> AgentP256Signer {
+        let address = AuthorizationSigner.Key.p256(key).agentAddress
+        let result = try call(.getAddress, [("address", .string(address))])
+        guard result["address"]?.string == address else { throw AgentError.badAnswer("getAddress gave another key") }
+        return AgentP256Signer(client: self, name: name, publicKey: key)
     }
 
     /// A signer for `address` if the agent holds its key (`AgentError.keyNotHeld` if not), as identity `name`.
@@ -330,5 +348,61 @@ package struct AgentSigner: Signing {
         if let ids = payload.contextRuleIDs { parameters.append(("contextRuleIds", .array(ids.map { .integer(Int($0)) }))) }
         let result = try client.call(.signAuthEntry, parameters)
         return try signature(result, "signedAuthEntry") { publicKey.isValidSignature($0, for: payload.digest) }
+    }
+}
+
+/// A P-256 key in the TPM held by a signing agent: it signs authorization payloads for smart accounts, in the
+/// form asked (`signatureForm`). Its signatures are not checked here (no P-256 verifier is linked, as for the key
+/// opened in this process).
+package struct AgentP256Signer: AuthorizationSigning {
+    package let client: AgentClient
+    package let name: IdentityName
+    let publicKey: P256PublicKey
+    var form: P256SignatureForm = .webAuthn
+
+    package var signerKey: AuthorizationSigner.Key { .p256(publicKey) }
+
+    func signing(in form: P256SignatureForm) -> AgentP256Signer {
+        var signer = self
+        signer.form = form
+        return signer
+    }
+
+    package func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8] {
+        try payload.preimage.check(on: network)
+        guard let ids = payload.contextRuleIDs else { throw ReviewError.onlySmartAccounts }
+        let result = try client.call(.signAuthEntry, [("authEntry", .string(Base64.string(payload.preimage.bytes))),
+                                                       ("networkPassphrase", .string(network.passphrase)),
+                                                       ("address", .string(signerKey.agentAddress)),
+                                                       ("contextRuleIds", .array(ids.map { .integer(Int($0)) })),
+                                                       ("signatureForm", .string(form.argument))])
+        guard let text = result["signedAuthEntry"]?.string, let signature = Base64.decode(text),
+              (1...P256SignatureForm.largestCredentialSignature).contains(signature.count)
+        else { throw AgentError.badAnswer("signedAuthEntry is not a P-256 credential signature in base64") }
+        return signature
+    }
+}
+
+extension AuthorizationSigner.Key {
+    /// How the agent protocol names a key: an Ed25519 key by its `G…` address, a P-256 key by `p256:` and the hex
+    /// of its key data (docs/AGENT.md).
+    package var agentAddress: String {
+        switch self {
+        case .ed25519(let key): key.accountID
+        case .p256(let key): "p256:" + Hex.string(key.keyData)
+        }
+    }
+}
+
+extension P256SignatureForm {
+    /// Its name in the agent protocol and on the command line.
+    package var argument: String { self == .webAuthn ? "webauthn" : "secp256r1" }
+
+    package init?(argument: String) {
+        switch argument {
+        case "webauthn": self = .webAuthn
+        case "secp256r1": self = .secp256r1
+        default: return nil
+        }
     }
 }

@@ -142,9 +142,11 @@ struct AgentConnection {
             let keystore = try request.requiredString("keystore")
             let address = try request.requiredString("address")
             let ttl = try request.seconds("ttl")
-            let isToken = request.params["token"] == .boolean(true)
-            let count = isToken ? try request.pinLength() : 32
-            guard bytesAfter == 0 else { throw AgentError.seedRefused("the \(isToken ? "PIN" : "seed") was sent before the agent asked for it") }
+            let isToken = request.params["token"] == StrictJSON.Value.boolean(true)
+            let isTPMKey = request.params["tpmKey"] == StrictJSON.Value.boolean(true)
+            guard !(isToken && isTPMKey) else { throw AgentError.seedRefused("a key is in a token or in the TPM, not both") }
+            let count = isToken || isTPMKey ? try request.pinLength() : 32
+            guard bytesAfter == 0 else { throw AgentError.seedRefused("the \(isToken || isTPMKey ? "PIN" : "seed") was sent before the agent asked for it") }
             guard socket.write(AgentJSON.result(id: request.id, .object([("send", .integer(count))]))) else { return false }
             // One deadline for the whole seed, however it is trickled.
             let deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
@@ -159,6 +161,18 @@ struct AgentConnection {
                     else { throw AgentError.seedRefused("the connection ended before the whole seed arrived") }
                     filled += count
                 }
+            }
+            if isTPMKey {
+                guard let tpm = agent.options.tpm else { throw AgentError.seedRefused("this agent was started without a TPM") }
+                let store = try Keystore(directory: keystore, tpm: tpm)
+                guard let vault = try store.tpmKeyVault(name), AuthorizationSigner.Key.p256(vault.publicKey).agentAddress == address else {
+                    throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the TPM key \(TerminalText.escaped(address, limit: 160))")
+                }
+                try store.checkReadyForPIN(vault)
+                agent.hold(try store.openTPMKey(vault, pin: PIN(seed)), keystore: keystore, ttl: ttl)
+                log(["addKey \(name.rawValue) \(address) (TPM) ok"])
+                _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
+                return false
             }
             if isToken {
                 let store = try VaultStore(directory: keystore)

@@ -66,7 +66,11 @@ extension KeystoreAgent {
             let preimage = try AuthorizationPreimage(base64: authEntry)
             let network = try StellarNetwork(passphrase: passphrase)
             let rules = try request.ruleIDs("contextRuleIds")
-            let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing),
+            let form = try request.string("signatureForm").map { text in
+                try P256SignatureForm(argument: text) ?? { throw AgentRequest.Refusal(id: request.id, message: "'signatureForm' is webauthn or secp256r1") }()
+            } ?? .webAuthn
+            let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing,
+                                                              p256Form: form),
                                                for: try request.string("address"), by: peer)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:

@@ -5,8 +5,9 @@ import StellarKeys
 struct HeldKey {
     let name: IdentityName
     let keystore: String
-    /// The key itself, or a session logged in to the token that holds it.
-    let signer: any Signing
+    /// The key itself, a session logged in to the token that holds it, or a P-256 key in the TPM with its
+    /// authorisation value.
+    let signer: any AuthorizationSigning
     /// The `G…` address, encoded once: every request looks keys up by it.
     let address: String
     let expiresAt: Double?
@@ -25,12 +26,12 @@ extension KeystoreAgent {
     public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) { hold(signer, keystore: keystore, ttl: ttl) }
 
     /// The same for any key this process opened: a seed, or a token's key through its logged-in session.
-    func hold(_ signer: any Signing, keystore: String, ttl: Int?) {
+    func hold(_ signer: any AuthorizationSigning, keystore: String, ttl: Int?) {
         let now = options.now()
         let limit = [ttl, options.ttl].compactMap { $0 }.min()
         state.withLock { state in
-            state.keys.removeAll { $0.signer.publicKey == signer.publicKey }
-            state.keys.append(HeldKey(name: signer.name, keystore: keystore, signer: signer, address: signer.address,
+            state.keys.removeAll { $0.signer.signerKey == signer.signerKey }
+            state.keys.append(HeldKey(name: signer.name, keystore: keystore, signer: signer, address: signer.signerKey.agentAddress,
                                 expiresAt: limit.map { now + Double($0) }, lastUsed: now))
         }
         wake()

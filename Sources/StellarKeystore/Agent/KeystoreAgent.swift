@@ -50,6 +50,8 @@ public final class KeystoreAgent: @unchecked Sendable {
         /// The risks of authorization signatures the agent accepts for every caller; by default none, so that a
         /// V1 preimage (`signAuthEntry`), which binds no address, is refused.
         public var allowing: AuthorizationRisks
+        /// The TPM that P-256 keys handed to the agent live in (`addKey` with `tpmKey`); nil: none is taken.
+        public var tpm: TPMSealer?
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,

@@ -21,7 +21,7 @@ public struct SigningKey: Sendable {
     public var address: String { key.description }
     public var source: KeySource {
         switch holder {
-        case .agent: .agent
+        case .agent, .agentP256: .agent
         case .session: .session
         case .vault(let reading): reading.vault.isInToken ? .token : .vault(needsPIN: true)
         case .tpmKey: .vault(needsPIN: true)
@@ -31,19 +31,20 @@ public struct SigningKey: Sendable {
 
     enum Holder: Sendable {
         case agent(AgentSigner)
+        case agentP256(AgentP256Signer)
         case session(SessionToken, SessionStore.Owner)
         case vault(VaultStore.Reading)
         case tpmKey(TPMKeyVault)
-        case held(any Signing)
+        case held(any AuthorizationSigning)
     }
 
     let holder: Holder
     let keystore: Keystore?
 
     /// A key this process holds open already (a signing agent's): its reviews sign without asking for anything.
-    package init(holding signer: any Signing) {
+    package init(holding signer: any AuthorizationSigning) {
         name = signer.name
-        key = .ed25519(signer.publicKey)
+        key = signer.signerKey
         holder = .held(signer)
         keystore = nil
     }
@@ -87,8 +88,18 @@ extension Keystore {
     /// the next with a warning saying why, only where the next can be had: otherwise its error stands, so that
     /// a script never waits on a PIN prompt nobody sees.
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
-        // A P-256 key in the TPM: neither an agent nor a session holds one; its PIN opens it in the TPM.
+        // A P-256 key in the TPM: the agent's when it holds it, else opened in the TPM with its PIN. A session never
+        // holds one.
         if let vault = try tpmKeyVault(name ?? .default), name != nil || keys.sessionToken == nil {
+            if let agent = keys.agent {
+                do {
+                    let signer = try agent.signer(for: vault.publicKey, name: vault.name)
+                    return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .agentP256(signer), keystore: self)
+                } catch let error as AgentError {
+                    guard keys.pinAvailable else { throw error }
+                    warn("\(error.message) Using the PIN instead.")
+                }
+            }
             try checkReadyForPIN(vault)
             return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .tpmKey(vault), keystore: self)
         }

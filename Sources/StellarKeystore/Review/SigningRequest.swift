@@ -142,5 +142,7 @@ func ed25519(_ key: any AuthorizationSigning) throws -> any Signing {
 
 /// `key`, set to sign in `form` if it is a P-256 key.
 func signing(_ key: any AuthorizationSigning, _ form: P256SignatureForm) -> any AuthorizationSigning {
-    (key as? TPMResidentKey).map { $0.signing(in: form) } ?? key
+    if let key = key as? TPMResidentKey { return key.signing(in: form) }
+    if let key = key as? AgentP256Signer { return key.signing(in: form) }
+    return key
 }

@@ -161,6 +161,8 @@ extension SigningKey {
         switch holder {
         case .agent(let agent):
             return agent
+        case .agentP256(let agent):
+            return agent
         case .held(let signer):
             // A signing agent's own key: whoever asked it checks every signature it answers with (`AgentSigner`
             // trusts no agent), so a second check here would only halve the agent's speed.

@@ -69,6 +69,30 @@ extension Keystore {
         }
     }
 
+    /// Opens identity `name`'s P-256 key in the TPM with its PIN (counted) and lets it go: the PIN is right and
+    /// the key this TPM's. Its public key is returned.
+    @discardableResult
+    public func logIn(toTPMKeyOf name: IdentityName, pin: () throws -> PIN) throws -> P256PublicKey {
+        guard let vault = try tpmKeyVault(name) else { throw VaultError.notP256Key(name: name.rawValue) }
+        try checkReadyForPIN(vault)
+        _ = try openTPMKey(vault, pin: pin())
+        return vault.publicKey
+    }
+
+    /// Has the agent behind `client` open identity `name`'s P-256 key in its own TPM with the PIN (asked once
+    /// the TPM is ready here), and hold it for at most `ttl`. The agent must have been given the TPM.
+    @discardableResult
+    public func addTPMKeyToAgent(name: IdentityName, client: AgentClient, ttl: Duration? = nil, pin: () throws -> PIN) throws -> P256PublicKey {
+        guard let vault = try tpmKeyVault(name) else { throw VaultError.notP256Key(name: name.rawValue) }
+        try checkReadyForPIN(vault)
+        try client.addTPMKey(name: name, address: AuthorizationSigner.Key.p256(vault.publicKey).agentAddress, keystore: identity(name).keystore,
+                             pin: pin(), ttl: ttl.map { Int($0.components.seconds) })
+        return vault.publicKey
+    }
+
+    /// Whether identity `name` is a P-256 key in the TPM (format version 5).
+    public func isP256Key(_ name: IdentityName) throws -> Bool { try tpmKeyVault(name) != nil }
+
     // MARK: Making one
 
     /// Creates identity `name`: a new NIST P-256 signing key inside this machine's TPM, under the storage key
