@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarKeystore
+import TestFixtures
+
+/// Review of issue 31 (probe): `signingKey(as:keys:)` now looks for a P-256 vault named "default" before anything
+/// else, even when no name is given and a session names the identity; a keystore without a "default" identity
+/// can then no longer sign through a session without naming the identity.
+@Suite struct Review31SessionProbeTests {
+    let directory = TemporaryDirectory()
+    let pin = try! PIN("270419")
+
+    func keystore() throws -> Keystore {
+        try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        return try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore", warnings: { _ in })
+    }
+
+    @Test func aSessionSignsWithoutANameWhenNoDefaultIdentityExists() throws {
+        let keystore = try keystore()
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { pin }
+        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        defer { _ = try? keystore.endSession(token) }
+        // Before issue 31 this found the session's identity (alice); the session alone names it.
+        let key = try keystore.signingKey(as: nil, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
+        #expect(key.name == created.name && key.source == .session)
+    }
+}
