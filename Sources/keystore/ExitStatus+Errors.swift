@@ -106,7 +106,7 @@ extension TokenError: CommandLineError {
         case .wrongPIN: .incorrectPIN
         case .pinLocked: .throttled
         case .moduleNotLoadable, .notPKCS11, .noEdDSA, .noTokenLabelled, .severalTokens, .severalKeys, .noKeyNamed, .keyExists,
-             .invalidKeyName, .unusableKey, .notInToken: .invalidInput
+             .invalidKeyName, .unusableKey, .notInToken, .keyCanLeave: .invalidInput
         // The token or its key is not what the vault recorded, or the token misbehaved: nothing the command's input
         // can change.
         case .tokenNotFound, .keyNotFound, .ambiguousKey, .notTheIdentitysKey, .notLoggedIn, .badSignature, .malformedAnswer, .failed: .system

@@ -27,6 +27,7 @@ extension ReadmeTests {
             "-I", build.appendingPathComponent("Modules").path,
             "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CTSS2.build/module.modulemap").path,
+            "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPKCS11.build/module.modulemap").path,
             "-I", root.appendingPathComponent("Sources/CSodium").path,
             "-module-cache-path", scratch + "/module-cache",
         ], timeout: 300)

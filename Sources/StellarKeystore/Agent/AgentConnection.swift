@@ -155,10 +155,10 @@ struct AgentConnection {
                 while filled < count {
                     let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
                     guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
-                        throw AgentError.seedRefused("the whole seed did not arrive within \(agent.options.requestTimeout) s")
+                        throw AgentError.seedRefused("the whole \(isToken || isTPMKey ? "PIN" : "seed") did not arrive within \(agent.options.requestTimeout) s")
                     }
                     guard let count = socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])), count > 0
-                    else { throw AgentError.seedRefused("the connection ended before the whole seed arrived") }
+                    else { throw AgentError.seedRefused("the connection ended before the whole \(isToken || isTPMKey ? "PIN" : "seed") arrived") }
                     filled += count
                 }
             }

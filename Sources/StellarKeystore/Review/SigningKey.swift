@@ -90,7 +90,7 @@ extension Keystore {
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
         // A P-256 key in the TPM: the agent's when it holds it, else opened in the TPM with its PIN. A session never
         // holds one.
-        if let vault = try tpmKeyVault(name ?? .default), name != nil || keys.sessionToken == nil {
+        if name != nil || keys.sessionToken == nil, let vault = try tpmKeyVault(name ?? .default) {
             if let agent = keys.agent {
                 do {
                     let signer = try agent.signer(for: vault.publicKey, name: vault.name)

@@ -31,13 +31,16 @@ package struct TPMResidentKey: AuthorizationSigning {
 }
 
 extension Keystore {
-    /// The vault of identity `name` if it is a P-256 key in the TPM (format version 5); nil for any other vault.
+    /// The vault of identity `name` if it is a P-256 key in the TPM (format version 5); nil for any other vault,
+    /// and for none or a damaged one, whose error is the next reader's to report (a session may name the identity).
     func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
         do {
             _ = try vaults.vault(named: name)
             return nil
         } catch VaultError.p256Key {
             return try vaults.tpmKeyVault(named: name)
+        } catch {
+            return nil
         }
     }
 

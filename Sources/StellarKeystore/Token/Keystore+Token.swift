@@ -13,6 +13,11 @@ extension Keystore {
         /// A new Ed25519 key pair made inside the token: its private key sensitive, never extractable, kept on
         /// the token. `label` must not name a key there already.
         public func generateKey(label: String) throws -> PKCS11KeyReference {
+            // Checked before the key is made: a label the vault cannot record would leave a key in the token for
+            // no identity.
+            guard label.utf8.count <= PKCS11KeyReference.longestKeyLabel else {
+                throw TokenError.invalidKeyName(reason: "a label is at most \(PKCS11KeyReference.longestKeyLabel) bytes")
+            }
             let made = try session.generateEd25519Key(label: label, id: Sodium.randomBytes(count: 16))
             return try reference(to: made)
         }
@@ -22,6 +27,8 @@ extension Keystore {
             let found = try session.keys(label: label, id: id)
             guard let key = found.first else { throw TokenError.noKeyNamed(label: label, id: id) }
             guard found.count == 1 else { throw TokenError.severalKeys(label: label, id: id, count: found.count) }
+            // A key the token would let out is not a key that never leaves hardware.
+            guard key.sensitive && !key.extractable else { throw TokenError.keyCanLeave(id: key.id) }
             return try reference(to: key)
         }
 

@@ -425,9 +425,34 @@ final class Library: @unchecked Sendable {
         }
     }
 
+    /// Why a module at `path` is not safe to load, or nil: loading it runs its code in this process (an agent
+    /// holds other identities' keys), so nobody but root and this user may be able to change it. The file, after
+    /// every symbolic link, and each directory above it must belong to root or this user and be writable by no
+    /// one else (a sticky directory, /tmp's kind, lets nobody replace another's file, and passes), as OpenSSH asks
+    /// of the files it trusts.
+    static func whoElseCanReplace(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return "its path cannot be resolved" }
+        defer { free(resolved) }
+        var current = String(cString: resolved)
+        let me = getuid()
+        var isFile = true
+        while true {
+            var status = stat()
+            guard stat(current, &status) == 0 else { return "\(current) cannot be read" }
+            if status.st_uid != 0 && status.st_uid != me { return "\(current) belongs to another user" }
+            let sticky = !isFile && status.st_mode & S_ISVTX != 0
+            if status.st_mode & (S_IWGRP | S_IWOTH) != 0 && !sticky { return "\(current) may be changed by other users" }
+            if current == "/" { return nil }
+            isFile = false
+            let parent = current[..<(current.lastIndex(of: "/") ?? current.startIndex)]
+            current = parent.isEmpty ? "/" : String(parent)
+        }
+    }
+
     private static func load(_ path: String) throws -> Library {
         guard path.hasPrefix("/") else { throw TokenError.moduleNotLoadable(path: path, reason: "the path is not absolute") }
         guard access(path, F_OK) == 0 else { throw TokenError.moduleNotLoadable(path: path, reason: "no such file") }
+        if let unsafe = whoElseCanReplace(path) { throw TokenError.moduleNotLoadable(path: path, reason: unsafe) }
         var error = [CChar](repeating: 0, count: 512)
         guard let handle = keystore_pkcs11_open(path, &error, error.count) else {
             throw TokenError.moduleNotLoadable(path: path, reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))

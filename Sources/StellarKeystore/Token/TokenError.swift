@@ -53,6 +53,8 @@ public enum TokenError: KeystoreError, Equatable {
     case noKeyNamed(label: String?, id: [UInt8]?)
     /// The key with the vault's ID has another public key than the one recorded: it was replaced, and is never used.
     case notTheIdentitysKey(id: [UInt8], address: String)
+    /// The key is not sensitive, or is extractable: the token would let it out.
+    case keyCanLeave(id: [UInt8])
     /// The token's key cannot be recorded (its label or the token's text cannot be a vault's).
     case unusableKey(reason: String)
     /// The identity's key is not in a token.
@@ -113,6 +115,8 @@ public enum TokenError: KeystoreError, Equatable {
             "The token has no Ed25519 key \(Self.naming(label, id)) that can be used (a private key with its public key)."
         case .notTheIdentitysKey(let id, let address):
             "The token's key with ID \(Self.hex(id)) is not \(address)'s: it was replaced, and is not used."
+        case .keyCanLeave(let id):
+            "The token's key with ID \(Self.hex(id)) may leave the token (it is extractable, or not sensitive); keys that can be copied out are not taken."
         case .unusableKey(let reason):
             "That key cannot be recorded: \(reason)."
         case .notInToken(let name):
@@ -126,6 +130,14 @@ public enum TokenError: KeystoreError, Equatable {
 
     /// Whether the token refused the PIN and counted it.
     public var isWrongPIN: Bool { if case .wrongPIN = self { true } else { false } }
+
+    /// Whether the PIN just tried was counted: wrong, or the one that locked the token.
+    var countsAsTried: Bool {
+        switch self {
+        case .wrongPIN, .pinLocked: true
+        default: false
+        }
+    }
 
     private static func hex(_ bytes: [UInt8]) -> String {
         bytes.isEmpty ? "(empty)" : Hex.string(bytes)

@@ -60,7 +60,7 @@ extension VaultStore {
             let key = try TokenKey.open(reference, name: name, pin: pin)
             try? attempts.clear(name)
             return key
-        } catch let error as TokenError where error.isWrongPIN {
+        } catch let error as TokenError where error.countsAsTried {
             throw error
         } catch {
             try? attempts.restore(name, to: before)
