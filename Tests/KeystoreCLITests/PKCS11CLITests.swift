@@ -187,4 +187,24 @@ final class PKCS11CLITests {
         let wrong = try run(["login", "--agent", "--name", "hsm", "--pin-stdin"], stdin: "0000-wrong\n")
         #expect(wrong.status != 0 && wrong.stderr.split(separator: "\n").count == 1 && wrong.stderr.contains("Incorrect PIN"), "\(wrong.stderr)")
     }
+
+    /// A module that offers PKCS#11 3.0's C_GetInterface (OpenSC's pkcs11-spy, in front of SoftHSM2, which has only
+    /// C_GetFunctionList) is reached through it: the spy's log shows the call, and the signatures verify.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: PKCS11CLITests.spy), "OpenSC's pkcs11-spy.so is not installed"))
+    func aModuleWithCGetInterfaceIsReachedThroughIt() throws {
+        let log = home.path + "/spy.log"
+        var spied = keystore
+        spied.environment["PKCS11SPY"] = token.modulePath
+        spied.environment["PKCS11SPY_OUTPUT"] = log
+        let signup = try spied.run(["signup", "--name", "spied", "--pkcs11", Self.spy, "--pin-stdin"], stdin: Array("\(pin)\n".utf8))
+        #expect(signup.status == 0, "\(signup.stderr)")
+        let publicKey = try PublicKey(accountID: signup.stdout.trimmingCharacters(in: .newlines))
+        let sign = try spied.run(["sign", "--name", "spied", "--pin-stdin", "--hex", "0a0b"], stdin: Array("\(pin)\n".utf8))
+        #expect(sign.status == 0, "\(sign.stderr)")
+        #expect(publicKey.isValidSignature(try #require(Base64.decode(sign.stdout.trimmingCharacters(in: .newlines))), for: [0x0A, 0x0B]))
+        let calls = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(calls.contains("C_GetInterface") && calls.contains("C_Sign"), "\(calls.prefix(2000))")
+    }
+
+    static let spy = "/usr/lib/x86_64-linux-gnu/pkcs11/pkcs11-spy.so"
 }

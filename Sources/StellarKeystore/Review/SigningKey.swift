@@ -88,27 +88,23 @@ extension Keystore {
     /// the next with a warning saying why, only where the next can be had: otherwise its error stands, so that
     /// a script never waits on a PIN prompt nobody sees.
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
-        // A P-256 key in the TPM: the agent's when it holds it, else opened in the TPM with its PIN. A session never
-        // holds one.
-        if name != nil || keys.sessionToken == nil, let vault = try tpmKeyVault(name ?? .default) {
-            if let agent = keys.agent {
-                do {
-                    let signer = try agent.signer(for: vault.publicKey, name: vault.name)
-                    return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .agentP256(signer), keystore: self)
-                } catch let error as AgentError {
-                    guard keys.pinAvailable else { throw error }
-                    warn("\(error.message) Using the PIN instead.")
-                }
-            }
-            try checkReadyForPIN(vault)
-            return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .tpmKey(vault), keystore: self)
-        }
         var read: VaultStore.Reading?
         func vault(_ identity: IdentityName) throws -> VaultStore.Reading {
             if let read, read.vault.name == identity { return read }
             let fresh = try vaults.reading(identity)
             read = fresh
             return fresh
+        }
+        // A P-256 key in the TPM (its vault is not a Stellar key's): the agent's when it holds it, else opened in the
+        // TPM with its PIN. A session never holds one.
+        if name != nil || keys.sessionToken == nil {
+            do {
+                _ = try vault(name ?? .default)
+            } catch VaultError.p256Key {
+                return try tpmKey(try vaults.tpmKeyVault(named: name ?? .default), keys: keys)
+            } catch {
+                // Reported below, where a session may still name another identity.
+            }
         }
         if let agent = keys.agent, name != nil || keys.sessionToken == nil {
             let identity = name ?? .default
@@ -143,6 +139,22 @@ extension Keystore {
         let reading = try vault(identity)
         try checkReadyForPIN(reading.vault)
         return SigningKey(name: identity, publicKey: reading.vault.publicKey, holder: .vault(reading), keystore: self)
+    }
+
+    /// A P-256 key in the TPM: the agent's when it holds it, else opened in the TPM with its PIN (a session never
+    /// holds one), on the same rule as an Ed25519 key's agent.
+    private func tpmKey(_ vault: TPMKeyVault, keys: KeySources) throws -> SigningKey {
+        if let agent = keys.agent {
+            do {
+                let signer = try agent.signer(for: vault.publicKey, name: vault.name)
+                return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .agentP256(signer), keystore: self)
+            } catch let error as AgentError {
+                guard keys.pinAvailable else { throw error }
+                warn("\(error.message) Using the PIN instead.")
+            }
+        }
+        try checkReadyForPIN(vault)
+        return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .tpmKey(vault), keystore: self)
     }
 
     /// The key that signs a SEP-10 sign-in for identity `name`: `signingKey(as:keys:)`'s rule without the agent,

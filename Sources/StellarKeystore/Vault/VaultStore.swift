@@ -254,7 +254,9 @@ public struct VaultStore: Sendable {
                 vault = nil
             } else {
                 // Without a PIN, a vault that is not a Stellar key's (a P-256 key in the TPM) goes as well.
-                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? (try? self.vault(named: name))
+                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? {
+                    do { return try self.vault(named: name) } catch VaultError.p256Key { return nil }
+                }()
                 guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
                 CrashPoint.reached("vault unlinked")
                 try attempts.clear(name)
