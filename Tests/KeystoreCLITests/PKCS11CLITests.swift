@@ -186,6 +186,9 @@ final class PKCS11CLITests {
         // The agent is logged in to the token already: a wrong PIN must still be the token's to refuse.
         let wrong = try run(["login", "--agent", "--name", "hsm", "--pin-stdin"], stdin: "0000-wrong\n")
         #expect(wrong.status != 0 && wrong.stderr.split(separator: "\n").count == 1 && wrong.stderr.contains("Incorrect PIN"), "\(wrong.stderr)")
+        // That wrong PIN logged the agent's process out of the token: its held key says so, not that it was deleted.
+        let after = try run(["sign", "--name", "hsm", "--hex", "0102"], agent: socket)
+        #expect(after.status != 0 && after.stderr.contains("not logged in"), "\(after.stderr)")
     }
 
     /// A module that offers PKCS#11 3.0's C_GetInterface (OpenSC's pkcs11-spy, in front of SoftHSM2, which has only

@@ -222,7 +222,8 @@ struct PKCS11Tests {
         defer { delete(id: id) }
         try token.pkcs11Tool(["--keypairgen", "--key-type", "EC:edwards25519", "--label", label, "--id", Hex.string(id)])
         let session = try PKCS11Session(module: module, token: token.serial, label: token.label)
-        #expect(throws: TokenError.keyNotFound(id: id)) { try session.sign([1], key: id) }
+        // Not "deleted": the session is not logged in, and says so.
+        #expect(throws: TokenError.notLoggedIn(token: "\(token.label) (serial \(token.serial))")) { try session.sign([1], key: id) }
         #expect(try session.keys(label: label, id: nil).isEmpty)
     }
 }

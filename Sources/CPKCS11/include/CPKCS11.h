@@ -418,6 +418,9 @@ struct CK_FUNCTION_LIST_3_0 {
 #define CKF_OS_LOCKING_OK 0x00000002UL
 
 #define CKU_USER 1UL
+/* Session states (CK_STATE): the two in which the user is logged in. */
+#define CKS_RO_USER_FUNCTIONS 1UL
+#define CKS_RW_USER_FUNCTIONS 3UL
 
 #define CKO_PUBLIC_KEY 0x00000002UL
 #define CKO_PRIVATE_KEY 0x00000003UL

@@ -223,7 +223,15 @@ public final class PKCS11Session: @unchecked Sendable {
     public func sign(_ message: [UInt8], key id: [UInt8]) throws -> [UInt8] {
         try lock.withLock { _ in
             let found = try findObjects("look for the key", Self.ed25519PrivateKeys.adding(CKA_ID, id))
-            guard let key = found.first else { throw TokenError.keyNotFound(id: id) }
+            guard let key = found.first else {
+                // A logged-out session sees no private key: say so, rather than that the key was deleted (a wrong
+                // PIN tried elsewhere in this process logs the whole process out).
+                var info = CK_SESSION_INFO(slotID: 0, state: 0, flags: 0, ulDeviceError: 0)
+                if functions.C_GetSessionInfo?(handle, &info) == CKR_OK, info.state != CKS_RO_USER_FUNCTIONS, info.state != CKS_RW_USER_FUNCTIONS {
+                    throw TokenError.notLoggedIn(token: token.name)
+                }
+                throw TokenError.keyNotFound(id: id)
+            }
             guard found.count == 1 else { throw TokenError.ambiguousKey(id: id) }
             var mechanism = CK_MECHANISM(mechanism: CKM_EDDSA, pParameter: nil, ulParameterLen: 0)
             try check("start signing", functions.C_SignInit?(handle, &mechanism, key))

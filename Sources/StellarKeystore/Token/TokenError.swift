@@ -84,7 +84,7 @@ public enum TokenError: KeystoreError, Equatable {
         case .pinLocked(let token):
             "The token \(TerminalText.escaped(token)) has locked its PIN after too many wrong ones; only its security officer (SO) PIN can unlock it."
         case .notLoggedIn(let token):
-            "The token \(TerminalText.escaped(token)) needs its PIN first."
+            "The token \(TerminalText.escaped(token)) is not logged in (a wrong PIN tried in this process logs it out): it needs its PIN again."
         case .keyNotFound(let id):
             "The token has no Ed25519 private key with ID \(Self.hex(id)): it was deleted, or the token is another."
         case .ambiguousKey(let id):
