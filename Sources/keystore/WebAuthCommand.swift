@@ -134,7 +134,8 @@ struct WebAuth: ParsableCommand {
         // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
         let keystore = try key.identity.keystore.keystore()
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let challenge = try service.challenge(for: signingKey.address, clientDomain: clientDomain)
+        // A P-256 key has no account to sign in as: refused before anything is sent.
+        let challenge = try service.challenge(for: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
         let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
         if !quiet { key.show(review) }
         let signed = try approve(review)
@@ -176,7 +177,7 @@ struct WebAuth: ParsableCommand {
         let keystore = try key.identity.keystore.keystore()
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
-                                             network: network, clientAccount: signingKey.address, clientDomain: clientDomain)
+                                             network: network, clientAccount: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
         let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
                                              now: UInt64(max(0, Date().timeIntervalSince1970)))
         let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))

@@ -104,8 +104,11 @@ final class P256CLITests {
     @Test func whatOnlyAStellarKeyDoesIsRefusedBeforeThePIN() throws {
         _ = try signUp()
         let before = try vaultBytes()
+        // A SEP-10 sign-in, checked offline: the key has no account to sign in as, and is refused before the challenge.
+        let webAuth = ["web-auth", "--challenge", "--server-key", KeystoreHome.golden.address, "--home-domain", "example.com",
+                       "--web-auth-domain", "example.com", "--network", "testnet", "AAAA"]
         for arguments in [["sign", "--hex", "00"], ["sign-message", "hi"], ["export", "--force"], ["change-pin"], ["login", "--session"],
-                          ["unbind"], ["address"]] {
+                          ["unbind"], ["address"], webAuth] {
             // No PIN on standard input: a command that asked for one would fail otherwise.
             let refused = try run(arguments + ["--name", "p256"])
             #expect(refused.status == 2, "\(arguments): \(refused.stderr)")

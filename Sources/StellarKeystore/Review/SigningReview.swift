@@ -14,9 +14,10 @@ import StellarTransactions
 ///
 /// Making it decodes the request strictly and runs every check that needs only the public key (the network of
 /// a preimage, the account of a sign-in, which authorization entries are this key's); it touches no secret and
-/// asks for nothing. `approve` asks for a PIN only when the key is the vault's, signs exactly what was
-/// reviewed, and checks each signature against the key's public key before it returns it. A review is approved
-/// at most once: it is consumed.
+/// asks for nothing. `approve` asks for a PIN only when the key is the vault's (or a token's, or a P-256 key's in
+/// the TPM), signs exactly what was reviewed, and checks each Ed25519 signature against the key's public key
+/// before it returns it (a P-256 key's signature is not checked: no P-256 verifier is linked). A review is
+/// approved at most once: it is consumed.
 public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
     /// The key that will sign: its identity, address and where it comes from.
     public let signer: SigningKey
@@ -154,9 +155,9 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
 
 extension SigningKey {
     /// The key, opened to sign: the vault's with its PIN (the vault read when the key was found is not read
-    /// again unless its file changed), the session's read again (so that a session ended meanwhile signs
-    /// nothing), the agent's as it is (the agent checks its own holding, and each signature it returns is
-    /// checked), or the held one.
+    /// again unless its file changed), a token's or a P-256 key's in the TPM with theirs, the session's read
+    /// again (so that a session ended meanwhile signs nothing), the agent's as it is (the agent checks its own
+    /// holding, and each Ed25519 signature it returns is checked), or the held one.
     func opened(pin: (IdentityName) throws -> PIN) throws -> any AuthorizationSigning {
         switch holder {
         case .agent(let agent):
