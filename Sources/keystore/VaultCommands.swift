@@ -141,6 +141,8 @@ struct Signup: ParsableCommand {
 
     /// `--tpm --p256`: a P-256 key made inside the TPM; what a smart account registers is printed.
     private func signUpP256(name: IdentityName, keystore: Keystore) throws {
+        // Said before the PIN, as for any TPM binding: on an open lockout the TPM does not limit guesses.
+        TPMNotice.warnIfOpen(try keystore.checkTPMReadyToBind())
         Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
         let made = try keystore.signUpP256(name: name, kdf: kdf, replacing: replace) { try pin.readNew() }
         let hex = Hex.string(made.vault.publicKey.point)

@@ -20,8 +20,10 @@ extension WebAuth {
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
         let keystore = try key.identity.keystore.keystore()
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let signer = try signer(for: account, key: try signingKey.ed25519Key())
+        // A P-256 key signs no sign-in: refused before anything is sent.
+        let publicKey = try signingKey.ed25519Key()
         let challenge = try service.challenge(for: account, clientDomain: clientDomain)
+        let signer = try signer(for: account, key: publicKey)
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
         let consent = try key.consentOrShow(review, alreadyRead: nil, quiet: quiet)
