@@ -135,7 +135,9 @@ struct AgentConnection {
     /// With `token: true` and `pinLength` (4 to 64), the identity's key is in a PKCS#11 token: the agent answers
     /// `{"send": pinLength}` and reads the token's PIN instead, reads the identity's vault in `keystore` itself,
     /// which must name the token's key of `address`, and logs in to the token (the PIN counted as every PIN
-    /// tried is): it then holds the logged-in session, never a key.
+    /// tried is): it then holds the logged-in session, never a key. With `tpmKey: true` likewise for a P-256 key
+    /// in the TPM the agent was given (`Options.tpm`), named `p256:` and its hex: the agent opens it there with the
+    /// PIN (counted by the TPM and here) and holds it with its authorisation value.
     private func add(_ request: AgentRequest, bytesAfter: Int) -> Bool {
         do {
             let name = try IdentityName(try request.requiredString("name"))
