@@ -54,8 +54,7 @@ public struct TPMKeyVault: Sendable, Equatable {
         var expectedCheck: String {
             let fields = [format, String(version), name, p256PublicKey, kdf.algorithm, String(kdf.opsLimit), String(kdf.memLimit),
                           kdf.salt, createdAt, tpm.template, tpm.primary, tpm.public, tpm.private]
-            let text = Array(fields.map { $0 + "\n" }.joined().utf8)
-            return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
+            return Vault.checkDigest(fields)
         }
     }
 
@@ -67,21 +66,13 @@ public struct TPMKeyVault: Sendable, Equatable {
                                    public: Base64.string(key.publicArea), private: Base64.string(key.privateArea)),
                         check: "")
         file.check = file.expectedCheck
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
+        return Vault.fileBytes(file)
     }
 
     /// Parses and checks a version 5 vault without the TPM. `path` is only for messages.
     public init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
-        guard bytes.count <= Vault.maximumFileSize else { throw corrupt("it is \(bytes.count) bytes, far too large for a vault") }
-        let members: [String: StrictJSON.Value]
-        do {
-            members = try StrictJSON.parse(bytes, integersOnly: true)
-        } catch let violation as StrictJSON.Violation {
-            throw corrupt(violation.reason)
-        }
+        let members = try Vault.members(of: bytes, path: path)
         guard members["format"]?.string == Vault.formatName else { throw corrupt("it is not a \(Vault.formatName) file") }
         guard members["version"]?.integer(as: Int.self) == Self.version else { throw corrupt("it is not a version \(Self.version) vault") }
         for field in ["publicKey", "cipher", "account", "pkcs11"] where members[field] != nil && members[field] != .null {

@@ -191,8 +191,33 @@ public struct Vault: Sendable, Equatable {
             fields += [createdAt] + (account.map { [String($0)] } ?? [])
                 + (tpm.map { [$0.template, $0.primary, $0.public, $0.private] } ?? [])
                 + (pkcs11.map { [$0.module, $0.tokenSerial, $0.tokenLabel, $0.keyId, $0.keyLabel] } ?? [])
-            let text = Array(fields.map { $0 + "\n" }.joined().utf8)
-            return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
+            return Vault.checkDigest(fields)
+        }
+    }
+
+    /// base64(SHA-256) of `fields`, each followed by a newline: every version's check digest (docs/FORMAT.md).
+    static func checkDigest(_ fields: [String]) -> String {
+        let text = Array(fields.map { $0 + "\n" }.joined().utf8)
+        return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
+    }
+
+    /// A vault file's bytes, as every version is written: pretty-printed, keys sorted, a final newline.
+    static func fileBytes(_ file: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
+    }
+
+    /// The members of a vault file's one JSON object, read strictly (`StrictJSON`), within the size any vault
+    /// has; anything else is damage, named as the file's.
+    static func members(of bytes: [UInt8], path: String) throws -> [String: StrictJSON.Value] {
+        guard bytes.count <= maximumFileSize else {
+            throw VaultError.corrupt(path: path, reason: "it is \(bytes.count) bytes, far too large for a vault")
+        }
+        do {
+            return try StrictJSON.parse(bytes, integersOnly: true)
+        } catch let violation as StrictJSON.Violation {
+            throw VaultError.corrupt(path: path, reason: violation.reason)
         }
     }
 
@@ -222,21 +247,13 @@ public struct Vault: Sendable, Equatable {
                                       keyId: Base64.string($0.keyID), keyLabel: $0.keyLabel) },
             check: "")
         file.check = file.expectedCheck
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
+        return Self.fileBytes(file)
     }
 
     /// Parses and checks a vault file without decrypting it. `path` is only for messages.
     public init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
-        guard bytes.count <= Self.maximumFileSize else { throw corrupt("it is \(bytes.count) bytes, far too large for a vault") }
-        let members: [String: StrictJSON.Value]
-        do {
-            members = try StrictJSON.parse(bytes, integersOnly: true)
-        } catch let violation as StrictJSON.Violation {
-            throw corrupt(violation.reason)
-        }
+        let members = try Self.members(of: bytes, path: path)
         let kinds = members.mapValues(\.kind)
         guard members["format"]?.string == Self.formatName else { throw corrupt("it is not a \(Self.formatName) file") }
         guard let versionKind = kinds["version"] else { throw corrupt("it has no format version") }
