@@ -102,20 +102,8 @@ C
 cc -O2 -o "$WORK/p11loop" "$WORK/p11loop.c" -I Sources/CPKCS11/include -ldl
 
 # A private swtpm, started as bench/tpm.sh starts it.
-PORT=$(python3 -c '
-import random, socket
-while True:
-    port = random.randint(20000, 60000)
-    try:
-        for p in (port, port + 1):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); s.close()
-        print(port); break
-    except OSError:
-        pass')
-mkdir "$WORK/tpm"
-swtpm socket --tpm2 --tpmstate dir="$WORK/tpm" --server type=tcp,port="$PORT",bindaddr=127.0.0.1 \
-    --ctrl type=tcp,port=$((PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
-SWTPM=$!
+source bench/swtpm.sh
+start_swtpm "$WORK/tpm"
 sleep 0.5
 
 # A private SoftHSM2 token. Its PINs are throwaway values of a throwaway token: pkcs11-tool and the C loop take

@@ -10,20 +10,8 @@ RUNS=${1:-21}
 
 source bench/build.sh
 WORK=$(mktemp -d)
-PORT=$(python3 -c '
-import random, socket
-while True:
-    port = random.randint(20000, 60000)
-    try:
-        for p in (port, port + 1):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); s.close()
-        print(port); break
-    except OSError:
-        pass')
-mkdir "$WORK/tpm"
-swtpm socket --tpm2 --tpmstate dir="$WORK/tpm" --server type=tcp,port="$PORT",bindaddr=127.0.0.1 \
-    --ctrl type=tcp,port=$((PORT + 1)),bindaddr=127.0.0.1 --flags not-need-init,startup-clear &
-SWTPM=$!
+source bench/swtpm.sh
+start_swtpm "$WORK/tpm"
 trap 'kill $SWTPM; rm -rf "$WORK"' EXIT
 sleep 0.5
 
