@@ -114,8 +114,12 @@ public struct AuthorizationPlan: Sendable {
 
     /// The same for a signer with any key.
     public func lines(expirationLedger: UInt32, signingAs identity: (name: String, key: AuthorizationSigner.Key)) -> [String] {
-        var lines = ["  signer      \(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key))"
-                     + (signer.rules == nil && signer.address == identity.key.description ? ", for its authorization entries" : ", for \(signer.address)")]
+        let role = switch signer.account {
+        case .multisigAccount: ", as a signer of \(signer.address)"
+        case .ownAccount, .contractAccount, .smartAccount:
+            signer.rules == nil && signer.address == identity.key.description ? ", for its authorization entries" : ", for \(signer.address)"
+        }
+        var lines = ["  signer      \(SummaryText.quotedIfNeeded(identity.name)) (\(identity.key))" + role]
         if let rules = signer.rules {
             lines.append("  as          External(\(rules.verifier), this key), a signer of the smart account \(signer.address)")
         }
@@ -124,7 +128,7 @@ public struct AuthorizationPlan: Sendable {
             for node in nodes {
                 var line = "  signs       authorization \(slot.number)"
                 if node.depth > 0 { line += " as delegate \(node.address), on behalf of " + entry.chain(to: node).joined(separator: " through ") }
-                lines.append(line + ", valid through ledger \(expirationLedger)")
+                lines.append(line + ", valid through ledger \(expirationLedger)" + cosigners(of: node, in: entry))
             }
             if let rules = signer.rules {
                 lines.append("    for rules " + rules.contextRuleIDs.map(String.init).joined(separator: ", ")
@@ -135,6 +139,16 @@ public struct AuthorizationPlan: Sendable {
             }
         }
         return lines + leftAlone.map { "  leaves      authorization \($0.number) as it is: \($0.reason)" }
+    }
+
+    /// The other signers of the account whose maps `node` holds already and keeps (the account convention):
+    /// `, beside the signatures of G…, G…`; nothing when there are none.
+    private func cosigners(of node: AuthorizationNode, in entry: AuthorizationEntry) -> String {
+        guard signer.rules == nil, let key = signer.key,
+              let held = try? AccountSignatures.read(Array(entry.bytes[node.signatureRange])) else { return "" }
+        let others = held.filter { $0.key != key.rawRepresentation }.compactMap { try? PublicKey(rawRepresentation: $0.key).accountID }
+        guard !others.isEmpty else { return "" }
+        return ", beside the signature\(others.count == 1 ? "" : "s") of " + others.joined(separator: ", ")
     }
 
     /// The `!!` lines a person must not miss: the V1 entries, whose signatures bind no address.
@@ -211,15 +225,9 @@ extension TransactionEnvelope {
     }
 
     /// `SCV_VEC [SCV_MAP {SCV_SYMBOL "public_key": SCV_BYTES key, SCV_SYMBOL "signature": SCV_BYTES signature}]`,
-    /// the map's keys in the sorted order the host requires: an account's signature of an authorization entry.
+    /// the map's keys in the sorted order the host requires: an account's signature of an authorization entry, by
+    /// one of its signers (`AccountSignatures` holds several).
     public static func accountSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
-        func symbol(_ text: String) -> [UInt8] {
-            let utf8 = Array(text.utf8)
-            return [0, 0, 0, 15] + AuthorizationEntry.bigEndian(UInt32(utf8.count)) + utf8 + [UInt8](repeating: 0, count: (4 - utf8.count % 4) % 4)
-        }
-        func bytes(_ value: [UInt8]) -> [UInt8] { [0, 0, 0, 13] + AuthorizationEntry.bigEndian(UInt32(value.count)) + value }
-        return [0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 1]  // SCV_VEC, present, one element
-            + [0, 0, 0, 17, 0, 0, 0, 1, 0, 0, 0, 2]  // SCV_MAP, present, two entries
-            + symbol("public_key") + bytes(key.rawRepresentation) + symbol("signature") + bytes(signature)
+        AccountSignatures.encoded([.init(key: key.rawRepresentation, signature: signature)])
     }
 }

@@ -112,8 +112,8 @@ public struct AuthorizationEntry: Sendable {
         }
         // A signature on another node commits to the expiration the entry carries.
         var othersSigned = nodes.contains { node in node.isSigned && !targets.contains(node) }
-        // A signed node of the signer's is never overwritten with another's signature lost: the account convention
-        // of this same key is replaced (it was this key's, for another expiration); a smart account's credential
+        // A signed node of the signer's is never overwritten with another's signature lost: in the account convention
+        // this key's map is added beside the other signers' (its own earlier one replaced); a smart account's credential
         // gets this key added beside the others, whose signatures commit to the expiration too, or is left as it is
         // when it holds this key's already. All known before the key is asked.
         var alreadyThere: [AuthorizationNode] = []
@@ -123,9 +123,19 @@ public struct AuthorizationEntry: Sendable {
                 othersSigned = true
                 if try !SmartAccountCredential.hasRoom(for: signer.keyData, rules: rules, in: existing) { alreadyThere.append(target) }
             } else {
-                let ours = TransactionEnvelope.accountSignature(key: try signer.accountKey(), signature: [UInt8](repeating: 0, count: 64))
-                guard existing.count == ours.count, existing.prefix(ours.count - 64) == ours.prefix(ours.count - 64) else {
-                    throw AuthorizationError.signedByAnother(entry: number, node: target.address)
+                // The account convention: the maps of the account's other signers stay, and this key's goes in its
+                // place among them (its own earlier one replaced). Their signatures commit to the expiration too.
+                let key = try signer.accountKey().rawRepresentation
+                let held: [AccountSignatures.Signature]
+                do {
+                    held = try AccountSignatures.read(existing)
+                } catch let error as XDRError {
+                    throw AuthorizationError.notAccountSignatures(entry: number, node: target.address, error)
+                }
+                let others = held.filter { $0.key != key }
+                if !others.isEmpty { othersSigned = true }
+                guard others.count < AccountSignatures.maximumSignatures else {
+                    throw AuthorizationError.noRoomForSignature(entry: number, node: target.address)
                 }
             }
         }
@@ -171,7 +181,7 @@ public struct AuthorizationEntry: Sendable {
             switch (signer.rules, signer.signingKey) {
             case (let rules?, .ed25519(let key)): value = try SmartAccountCredential.adding(signature: made, by: key, rules: rules, to: existing)
             case (let rules?, .p256(let key)): value = try SmartAccountCredential.adding(signature: made, by: key.keyData, rules: rules, to: existing)
-            case (nil, _): value = TransactionEnvelope.accountSignature(key: try signer.accountKey(), signature: made)
+            case (nil, _): value = try AccountSignatures.adding(signature: made, by: try signer.accountKey(), to: existing)
             }
             out.replaceSubrange(target.signatureRange, with: value)
         }
@@ -264,6 +274,10 @@ public enum AuthorizationAccount: Sendable, Equatable {
     /// and stellar-cli, over the payload's SHA-256, on the account's entries and on every delegate node that
     /// names it.
     case ownAccount
+    /// Another Stellar account (`G…`) that lists the key as one of its signers: its map is added, in key order, to
+    /// the `Vec[Map{public_key, signature}]` its other signers' are in (the host checks their weights together
+    /// against the account's medium threshold), on the account's entries and on every delegate node naming it.
+    case multisigAccount(String)
     /// A contract account (`C…`) whose `__check_auth` reads the account convention.
     case contractAccount(String)
     /// An OpenZeppelin smart account (`C…`, stellar-accounts) that lists the key as an `External(verifier, key)`
@@ -310,6 +324,13 @@ public struct AuthorizationSigner: Sendable, Equatable {
         case .ownAccount:
             guard case .ed25519(let key) = signingKey else { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
             self = .account(key)
+        case .multisigAccount(let address):
+            guard case .ed25519(let key) = signingKey else { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
+            guard let strKey = try? StrKey(address, as: .accountID) else { throw AuthorizationError.notAnAccount(address) }
+            // The key's own account is its own account, whatever it was called.
+            if strKey.payload == key.rawRepresentation { self = .account(key); return }
+            // SC_ADDRESS_TYPE_ACCOUNT, PUBLIC_KEY_TYPE_ED25519
+            self.init(signingKey: signingKey, account: account, address: address, addressXDR: [0, 0, 0, 0, 0, 0, 0, 0] + strKey.payload)
         case .contractAccount(let contract), .smartAccount(let contract, _):
             if case .contractAccount = account, case .p256 = signingKey { throw AuthorizationError.notAnEd25519Key(signingKey.description) }
             guard let strKey = try? StrKey(contract), strKey.kind == .contract else { throw AuthorizationError.notAContract(contract) }
@@ -346,6 +367,11 @@ public struct AuthorizationSigner: Sendable, Equatable {
     public static func account(_ key: PublicKey) -> Self {
         // SC_ADDRESS_TYPE_ACCOUNT, PUBLIC_KEY_TYPE_ED25519
         Self(signingKey: .ed25519(key), account: .ownAccount, address: key.accountID, addressXDR: [0, 0, 0, 0, 0, 0, 0, 0] + key.rawRepresentation)
+    }
+
+    /// `key` as one of the signers of the account `address` (`G…`).
+    public static func multisigAccount(_ address: String, key: PublicKey) throws -> Self {
+        try Self(key: key, for: .multisigAccount(address))
     }
 
     public static func contractAccount(_ address: String, key: PublicKey) throws -> Self {

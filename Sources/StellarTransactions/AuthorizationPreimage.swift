@@ -152,8 +152,13 @@ public enum AuthorizationError: KeystoreError, Equatable {
     /// This key (shown) is not Ed25519, and the account convention (an account's own signature, or a contract
     /// account's) takes only Ed25519 keys.
     case notAnEd25519Key(String)
-    /// This node of the entry already carries a signature that is not the signer's own, which signing would replace.
-    case signedByAnother(entry: Int, node: String)
+    /// This node of the entry carries a signature that is not an account's signatures (`AccountSignatures`), so this
+    /// key's cannot be added beside it, and signing would replace it.
+    case notAccountSignatures(entry: Int, node: String, XDRError)
+    /// This node of the entry holds as many signatures as an account's credential can (`AccountSignatures`).
+    case noRoomForSignature(entry: Int, node: String)
+    /// An address that must be a Stellar account's (`G…`) is not.
+    case notAnAccount(String)
 
     public var message: String {
         switch self {
@@ -185,8 +190,11 @@ public enum AuthorizationError: KeystoreError, Equatable {
         case .expirationDiffers(let entry, let carried):
             "Authorization \(entry) already carries signatures valid through ledger \(carried), and a new expiration would void them; sign with that expiration ledger. Nothing was signed."
         case .notForSigner(let entry, let signer): "Authorization \(entry) asks nothing of \(signer); nothing was signed."
-        case .signedByAnother(let entry, let node):
-            "In authorization \(entry), the node of \(node) already carries a signature that is not this key's, which signing would replace; nothing was signed."
+        case .notAccountSignatures(let entry, let node, let error):
+            "In authorization \(entry), the node of \(node) carries a signature that is not an account's Vec[Map{public_key, signature}] sorted by key (at byte \(error.offset), expected \(error.expected)), which signing would replace; nothing was signed."
+        case .noRoomForSignature(let entry, let node):
+            "In authorization \(entry), the node of \(node) holds \(AccountSignatures.maximumSignatures) signatures already, the most an account's credential can; nothing was signed."
+        case .notAnAccount(let address): "\(SummaryText.quoted(address)) is not a Stellar account address (G…)."
         case .notAContract(let address): "\(SummaryText.quoted(address)) is not a contract address (C…)."
         case .notAnEd25519Key(let key):
             "The \(key) signs only as a smart account's External signer; an account's own signature and the account convention take Ed25519 keys. Nothing was signed."

@@ -11,6 +11,7 @@ extension SigningSummary {
         let expectation = challenge.expectation
         let how = switch signer.account {
         case .ownAccount: "its own account"
+        case .multisigAccount: "one of the account's signers (Vec[Map{public_key, signature}])"
         case .contractAccount: "a signer of the contract account, as an account signs (Vec[Map{public_key, signature}])"
         case .smartAccount(_, let rules):
             "the OpenZeppelin smart account's signer External(\(rules.verifier), this key), context rule"

@@ -136,6 +136,17 @@ enum SeedCorpus {
             if let signed = entry.signed { try save(.auth, "delegates-signed-\(index)", Base64.decode(signed) ?? []) }
         }
         for (index, entry) in delegates.envelopes.enumerated() { try save(.tx, "delegates-envelope-\(index)", Base64.decode(entry.envelope) ?? []) }
+        // A multisig account's entries, signed by each set of its signers: the `auth` target signs them as one
+        // more signer of the account.
+        struct Multisig: Decodable { struct Case: Decodable { var signed: [String: String] }; var envelopes: [Case] }
+        let multisig = try JSONDecoder().decode(Multisig.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/multisig-entries.json")))
+        for (index, fixture) in multisig.envelopes.enumerated() {
+            for (set, envelope) in fixture.signed.sorted(by: { $0.key < $1.key }) {
+                for slot in try TransactionEnvelope(base64: envelope).authorizationSlots() {
+                    try save(.auth, "multisig-\(index)-\(set)-\(slot.number)", slot.entry.bytes)
+                }
+            }
+        }
         struct SmartEnvelopes: Decodable { var envelope, cosignedEnvelope: String }
         let smartEnvelopes = try JSONDecoder().decode(SmartEnvelopes.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/smart-account-envelopes.json")))
         try save(.tx, "smart-account-envelope", Base64.decode(smartEnvelopes.envelope) ?? [])

@@ -14,7 +14,10 @@ struct SignAuth: ParsableCommand {
             credentials are this identity's account (SOROBAN_CREDENTIALS_ADDRESS, ADDRESS_V2 of CAP-71, or \
             ADDRESS_WITH_DELEGATES, where every delegate node naming this account is signed, on behalf of the \
             entry's address), valid through --expiration-ledger (required: keystore has no network to ask for the \
-            current ledger, and never guesses). With --account C…, the entries of that contract account instead: \
+            current ledger, and never guesses). With --account G…, the entries of that Stellar account, which lists \
+            this identity as one of its signers: its {public_key, signature} map is added, in key order, beside those \
+            of the account's other signers already on the entry (or on a delegate node naming the account), so that \
+            several people sign one entry in turn. With --account C…, the entries of that contract account instead: \
             with --verifier and --context-rules, as an External(verifier, key) signer of an OpenZeppelin smart \
             account (the signature is added to those already in its AuthPayload, valid only for those rules, one \
             per context of the entry's tree, depth first); without them, with the account convention \
@@ -56,7 +59,8 @@ struct SignAuth: ParsableCommand {
     @Flag(name: .customLong("allow-v1"), help: "Also sign V1 entries and preimages, whose signatures bind no address.")
     var allowV1 = false
 
-    @Option(help: ArgumentHelp("Sign the entries of this contract account (C…) instead of this identity's own account.", valueName: "C…"))
+    @Option(help: ArgumentHelp("Sign the entries of this account instead of this identity's own: a Stellar account (G…) this identity is a signer of, or a contract account (C…).",
+                               valueName: "G…|C…"))
     var account: String?
 
     @Option(help: ArgumentHelp("The smart account's verifier contract that checks this key (OpenZeppelin External signer).", valueName: "C…"))
@@ -123,6 +127,8 @@ struct SignAuth: ParsableCommand {
         if let address = self.account {
             if let verifier, let ids = contextRules {
                 account = .smartAccount(address, rules: try SmartAccountRules(verifier: verifier, contextRuleIDs: ids))
+            } else if (try? StrKey(address))?.kind == .accountID {
+                account = .multisigAccount(address)
             } else {
                 account = .contractAccount(address)
             }
