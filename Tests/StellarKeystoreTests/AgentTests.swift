@@ -99,6 +99,27 @@ extension UnixSocket {
         running.agent.waitForLog()
     }
 
+    /// Issue 32, item 3: a key the agent holds signs a multisig account's entry as one of its signers, its map
+    /// added beside the others' (fixtures/multisig-entries.json: B and C signed, A through the agent).
+    @Test func aMultisigAccountsSignerSignsThroughTheAgent() throws {
+        struct Multisig: Decodable { struct Case: Decodable { let expiration: UInt32; let signed: [String: String] }; let account: String; let signers: [String: String]; let envelopes: [Case] }
+        let file = try Fixtures.load(Multisig.self, "multisig-entries.json")
+        let fixture = try #require(file.envelopes.first)
+        let hex = try #require(file.signers["A"])
+        var seed = try #require(Hex.bytes(hex))
+        let local = Signer(name: "alice", keyPair: try KeyPair(seed: SecureBytes(consuming: &seed)), isFromPhrase: nil)
+        let running = try RunningAgent()
+        let client = AgentClient(socketPath: running.socketPath)
+        try client.add(local, keystore: "/keys")
+        let remote = try client.signer(for: local.keyPair.publicKey.accountID, name: local.name)
+        let envelope = try TransactionEnvelope(base64: try #require(fixture.signed["BC"]))
+        let plan = try envelope.authorizationPlan(for: try .multisigAccount(file.account, key: local.keyPair.publicKey),
+                                                  expirationLedger: fixture.expiration)
+        let signed = try envelope.signing(plan, on: .testnet, expirationLedger: fixture.expiration) { try remote.signAuthorization($0, on: .testnet) }
+        #expect(signed.base64 == fixture.signed["ABC"])
+        running.agent.waitForLog()
+    }
+
     /// Issue 30, item 2: an agent not started to allow them refuses V1 preimages (`signAuthEntry`), which bind no
     /// address, and signs V2 ones. (Failed first: it signed both.)
     @Test func v1PreimagesAreRefusedUnlessAllowed() throws {
