@@ -49,15 +49,12 @@ struct CombineTx: ParsableCommand {
             identity.address.flatMap { try? PublicKey(accountID: $0) }.map(SignerKey.ed25519)
         }
         let combined = try TransactionEnvelope.combining(try readCopies(), on: network, knownSigners: known)
-        for note in combined.notes { Console.note(note) }
         var envelope = try TransactionEnvelope(xdr: combined.envelope)
-        var removed: [SignatureCheck.Signature]?
-        if trim {
-            let trimmed = try envelope.trimmed(on: network, accounts: accounts)
-            for note in trimmed.notes { Console.note(note) }
-            removed = trimmed.removed
-            envelope = try TransactionEnvelope(xdr: trimmed.envelope)
-        }
+        // Trimmed (or refused) before anything is said: a refusal is one line.
+        let trimmed = trim ? try envelope.trimmed(on: network, accounts: accounts) : nil
+        for note in combined.notes + (trimmed?.notes ?? []) { Console.note(note) }
+        if let trimmed { envelope = try TransactionEnvelope(xdr: trimmed.envelope) }
+        let removed = trimmed?.removed
         let check = accountFiles.paths.isEmpty ? nil : envelope.signatureCheck(on: network, accounts: accounts)
         if let check {
             // As a summary shows them (the same lines as show-tx's), unprefixed: only keys, hints and numbers.
