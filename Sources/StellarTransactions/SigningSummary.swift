@@ -112,9 +112,11 @@ public struct SigningSummary: Sendable, Encodable {
     }
 
     /// A transaction envelope, as `TransactionSummary` reads it. `signer` nil: shown with no key about to sign.
+    /// `accounts`: the signers and thresholds known, to show whether the signatures meet them (nil: not shown).
     public static func transaction(_ envelope: TransactionEnvelope, on network: StellarNetwork,
-                                   signingAs signer: (name: String, key: PublicKey)?, now: Date = Date()) -> SigningSummary {
-        let summary = TransactionSummary(envelope, on: network, signingAs: signer, now: now)
+                                   signingAs signer: (name: String, key: PublicKey)?, now: Date = Date(),
+                                   accounts: [AccountSigners]? = nil) -> SigningSummary {
+        let summary = TransactionSummary(envelope, on: network, signingAs: signer, now: now, accounts: accounts)
         return SigningSummary(kind: "transaction", title: summary.title, warnings: summary.warnings, lines: summary.body,
                               elided: !summary.elisions.isEmpty, network: network, transaction: summary)
     }

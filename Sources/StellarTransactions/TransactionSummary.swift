@@ -106,16 +106,20 @@ public struct TransactionSummary: Sendable, Encodable {
     public let warnings: [String]
     /// What the bounds on Soroban values and invocation trees left out.
     let elisions: [Elision]
+    /// Whether the signatures present meet the thresholds of the accounts the transaction needs, when their
+    /// signers were given (`accounts`); nil when they were not asked about.
+    public let thresholds: SignatureCheck?
 
     private enum CodingKeys: String, CodingKey {
         case network, networkPassphrase, hash, envelopeType, source, fee, feeXLM, sequence, conditions, memo, signatures, feeBump,
-             soroban, operations, signer, warnings
+             soroban, operations, signer, warnings, thresholds
     }
 
     /// `signingAs`: the identity about to sign, by name and key, so that the summary names it and says when it
-    /// has no part in the transaction. `now`: the time bounds are judged against it.
+    /// has no part in the transaction. `now`: the time bounds are judged against it. `accounts`: the signers and
+    /// thresholds known (none: all unknown, which is said), for `thresholds`; nil: thresholds are not shown.
     public init(_ envelope: TransactionEnvelope, on network: StellarNetwork, signingAs identity: (name: String, key: PublicKey)? = nil,
-                now: Date = Date()) {
+                now: Date = Date(), accounts: [AccountSigners]? = nil) {
         self.network = network.name ?? "custom"
         networkPassphrase = network.passphrase
         hash = Hex.string(envelope.hash(on: network))
@@ -160,12 +164,14 @@ public struct TransactionSummary: Sendable, Encodable {
         signer = identity.map { "\(SummaryText.quotedIfNeeded($0.name)) (\($0.key.accountID))" }
         var sources = [SummaryText.ed25519(of: transaction.sourceAccount)] + transaction.operations.compactMap { $0.sourceAccount.map(SummaryText.ed25519) }
         if case .feeBump(let bump) = envelope.decoded { sources.append(SummaryText.ed25519(of: bump.feeSource)) }
+        thresholds = accounts.map { envelope.signatureCheck(on: network, accounts: $0, adding: identity?.key) }
         warnings = SummaryText.warnings(transaction, now: now)
             + (identity.map { identity in
                 sources.contains(identity.key.rawRepresentation) ? [] : [
                     "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
             } ?? [])
             + Elision.warnings(elisions)
+            + (thresholds?.warnings ?? [])
     }
 
     /// The summary as lines of text for a terminal: `SigningSummary.text` of it.
@@ -207,7 +213,7 @@ public struct TransactionSummary: Sendable, Encodable {
                 lines.append("       " + padded(field.name, 18) + field.value.description)
             }
         }
-        return lines
+        return lines + (thresholds?.lines ?? [])
     }
 
     private func padded(_ text: String, _ width: Int) -> String {

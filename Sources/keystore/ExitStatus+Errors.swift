@@ -24,6 +24,9 @@ extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .inv
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension SmartAccountError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension P256Error: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension AccountSignersError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension CombineError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension TrimError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }

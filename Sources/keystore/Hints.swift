@@ -26,6 +26,7 @@ enum Hints {
         case AuthorizationError.expirationDiffers(_, let carried): "Give --expiration-ledger \(carried)."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."
+        case TrimError.accountsUnknown: "Give each as --account-file, saved from Horizon (curl https://horizon.stellar.org/accounts/G…)."
         default: nil
         }
     }

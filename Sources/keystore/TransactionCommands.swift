@@ -60,7 +60,9 @@ struct SignTx: ParsableCommand {
             the key is used, a summary of the transaction goes to standard error (and to the terminal when the \
             PIN is typed there); --quiet drops it. An envelope this key has signed already is printed unchanged. \
             With --pin-stdin and the envelope on standard input, the PIN is the first line. With --batch, \
-            standard input is newline-delimited JSON requests {"id": …, "envelope": "…"} (see the README).
+            standard input is newline-delimited JSON requests {"id": …, "envelope": "…"} (see the README). With \
+            --account-file, the summary shows whether the signatures meet each account's thresholds, this one's \
+            included; --trim removes the signatures the network would refuse the transaction for.
             """)
 
     @OptionGroup var key: SigningKeyOptions
@@ -73,10 +75,16 @@ struct SignTx: ParsableCommand {
     @Flag(help: "Do not print the summary.")
     var quiet = false
 
+    @OptionGroup var accountFiles: AccountFileOptions
+
+    @Flag(help: "Remove the signatures the network would refuse the transaction for (needs an --account-file for every account it needs).")
+    var trim = false
+
     func validate() throws {
         if batch && !input.fromStandardInput {
             throw ValidationError("--batch reads its requests from standard input; drop the envelope and --file.")
         }
+        if batch && (trim || !accountFiles.paths.isEmpty) { throw ValidationError("--batch takes no --account-file or --trim.") }
     }
 
     func run() throws {
@@ -89,7 +97,10 @@ struct SignTx: ParsableCommand {
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
         let envelope = try input.read()
-        let review = try key.review(.transaction(envelope, network: network))
+        let accounts = try accountFiles.read()
+        // Which signatures are extra must be known before any PIN is asked.
+        if trim { try envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
+        let review = try key.review(.transaction(envelope, network: network, accounts: accounts))
         if !quiet { key.show(review) }
         let summary = review.summary
         let signer = review.signer.address
@@ -97,16 +108,20 @@ struct SignTx: ParsableCommand {
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
         }
+        let trimmed = trim ? try TransactionEnvelope(xdr: signed.envelope).trimmed(on: network, accounts: accounts) : nil
+        for note in trimmed?.notes ?? [] { Console.note(note) }
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, hash, network, signer: String
                 let alreadySigned: Bool
                 let summary: TransactionSummary?
+                let removed: [SignatureCheck.Signature]?
             }
-            try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash), network: network.name ?? network.passphrase,
-                                         signer: signer, alreadySigned: signed.wasAlreadySigned, summary: summary.transaction))
+            try Console.printJSON(Output(envelope: trimmed?.base64 ?? signed.base64, hash: Hex.string(signed.hash),
+                                         network: network.name ?? network.passphrase, signer: signer, alreadySigned: signed.wasAlreadySigned,
+                                         summary: summary.transaction, removed: trimmed?.removed))
         } else {
-            Console.print(signed.base64)
+            Console.print(trimmed?.base64 ?? signed.base64)
         }
     }
 }
@@ -116,10 +131,15 @@ struct ShowTx: ParsableCommand {
         commandName: "show-tx",
         _superCommandName: KeystoreCommand.name,
         abstract: "Show what a transaction envelope does, and its hash, without any key.",
-        discussion: "For checking what a script or a person is about to sign; the network is required, as for sign-tx.")
+        discussion: """
+            For checking what a script or a person is about to sign; the network is required, as for sign-tx. With \
+            --account-file (Horizon's JSON for an account), it shows whether the signatures present meet the \
+            thresholds of each account the transaction needs, and which signatures the network would refuse it for.
+            """)
 
     @OptionGroup var input: EnvelopeOptions
     @OptionGroup var networkOptions: NetworkOptions
+    @OptionGroup var accountFiles: AccountFileOptions
 
     @Flag(help: "Print one JSON object.")
     var json = false
@@ -127,7 +147,7 @@ struct ShowTx: ParsableCommand {
     func run() throws {
         let network = try networkOptions.resolve()
         let envelope = try input.read()
-        let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil)
+        let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil, accounts: try accountFiles.read())
         if json {
             struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
             try Console.printJSON(Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction))

@@ -50,7 +50,7 @@ import Glibc
 
     @Test func networkOffersTheNetworks() throws {
         let home = try KeystoreHome()
-        for command in ["sign-tx", "show-tx", "sign-auth", "web-auth"] {
+        for command in ["sign-tx", "show-tx", "combine-tx", "sign-auth", "web-auth"] {
             #expect(Set(try Self.offered([command, "--network", ""], in: home)) == ["public", "testnet", "futurenet", "mainnet", "pubnet"],
                     "\(command)")
         }

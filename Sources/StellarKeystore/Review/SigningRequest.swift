@@ -22,6 +22,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     /// and the `SCAddress` a preimage's signature is for.
     var expectedHash: [UInt8]? = nil
     var address: [UInt8]? = nil
+    /// For a transaction: the signers and thresholds of the accounts it needs, known to the caller, which its
+    /// summary shows against the signatures present (nil: not shown).
+    var accounts: [AccountSigners]? = nil
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
     let sign: @Sendable (_ key: any AuthorizationSigning, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
@@ -83,8 +86,11 @@ extension SigningRequest where Signed == SignedTransaction {
     /// A transaction envelope for `network`: signed by appending one signature, or given back unchanged when it
     /// holds this key's signature already. `expectedHash`: the transaction hash the caller was told it signs (a
     /// signer plugin's `tx_hash`); the review refuses an envelope whose hash on `network` is another.
-    public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork, expectedHash: [UInt8]? = nil) -> Self {
-        Self(content: .transaction(envelope, network), expectedHash: expectedHash) { key, _, hash in
+    /// `accounts`: the signers and thresholds of the accounts it needs, as far as known (`AccountSigners`): its
+    /// summary then says whether the signatures, this key's included, meet them.
+    public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork, expectedHash: [UInt8]? = nil,
+                                   accounts: [AccountSigners]? = nil) -> Self {
+        Self(content: .transaction(envelope, network), expectedHash: expectedHash, accounts: accounts) { key, _, hash in
             if let key = key as? CheckedKey, let hash { return try key.signTransaction(envelope, hash: hash) }
             return try ed25519(key).signTransaction(envelope, on: network)
         }

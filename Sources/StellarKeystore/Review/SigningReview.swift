@@ -61,7 +61,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .transaction(let envelope, let network):
             let signingAs = try ed25519()
             if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
-            summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now) }
+            summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now, accounts: request.accounts) }
         case .authorizations(let envelope, let network, let expirationLedger, let account, let allowing):
             let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(signingKey: key.key, for: account),
                                                       expirationLedger: expirationLedger)

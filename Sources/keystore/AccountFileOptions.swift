@@ -1,0 +1,25 @@
+import ArgumentParser
+import Glibc
+import StellarTransactions
+
+/// The accounts' signers and thresholds a transaction is checked against offline: Horizon's JSON for each account.
+struct AccountFileOptions: ParsableArguments {
+    @Option(name: .customLong("account-file"),
+            help: ArgumentHelp("An account's signers and thresholds: the JSON Horizon returns for /accounts/G… (repeatable, one file per account).",
+                               valueName: "path"),
+            completion: .file())
+    var paths: [String] = []
+
+    /// Every file, read strictly; a file larger than an account's JSON is refused as such.
+    func read() throws -> [AccountSigners] {
+        try AccountSigners.read(paths.map { path in
+            let fd = try Console.openInput(path)
+            defer { close(fd) }
+            do {
+                return (path, try Console.readAll(fd, source: path, limit: AccountSigners.maximumSize))
+            } catch CLIError.inputTooLarge {
+                throw AccountSignersError(source: path, problem: .tooLarge)
+            }
+        })
+    }
+}
