@@ -22,6 +22,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     /// and the `SCAddress` a preimage's signature is for.
     var expectedHash: [UInt8]? = nil
     var address: [UInt8]? = nil
+    /// The SEP-7 request a transaction came in (`SigningRequest.transaction(_:network:)`), and whether its network
+    /// still needs a person's consent.
+    var transactionRequest: (checked: TransactionRequest.Checked, networkNeedsConsent: Bool)? = nil
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
     let sign: @Sendable (_ key: any AuthorizationSigning, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
