@@ -113,12 +113,15 @@ public struct SigningSummary: Sendable, Encodable {
 
     /// A transaction envelope, as `TransactionSummary` reads it. `signer` nil: shown with no key about to sign.
     /// `accounts`: the signers and thresholds known, to show whether the signatures meet them (nil: not shown).
+    /// `request`: the SEP-7 request that brought it, whose lines come first (`TransactionRequest.Checked`).
     public static func transaction(_ envelope: TransactionEnvelope, on network: StellarNetwork,
                                    signingAs signer: (name: String, key: PublicKey)?, now: Date = Date(),
-                                   accounts: [AccountSigners]? = nil) -> SigningSummary {
+                                   accounts: [AccountSigners]? = nil, request: TransactionRequest.Checked? = nil) -> SigningSummary {
         let summary = TransactionSummary(envelope, on: network, signingAs: signer, now: now, accounts: accounts)
-        return SigningSummary(kind: "transaction", title: summary.title, warnings: summary.warnings, lines: summary.body,
-                              elided: !summary.elisions.isEmpty, network: network, transaction: summary)
+        let asked = request?.shown(signingAs: signer?.key) ?? (warnings: [], lines: [], elisions: [])
+        return SigningSummary(kind: "transaction", title: summary.title, warnings: asked.warnings + Elision.warnings(asked.elisions) + summary.warnings,
+                              lines: asked.lines + summary.body, elided: !summary.elisions.isEmpty || !asked.elisions.isEmpty,
+                              network: network, transaction: summary)
     }
 
     /// The authorization entries of an envelope that `plan` signs: the transaction's summary (made without a

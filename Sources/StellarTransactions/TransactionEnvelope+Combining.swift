@@ -170,6 +170,15 @@ extension TransactionEnvelope {
     }
 }
 
+extension SignedTransaction {
+    /// The signed envelope without the signatures no check of the network would take
+    /// (`TransactionEnvelope.trimmed(on:accounts:)`): the same transaction, hash and signature.
+    public func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> (signed: SignedTransaction, trimmed: TrimmedTransaction) {
+        let trimmed = try TransactionEnvelope(xdr: envelope).trimmed(on: network, accounts: accounts)
+        return (SignedTransaction(envelope: trimmed.envelope, hash: hash, wasAlreadySigned: wasAlreadySigned, signature: signature), trimmed)
+    }
+}
+
 extension SignatureCheck {
     /// Throws unless the extra signatures of the envelope can be taken out: every needed account known, and for a
     /// fee bump, none of the inner signatures extra.

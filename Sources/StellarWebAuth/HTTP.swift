@@ -2,7 +2,7 @@ internal import CCurl
 import StellarKeys
 
 /// The one file that calls libcurl (loaded at run time, see CCurl.h). A request is a plain GET or a JSON POST
-/// with a time limit and a size cap, over HTTPS with the certificate and host name checked by the TLS library
+/// (or a form POST) with a time limit and a size cap, over HTTPS with the certificate and host name checked by the TLS library
 /// (plain HTTP is for loopback only, which `WebAddress` decides before anything is sent), and never follows a
 /// redirect itself: the caller sees it and decides.
 struct HTTP {
@@ -26,6 +26,11 @@ struct HTTP {
         try perform(url, post: json)
     }
 
+    /// An HTML form's POST (`application/x-www-form-urlencoded`), as SEP-7 sends a signed envelope to a callback.
+    func post(_ url: WebAddress, form: [UInt8]) throws -> Response {
+        try perform(url, post: form, contentType: "application/x-www-form-urlencoded")
+    }
+
     private final class Sink {
         var bytes: [UInt8] = []
         var limit: Int
@@ -33,7 +38,7 @@ struct HTTP {
         init(limit: Int) { self.limit = limit }
     }
 
-    private func perform(_ url: WebAddress, post body: [UInt8]?) throws -> Response {
+    private func perform(_ url: WebAddress, post body: [UInt8]?, contentType: String = "application/json") throws -> Response {
         guard let curl = keystore_curl_load() else {
             throw WebAuthClientError.httpUnavailable(keystore_curl_error().map { String(cString: $0) } ?? "libcurl could not be loaded")
         }
@@ -59,7 +64,7 @@ struct HTTP {
         // This machine is never reached through a proxy set in the environment; anything else is, as libcurl does.
         if WebAddress.isLoopback(url.host) { set(keystore_curl_set_string(handle, CURLOPT_PROXY, "")) }
         if let body {
-            headers = curl.pointee.curl_slist_append(headers, "Content-Type: application/json")
+            headers = curl.pointee.curl_slist_append(headers, "Content-Type: " + contentType)
             set(keystore_curl_set_long(handle, CURLOPT_POST, 1))
             set(keystore_curl_set_long(handle, CURLOPT_POSTFIELDSIZE, body.count))
             // COPYPOSTFIELDS: libcurl keeps its own copy, so nothing here must outlive the call.

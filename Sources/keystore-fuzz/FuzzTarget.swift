@@ -39,6 +39,9 @@ enum FuzzTarget: String, CaseIterable {
     case smartaccount
     /// `AgentRequest(line:)` and the agent's answer, for each line: what any process of the user can send it.
     case agent
+    /// `TransactionRequest(uri:)`: a SEP-7 request, which `sign-tx` reads from anyone; then its signature payload,
+    /// its origin check, its summary, and the request made again from its fields.
+    case sep7
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -59,6 +62,7 @@ enum FuzzTarget: String, CaseIterable {
         case .toml: Self.stellarTOML(Array(data))
         case .smartaccount: Self.smartAccount(Array(data))
         case .agent: Self.agentRequests(Array(data))
+        case .sep7: Self.transactionRequest(Array(data))
         }
     }
 
@@ -328,6 +332,47 @@ enum FuzzTarget: String, CaseIterable {
             let again = try? StellarTOML(Array("K = \"\(escaped)\"\n".utf8))
             check(again?.strings["K"] == value, "the value of \(key) does not survive being written back")
         }
+    }
+
+    /// A key that signs no request the fuzzer can make: any origin it "verifies" is a forged signature.
+    static let sep7OriginKey = try! PublicKey(rawRepresentation: [UInt8](repeating: 7, count: 32))
+
+    private static func transactionRequest(_ bytes: [UInt8]) {
+        let request: TransactionRequest
+        do { request = try TransactionRequest(uri: bytes) } catch { return expectKeystoreError(error) }
+        // The payload is SEP-7's prefix and the request's own text up to its signature, never more.
+        let payload = request.signaturePayload
+        check(payload.count >= 62 && payload.prefix(36) == [UInt8](repeating: 0, count: 35) + [4], "a payload without SEP-7's prefix")
+        check(request.uri.utf8.starts(with: payload.dropFirst(62)), "a payload that is not the start of the request")
+        check(request.signature != nil || payload.count - 62 == request.uri.utf8.count, "an unsigned request whose payload is not all of it")
+        check(request.message.map { $0.unicodeScalars.count <= TransactionRequest.mostMessageCharacters } ?? true, "a message over 300 characters")
+        check(request.chainDepth <= TransactionRequest.mostChainLevels, "a chain deeper than 7")
+        let checked: TransactionRequest.Checked
+        do {
+            checked = try request.checked(originKey: sep7OriginKey)
+            if case .verified = checked.origin { check(request.isSigned(by: sep7OriginKey), "an origin verified without its signature") }
+        } catch {
+            expectKeystoreError(error)
+            guard let unnamed = try? TransactionRequest(envelope: request.envelope, network: request.network, message: request.message,
+                                                        callback: request.callback, pubkey: request.pubkey).checked(originKey: nil) else {
+                fail("the fields of a read request do not make a request")
+            }
+            checked = unnamed
+        }
+        let summary = SigningSummary.transaction(request.envelope, on: request.network, signingAs: nil, request: checked)
+        check(summary.text.count <= SigningSummary.maximumLines, "a summary over its bound")
+        check(summary.text.allSatisfy { !$0.utf8.contains { $0 < 0x20 || $0 == 0x7F } }, "a control character in a summary")
+        // Made again from its fields (a chain is not made), it reads back to the same fields.
+        guard request.chain == nil else { return }
+        guard let again = try? TransactionRequest(envelope: request.envelope, network: request.network, message: request.message,
+                                                  callback: request.callback, pubkey: request.pubkey, originDomain: request.originDomain,
+                                                  signature: request.signature) else {
+            fail("the fields of a read request do not make a request")
+        }
+        let sameTransaction = again.envelope.bytes == request.envelope.bytes && again.network == request.network
+        let sameWords = again.message == request.message && again.callback == request.callback && again.pubkey == request.pubkey
+        let sameOrigin = again.originDomain == request.originDomain && again.signature == request.signature
+        check(sameTransaction && sameWords && sameOrigin, "a made request reads back to other fields")
     }
 
     private static func stellarCLI(_ bytes: [UInt8]) {

@@ -98,6 +98,14 @@ enum SeedCorpus {
         ]
         for (index, toml) in tomls.enumerated() { try save(.toml, "stellar-toml-\(index)", Array(toml.utf8)) }
 
+        // SEP-7 requests stellar-sdk made and signed, and broken one way each (fixtures/make-sep7.py).
+        struct SEP7Requests: Decodable {
+            struct Entry: Decodable { var name, uri: String }
+            var cases: [Entry]
+        }
+        let sep7 = try JSONDecoder().decode(SEP7Requests.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/sep7.json")))
+        for entry in sep7.cases { try save(.sep7, "stellar-sdk-\(entry.name)", Array(entry.uri.utf8)) }
+
 
         // Every fifth envelope stellar-sdk made (all kinds and operation types are among them), as raw XDR.
         struct Envelopes: Decodable {

@@ -70,6 +70,16 @@ extension AgentError: CommandLineError {
     }
 }
 
+extension TransactionRequestError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .signedWithoutOrigin, .originNotSigned, .noSigningKey, .signatureInvalid: .requestRefused
+        case .networkNotConfirmed: .usage
+        default: .invalidInput
+        }
+    }
+}
+
 extension TransactionError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {

@@ -31,6 +31,9 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case server = 13
     /// The signing agent's person declined the request (`agent start --confirm`).
     case rejected = 14
+    /// `sign-tx`: a SEP-7 request's origin did not check out (a signature that is not its domain's key's, one
+    /// without a domain, a domain without one); nothing was signed.
+    case requestRefused = 15
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
@@ -52,6 +55,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .challengeRefused: "challenge-refused"
         case .server: "server"
         case .rejected: "rejected"
+        case .requestRefused: "request-refused"
         case .usage: "usage"
         }
     }
@@ -78,6 +82,7 @@ extension ExitStatus {
         case .challengeRefused: "a sign-in challenge broke a rule; nothing signed"
         case .server: "a server: unreachable, TLS, an HTTP error, no token"
         case .rejected: "declined at the signing agent's terminal"
+        case .requestRefused: "a SEP-7 request's origin did not verify"
         case .usage: "a command line that does not parse; no network given"
         }
     }

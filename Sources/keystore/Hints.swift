@@ -27,6 +27,8 @@ enum Hints {
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."
         case TrimError.accountsUnknown: "Give each as --account-file, saved from Horizon (curl https://horizon.stellar.org/accounts/G…)."
+        case TransactionRequestError.networkNotConfirmed: "give it with --network or --network-passphrase, or answer yes at a terminal."
+        case TransactionRequestError.noCallback: "drop --submit-callback."
         default: nil
         }
     }

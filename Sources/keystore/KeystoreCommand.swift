@@ -47,7 +47,7 @@ struct KeystoreCommand: ParsableCommand {
         (["change-pin"], ChangePIN.self), (["export"], Export.self), (["list"], List.self), (["remove"], Remove.self),
         (["address", "whoami"], Address.self), (["sign"], Sign.self), (["sign-message"], SignMessage.self),
         (["sign-tx"], SignTx.self), (["sign-auth"], SignAuth.self), (["show-tx"], ShowTx.self),
-        (["combine-tx"], CombineTx.self), (["web-auth"], WebAuth.self),
+        (["combine-tx"], CombineTx.self), (["share-tx"], ShareTx.self), (["web-auth"], WebAuth.self),
         (["verify"], Verify.self), (["recover"], Recover.self),
         (["derive"], Derive.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
         (["bench-kdf"], BenchKDF.self), (["bind"], Bind.self), (["unbind"], Unbind.self), (["tpm-status"], TPMStatus.self),

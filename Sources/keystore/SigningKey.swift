@@ -71,6 +71,7 @@ struct SigningKeyOptions: ParsableArguments {
         }
         show(review)
         let flags = (needed.risks.contains(.notStrict) ? ["--allow-non-strict"] : []) + (needed.risks.contains(.notAddressBound) ? ["--allow-v1"] : [])
+            + (needed.requestedNetwork != nil ? ["--network"] : [])
         let answer = try SecretInput.prompt(needed.question + " Type yes to sign it anyway: ", asking: "a confirmation",
                                             instead: flags.joined(separator: " "))
         guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw needed.refusal }

@@ -55,7 +55,8 @@ struct SignTx: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Sign a Stellar transaction envelope (base64 XDR), after showing what it does.",
         discussion: """
-            Prints the same envelope with one signature appended; nothing else in it changes. The network is \
+            Prints the same envelope with one signature appended; nothing else in it changes. The input may also \
+            be a SEP-7 request (web+stellar:tx?xdr=…; see below). The network is \
             required (--network, --network-passphrase, or STELLAR_NETWORK / STELLAR_NETWORK_PASSPHRASE). Before \
             the key is used, a summary of the transaction goes to standard error (and to the terminal when the \
             PIN is typed there); --quiet drops it. An envelope this key has signed already is printed unchanged. \
@@ -63,7 +64,9 @@ struct SignTx: ParsableCommand {
             standard input is newline-delimited JSON requests {"id": …, "envelope": "…"} (see the README). With \
             --account-file, the summary shows whether the signatures meet each account's thresholds, this one's \
             included; --trim removes the signatures the network would refuse the transaction for.
-            """)
+
+
+            """ + SignTx.requestHelp)
 
     @OptionGroup var key: SigningKeyOptions
     @OptionGroup var input: EnvelopeOptions
@@ -80,7 +83,11 @@ struct SignTx: ParsableCommand {
     @Flag(help: "Remove the signatures the network would refuse the transaction for (needs an --account-file for every account it needs).")
     var trim = false
 
+    @Flag(help: "With a SEP-7 request that has a callback (url:…), also POST the signed envelope there.")
+    var submitCallback = false
+
     func validate() throws {
+        if batch && submitCallback { throw ValidationError("--submit-callback is for a SEP-7 request, not --batch.") }
         if batch && !input.fromStandardInput {
             throw ValidationError("--batch reads its requests from standard input; drop the envelope and --file.")
         }
@@ -88,16 +95,21 @@ struct SignTx: ParsableCommand {
     }
 
     func run() throws {
-        let network = try networkOptions.resolve()
         if batch {
+            let network = try networkOptions.resolve()
             let review = try key.review(.transactions(network: network))
             if !quiet { key.showIfPersonTypesPIN(review, alreadyRead: nil) }
             return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
-        let envelope = try input.read()
+        let text = try input.readEnvelopeOrRequest()
         let accounts = try accountFiles.read()
+        // A SEP-7 request (web+stellar:…): its origin checked, then signed as it asks (SignTx+Request.swift).
+        if TransactionRequest.isURI(text) { return try signRequest(text, accounts: accounts, alreadyRead: pinFirst) }
+        if submitCallback { throw TransactionRequestError.noCallback }
+        let network = try networkOptions.resolve()
+        let envelope = try TransactionEnvelope(base64: text)
         // Which signatures are extra must be known before any PIN is asked.
         if trim { try envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
         let review = try key.review(.transaction(envelope, network: network, accounts: accounts))

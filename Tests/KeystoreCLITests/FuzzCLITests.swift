@@ -5,7 +5,7 @@ import Testing
 /// nothing new.
 @Suite struct FuzzCLITests {
     static let repository = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent"]
+    static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent", "sep7"]
 
     /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
     @Test(arguments: targets)

@@ -146,3 +146,22 @@ public struct ContractWebAuthChallengeFixtures: Decodable, Sendable {
     public let cases: [Case]
     public static func load() throws -> ContractWebAuthChallengeFixtures { try Fixtures.load(Self.self, "contract-web-auth-challenges.json") }
 }
+
+/// fixtures/sep7.json: SEP-7 transaction requests made and signed by stellar-sdk (fixtures/make-sep7.py).
+public struct SEP7Fixtures: Decodable, Sendable {
+    public struct Case: Decodable, Sendable {
+        public let name, uri, expect, envelope, networkPassphrase, signedEnvelope: String
+        public let namesNetwork, signed: Bool
+        public let msg, callback, pubkey, originDomain, chain, payload: String?
+    }
+    public struct Made: Decodable, Sendable {
+        public let name, uri, envelope, networkPassphrase: String
+        public let msg, callback, pubkey, originDomain, signature: String?
+    }
+    /// The origin domain's URI_REQUEST_SIGNING_KEY, another key, and the golden vault's account.
+    public let originKey, wrongKey, signer: String
+    public let cases: [Case]
+    public let made: [Made]
+
+    public static func load() throws -> SEP7Fixtures { try Fixtures.load(Self.self, "sep7.json") }
+}

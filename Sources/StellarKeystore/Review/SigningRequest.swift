@@ -25,6 +25,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     /// For a transaction: the signers and thresholds of the accounts it needs, known to the caller, which its
     /// summary shows against the signatures present (nil: not shown).
     var accounts: [AccountSigners]? = nil
+    /// The SEP-7 request a transaction came in (`SigningRequest.transaction(_:network:)`), and whether its network
+    /// still needs a person's consent.
+    var transactionRequest: (checked: TransactionRequest.Checked, networkNeedsConsent: Bool)? = nil
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
     let sign: @Sendable (_ key: any AuthorizationSigning, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed

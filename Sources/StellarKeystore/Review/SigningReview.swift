@@ -61,7 +61,9 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .transaction(let envelope, let network):
             let signingAs = try ed25519()
             if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
-            summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now, accounts: request.accounts) }
+            summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now, accounts: request.accounts,
+                                     request: request.transactionRequest?.checked) }
+            if request.transactionRequest?.networkNeedsConsent == true { consent = SigningConsent(requestedNetwork: network) }
         case .authorizations(let envelope, let network, let expirationLedger, let account, let allowing):
             let plan = try envelope.authorizationPlan(for: try AuthorizationSigner(signingKey: key.key, for: account),
                                                       expirationLedger: expirationLedger)
@@ -222,6 +224,9 @@ public struct SigningConsent: Sendable, Equatable {
     /// The entries (1-based) each risk concerns; none for a bare preimage.
     public let notStrict: [Int]
     public let notAddressBound: [Int]
+    /// The network a SEP-7 request names (or the public network it means by naming none), when the caller gave
+    /// none to check it against: signed for only once a person agrees.
+    public let requestedNetwork: StellarNetwork?
 
     /// nil when `needed` is empty.
     init?(needed: AuthorizationRisks, notStrict: [Int], notAddressBound: [Int]) {
@@ -229,11 +234,22 @@ public struct SigningConsent: Sendable, Equatable {
         risks = needed
         self.notStrict = needed.contains(.notStrict) ? notStrict : []
         self.notAddressBound = needed.contains(.notAddressBound) ? notAddressBound : []
+        requestedNetwork = nil
+    }
+
+    init(requestedNetwork: StellarNetwork) {
+        risks = []
+        notStrict = []
+        notAddressBound = []
+        self.requestedNetwork = requestedNetwork
     }
 
     /// One sentence per risk, for a person to answer yes to.
     public var question: String {
         var sentences: [String] = []
+        if let requestedNetwork {
+            sentences.append("The request is for \(requestedNetwork.shown), and no network was given: the signature counts there only.")
+        }
         func entries(_ numbers: [Int], _ one: String, _ many: String) -> String {
             numbers.count == 1 ? "Authorization \(numbers[0]) \(one)" : "Authorizations \(numbers.map(String.init).joined(separator: ", ")) \(many)"
         }
@@ -250,6 +266,7 @@ public struct SigningConsent: Sendable, Equatable {
 
     /// The error of a request whose consent was not given: its first risk's.
     public var refusal: KeystoreError {
+        if let requestedNetwork { return TransactionRequestError.networkNotConfirmed(requestedNetwork.shown) }
         if risks.contains(.notStrict), let first = notStrict.first { return AuthorizationError.notStrict(entry: first) }
         return AuthorizationError.notAddressBound(entries: notAddressBound)
     }
