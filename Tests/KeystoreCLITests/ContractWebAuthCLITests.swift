@@ -8,60 +8,16 @@ import TestFixtures
 /// The SEP-45 server of Tests/Interop/sep45-server.py, built from stellar-sdk's own SEP-45 pieces, on 127.0.0.1.
 /// It plays the contract account too: `accountKey` is the key it accepts, as the account convention or as the
 /// smart account signer External(`verifier`, key) under `contextRules`.
-final class SEP45Server {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Interop/sep45-server.py").path
-
-    let process = Process()
-    let input = Pipe()
-    let port: Int
-    var url: String { "http://127.0.0.1:\(port)" }
-
+final class SEP45Server: InteropServer {
     init(clientDomainKey: String, accountKey: String, verifier: String, contextRules: String) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: try StellarSDKPython.path())
-        process.arguments = [Self.script, "--client-domain-key", clientDomainKey, "--account-key", accountKey,
-                             "--verifier", verifier, "--context-rules", contextRules]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = [UInt8]()
-        while let byte = output.fileHandleForReading.readData(ofLength: 1).first, byte != 0x0A { line.append(byte) }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    /// Closing its standard input ends the server; it is waited for, so that no process outlives the suite.
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-
-    func get(_ path: String) throws -> Data { try Data(contentsOf: URL(string: url + path)!) }
-
-    func post(_ path: String, json: Data) throws -> (status: Int, body: Data) {
-        var request = URLRequest(url: URL(string: url + path)!)
-        request.httpMethod = "POST"
-        request.httpBody = json
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: (Int, Data) = (0, Data())
-        URLSession.shared.dataTask(with: request) { data, response, _ in
-            result = ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data())
-            done.signal()
-        }.resume()
-        done.wait()
-        return result
+        try super.init(script: "sep45-server.py", arguments: ["--client-domain-key", clientDomainKey, "--account-key", accountKey,
+                                                              "--verifier", verifier, "--context-rules", contextRules])
     }
 
     func setMode(_ mode: String) throws { _ = try get("/_control/mode?set=\(mode)") }
 
     /// The requests to /auth since the mode was set.
-    func log() throws -> [[String: Any]] { try JSONSerialization.jsonObject(with: try get("/_control/log")) as! [[String: Any]] }
+    func log() throws -> [[String: Any]] { try log(at: "/_control/log") }
 
     var posts: [[String: Any]] { get throws { try log().filter { $0["method"] as? String == "POST" } } }
 

@@ -3,46 +3,14 @@ import Testing
 
 /// Tests/Interop/sep7-server.py on 127.0.0.1: a SEP-7 requester made of stellar-sdk's code, its stellar.toml, the
 /// requests it signs for its origin (127.0.0.1:PORT), and its callback, which checks what is POSTed.
-final class SEP7Server {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Interop/sep7-server.py").path
+final class SEP7Server: InteropServer {
+    init() throws { try super.init(script: "sep7-server.py", arguments: []) }
 
-    let process = Process()
-    let input = Pipe()
-    let port: Int
-    var url: String { "http://127.0.0.1:\(port)" }
-
-    init() throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: try StellarSDKPython.path())
-        process.arguments = [Self.script]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = [UInt8]()
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let first = byte.first, first != 0x0A else { break }
-            line.append(first)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    /// Closing its standard input ends the server; it is waited for, so that no process outlives the test.
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-
-    func get(_ path: String) throws -> String { try String(contentsOf: URL(string: url + path)!, encoding: .utf8) }
-    func request(_ name: String) throws -> String { try get("/_request?case=\(name)") }
-    func signed(_ name: String) throws -> String { try get("/_signed?case=\(name)") }
+    func text(_ path: String) throws -> String { String(decoding: try get(path), as: UTF8.self) }
+    func request(_ name: String) throws -> String { try text("/_request?case=\(name)") }
+    func signed(_ name: String) throws -> String { try text("/_signed?case=\(name)") }
     func control(_ query: String) throws { _ = try get("/_control?\(query)") }
-    func posts() throws -> [[String: Any]] { try JSONSerialization.jsonObject(with: Data(try get("/_log").utf8)) as! [[String: Any]] }
+    func posts() throws -> [[String: Any]] { try log(at: "/_log") }
 }
 
 /// `sign-tx` of SEP-7 requests and `share-tx`, against stellar-sdk 16.1.1's SEP-7 code.

@@ -10,66 +10,16 @@ import Glibc
 
 /// The SEP-10 server of Tests/Interop/sep10-server.py, built from stellar-sdk's own code, on 127.0.0.1, run by
 /// `StellarSDKPython` (made on first use if need be; an error, not a skip, when it cannot be had).
-final class SEP10Server {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Interop/sep10-server.py").path
-
-    let process = Process()
-    let input = Pipe()
-    let port: Int
-    var url: String { "http://127.0.0.1:\(port)" }
-
+final class SEP10Server: InteropServer {
     init(clientDomainKey: String, tls: (certificate: String, key: String)? = nil) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: try StellarSDKPython.path())
-        process.arguments = [Self.script, "--client-domain-key", clientDomainKey] + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? [])
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = [UInt8]()
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let first = byte.first, first != 0x0A else { break }
-            line.append(first)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    /// Closing its standard input ends the server; it is waited for, so that no process outlives the suite.
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
-
-    func get(_ path: String) throws -> Data {
-        try Data(contentsOf: URL(string: url + path)!)
-    }
-
-    func post(_ path: String, json: Data) throws -> (status: Int, body: Data) {
-        var request = URLRequest(url: URL(string: url + path)!)
-        request.httpMethod = "POST"
-        request.httpBody = json
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: (Int, Data) = (0, Data())
-        URLSession.shared.dataTask(with: request) { data, response, _ in
-            result = ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data())
-            done.signal()
-        }.resume()
-        done.wait()
-        return result
+        try super.init(script: "sep10-server.py", arguments: ["--client-domain-key", clientDomainKey]
+                       + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? []))
     }
 
     func setMode(_ mode: String) throws { _ = try get("/_control/mode?set=\(mode)") }
 
     /// The requests to /auth since the mode was set: ("GET", nil) or ("POST", accepted).
-    func log() throws -> [[String: Any]] {
-        try JSONSerialization.jsonObject(with: try get("/_control/log")) as! [[String: Any]]
-    }
+    func log() throws -> [[String: Any]] { try log(at: "/_control/log") }
 
     var posts: Int { get throws { try log().filter { $0["method"] as? String == "POST" }.count } }
 }
