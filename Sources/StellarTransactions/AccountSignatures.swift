@@ -36,53 +36,40 @@ package enum AccountSignatures {
     /// `maximumSignatures`, bytes after the value. No recursion: the shape is fixed.
     package static func read(_ bytes: [UInt8]) throws -> [Signature] {
         var r = XDRReader(bytes)
-        func expect(_ holds: Bool, at offset: Int, _ what: String) throws {
-            if !holds { throw XDRError(offset: offset, expected: what) }
-        }
-        func type(_ expected: Int32, _ what: String) throws {
-            let at = r.offset
-            try expect(try r.int32() == expected, at: at, what)
-        }
-        func present(_ what: String) throws {
-            let at = r.offset
-            try expect(try r.bool(), at: at, "\(what), not an absent one")
-        }
         func field(_ name: String, size: Int) throws -> [UInt8] {
-            var at = r.offset
-            try type(15, "the field \(name) (SCV_SYMBOL)")
-            try expect(try r.variableOpaque(max: 32) == Array(name.utf8), at: at, "the field \(name)")
-            try type(13, "\(name) as SCV_BYTES")
-            at = r.offset
+            try r.fieldName(name)
+            try r.scValType(13, "\(name) as SCV_BYTES")
+            let at = r.offset
             let value = try r.variableOpaque(max: size)
-            try expect(value.count == size, at: at, "\(size) bytes of \(name), not \(value.count)")
+            try XDRReader.expect(value.count == size, at: at, "\(size) bytes of \(name), not \(value.count)")
             return value
         }
         let at = r.offset
         switch try r.int32() {
         case 1:  // SCV_VOID
-            try expect(r.remaining == 0, at: r.offset, "the end of the signature")
+            try XDRReader.expect(r.remaining == 0, at: r.offset, "the end of the signature")
             return []
         case 16: break
         default: throw XDRError(offset: at, expected: "an account's signatures (SCV_VEC of maps) or SCV_VOID")
         }
-        try present("a vector of signatures")
+        try r.present("a vector of signatures")
         let countAt = r.offset
         let count = Int(try r.uint32())
-        try expect(count <= maximumSignatures, at: countAt, "at most \(maximumSignatures) signatures, not \(count)")
+        try XDRReader.expect(count <= maximumSignatures, at: countAt, "at most \(maximumSignatures) signatures, not \(count)")
         var signatures: [Signature] = []
         for _ in 0..<count {
-            try type(17, "a signature (SCV_MAP)")
-            try present("a signature map")
+            try r.scValType(17, "a signature (SCV_MAP)")
+            try r.present("a signature map")
             let fieldsAt = r.offset
-            try expect(try r.uint32() == 2, at: fieldsAt, "exactly two fields, public_key and signature")
+            try XDRReader.expect(try r.uint32() == 2, at: fieldsAt, "exactly two fields, public_key and signature")
             let keyAt = r.offset
             let key = try field("public_key", size: 32)
             if let previous = signatures.last {
-                try expect(previous.key.lexicographicallyPrecedes(key), at: keyAt, "public keys in increasing order, none twice")
+                try XDRReader.expect(previous.key.lexicographicallyPrecedes(key), at: keyAt, "public keys in increasing order, none twice")
             }
             signatures.append(Signature(key: key, signature: try field("signature", size: 64)))
         }
-        try expect(r.remaining == 0, at: r.offset, "the end of the signatures, not \(r.remaining) more bytes")
+        try XDRReader.expect(r.remaining == 0, at: r.offset, "the end of the signatures, not \(r.remaining) more bytes")
         return signatures
     }
 

@@ -208,45 +208,29 @@ package enum SmartAccountCredential {
     static func parse(_ bytes: [UInt8]) throws -> Credential? {
         var r = XDRReader(bytes)
         do {
-            func expect(_ holds: Bool, at offset: Int, _ what: String) throws {
-                if !holds { throw XDRError(offset: offset, expected: what) }
-            }
-            func type(_ expected: Int32, _ what: String) throws {
-                let at = r.offset
-                try expect(try r.int32() == expected, at: at, what)
-            }
-            func present(_ what: String) throws {
-                let at = r.offset
-                try expect(try r.bool(), at: at, "\(what), not an absent one")
-            }
-            func symbol(_ name: String) throws {
-                let at = r.offset
-                try type(15, "the field \(name) (SCV_SYMBOL)")
-                try expect(try r.variableOpaque(max: 32) == Array(name.utf8), at: at, "the field \(name)")
-            }
             let at = r.offset
             switch try r.int32() {
-            case 1: try expect(r.remaining == 0, at: r.offset, "the end of the credential"); return nil  // SCV_VOID
+            case 1: try XDRReader.expect(r.remaining == 0, at: r.offset, "the end of the credential"); return nil  // SCV_VOID
             case 17: break
             default: throw XDRError(offset: at, expected: "an AuthPayload (SCV_MAP) or SCV_VOID")
             }
-            try present("an AuthPayload")
+            try r.present("an AuthPayload")
             let fields = r.offset
-            try expect(try r.uint32() == 2, at: fields, "exactly two fields, context_rule_ids and signers")
-            try symbol("context_rule_ids")
-            try type(16, "context_rule_ids as SCV_VEC")
-            try present("a vector of rule ids")
+            try XDRReader.expect(try r.uint32() == 2, at: fields, "exactly two fields, context_rule_ids and signers")
+            try r.fieldName("context_rule_ids")
+            try r.scValType(16, "context_rule_ids as SCV_VEC")
+            try r.present("a vector of rule ids")
             let countAt = r.offset
             let count = Int(try r.uint32())
-            try expect((1...maximumContextRules).contains(count), at: countAt, "1 to \(maximumContextRules) rule ids, not \(count)")
+            try XDRReader.expect((1...maximumContextRules).contains(count), at: countAt, "1 to \(maximumContextRules) rule ids, not \(count)")
             var ids: [UInt32] = []
             for _ in 0..<count {
-                try type(3, "a rule id (SCV_U32)")
+                try r.scValType(3, "a rule id (SCV_U32)")
                 ids.append(try r.uint32())
             }
-            try symbol("signers")
-            try type(17, "signers as SCV_MAP")
-            try present("a map of signers")
+            try r.fieldName("signers")
+            try r.scValType(17, "signers as SCV_MAP")
+            try r.present("a map of signers")
             let countOffset = r.offset
             let signerCount = Int(try r.uint32())
             let most = maximumSigners(ids)
@@ -259,11 +243,11 @@ package enum SmartAccountCredential {
                     throw SmartAccountError.signersOutOfOrder(entry: index + 1)
                 }
                 let valueStart = r.offset
-                try type(13, "a signature (SCV_BYTES)")
+                try r.scValType(13, "a signature (SCV_BYTES)")
                 _ = try r.variableOpaque(max: nil)
                 entries.append(.init(signer: signer, start: start, value: valueStart..<r.offset))
             }
-            try expect(r.remaining == 0, at: r.offset, "the end of the credential, not \(r.remaining) more bytes")
+            try XDRReader.expect(r.remaining == 0, at: r.offset, "the end of the credential, not \(r.remaining) more bytes")
             return Credential(contextRuleIDs: ids, countOffset: countOffset, entries: entries, end: r.offset)
         } catch let error as XDRError {
             throw SmartAccountError.notAuthPayload(error)

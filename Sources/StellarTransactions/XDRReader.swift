@@ -119,6 +119,34 @@ struct XDRReader {
     }
 }
 
+/// Reading an `SCVal` of a fixed shape (a contract's credential, an account's signatures) part by part, each part
+/// an error that says where and what was expected.
+extension XDRReader {
+    /// Throws `what` at `offset` unless `holds`.
+    static func expect(_ holds: Bool, at offset: Int, _ what: String) throws {
+        if !holds { throw XDRError(offset: offset, expected: what) }
+    }
+
+    /// An `SCValType` of `code`.
+    mutating func scValType(_ code: Int32, _ what: String) throws {
+        let at = offset
+        try Self.expect(try int32() == code, at: at, what)
+    }
+
+    /// The `true` of an `SCVal`'s optional vector or map.
+    mutating func present(_ what: String) throws {
+        let at = offset
+        try Self.expect(try bool(), at: at, "\(what), not an absent one")
+    }
+
+    /// SCV_SYMBOL `name`: a field of a `#[contracttype]` struct, which the host keys by name.
+    mutating func fieldName(_ name: String) throws {
+        let at = offset
+        try scValType(15, "the field \(name) (SCV_SYMBOL)")
+        try Self.expect(try variableOpaque(max: 32) == Array(name.utf8), at: at, "the field \(name)")
+    }
+}
+
 /// Where an envelope stops being valid XDR, and what was expected there.
 public struct XDRError: Error, Equatable, Sendable {
     public let offset: Int
