@@ -47,8 +47,17 @@ public struct AccountSigners: Sendable, Equatable {
         func weight(_ value: StrictJSON.Value?, _ name: String) throws -> UInt8 {
             guard let value else { throw fail(.missing(name)) }
             guard case .integer = value else { throw fail(.wrongType(name, expected: "an integer", found: value.kind.rawValue)) }
-            guard let number = value.integer(as: UInt8.self) else { throw fail(.outOfRange(name)) }
+            guard let number = value.integer(as: UInt8.self) else { throw fail(.outOfRange(name, most: 255)) }
             return number
+        }
+        // A signer's weight is a uint32 in the ledger, and one above 255 could be set before protocol 10; since
+        // then stellar-core counts it as 255 (`SignatureChecker::checkSignature`: `if (w > UINT8_MAX) w =
+        // UINT8_MAX`), and Horizon shows it as stored. The master weight and the thresholds are bytes.
+        func signerWeight(_ value: StrictJSON.Value?, _ name: String) throws -> UInt8 {
+            guard let value else { throw fail(.missing(name)) }
+            guard case .integer = value else { throw fail(.wrongType(name, expected: "an integer", found: value.kind.rawValue)) }
+            guard let number = value.integer(as: UInt32.self) else { throw fail(.outOfRange(name, most: UInt32.max)) }
+            return UInt8(min(number, 255))
         }
         func accountKey(_ text: String, _ name: String) throws -> PublicKey {
             do { return try PublicKey(accountID: text) } catch { throw fail(.badKey(name, TerminalText.escaped(text))) }
@@ -76,7 +85,7 @@ public struct AccountSigners: Sendable, Equatable {
             guard let fields = entry.object else { throw fail(.wrongType(name, expected: "an object", found: entry.kind.rawValue)) }
             let text = try string(fields["key"], name + ".key")
             let type = try string(fields["type"], name + ".type")
-            let weight = try weight(fields["weight"], name + ".weight")
+            let weight = try signerWeight(fields["weight"], name + ".weight")
             let key: SignerKey
             do { key = try SignerKey(strKey: text) } catch { throw fail(.badKey(name + ".key", TerminalText.escaped(text))) }
             let expectedType = switch key {
@@ -135,7 +144,7 @@ public struct AccountSignersError: KeystoreError, Equatable {
         case notJSON(String)
         case missing(String)
         case wrongType(String, expected: String, found: String)
-        case outOfRange(String)
+        case outOfRange(String, most: UInt32)
         case badKey(String, String)
         case idsDiffer
         case tooManySigners(Int)
@@ -159,7 +168,7 @@ public struct AccountSignersError: KeystoreError, Equatable {
         case .notJSON(let reason): reason
         case .missing(let field): "it has no '\(field)'"
         case .wrongType(let field, let expected, let found): "'\(field)' is \(found), not \(expected)"
-        case .outOfRange(let field): "'\(field)' is not between 0 and 255"
+        case .outOfRange(let field, let most): "'\(field)' is not between 0 and \(most)"
         case .badKey(let field, let text): "'\(field)' is not a valid key: \(text)"
         case .idsDiffer: "'id' and 'account_id' name different accounts"
         case .tooManySigners(let count): "it lists \(count) signers; an account has at most \(AccountSigners.maximumSigners) with its master key"
