@@ -22,7 +22,12 @@ extension TransactionRequest.Checked {
         case .unnamed:
             add("origin", "none named: the request is not signed, and who made it is unknown")
         case .verified(let domain, let key):
-            add("origin", "\(SummaryText.quoted(domain)), verified: signed by its URI_REQUEST_SIGNING_KEY \(key.accountID)")
+            if request.originIsOnThisMachine {
+                add("origin", "\(SummaryText.quoted(domain)), a port on this machine: signed by the URI_REQUEST_SIGNING_KEY \(key.accountID) it served over plain http")
+                warnings.append("the request's origin is a port on this machine, whose stellar.toml came over plain http: any program here could have made and signed it")
+            } else {
+                add("origin", "\(SummaryText.quoted(domain)), verified: signed by its URI_REQUEST_SIGNING_KEY \(key.accountID)")
+            }
         }
         if let message = request.message { add("message", SummaryText.quoted(message) + " (the requester's words, not part of the transaction)") }
         if let callback = request.callback { add("callback", SummaryText.quoted(callback) + " (where the request asks the signed envelope to go)") }

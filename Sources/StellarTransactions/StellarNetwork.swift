@@ -61,4 +61,11 @@ public struct StellarNetwork: Sendable, Equatable {
     public var shown: String {
         name.map { "\($0) (\(passphrase))" } ?? SummaryText.quoted(passphrase)
     }
+
+    /// How a one-line message names it: as `shown`, but another network's passphrase escaped and, past
+    /// `TerminalText.valueLimit` characters, cut in its middle, so that a passphrase from outside (a request's, of
+    /// up to a megabyte) cannot flood the line.
+    public var shownBriefly: String {
+        name.map { "\($0) (\(passphrase))" } ?? "\"" + TerminalText.escaped(passphrase) + "\""
+    }
 }

@@ -185,7 +185,7 @@ public struct TransactionRequest: Sendable {
         public func network(given: StellarNetwork?) throws -> (network: StellarNetwork, needsConsent: Bool) {
             guard let given else { return (request.network, true) }
             guard given == request.network else {
-                throw TransactionRequestError.networkMismatch(given: given.shown, requested: request.network.shown)
+                throw TransactionRequestError.networkMismatch(given: given.shownBriefly, requested: request.network.shownBriefly)
             }
             return (given, false)
         }
@@ -283,17 +283,25 @@ public struct TransactionRequest: Sendable {
         return depth
     }
 
+    /// Whether `origin_domain` is a loopback host with a port: a service on this machine, reached over plain
+    /// http, whose stellar.toml any program here could serve from that port. `verifiedOrigin` fetches it only
+    /// when the caller allows it, and the summary says so.
+    public var originIsOnThisMachine: Bool { originDomain.map(Self.isOnThisMachine) ?? false }
+
+    static func isOnThisMachine(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = UInt16(parts[1]), port > 0, String(port) == parts[1] else { return false }
+        let host = parts[0]
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return host == "localhost" || (octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil && String(UInt8($0)!) == $0 })
+    }
+
     /// SEP-7 wants a fully qualified domain name: letters, digits and hyphens in dot-separated labels of 1 to 63,
     /// at most 253 in all. A loopback host with a port (`127.0.0.1:8000`, `localhost:8000`) is also read: a
     /// service on this machine, reached over plain http, as a test runs one.
     static func isOriginDomain(_ text: String) -> Bool {
+        if isOnThisMachine(text) { return true }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        if parts.count == 2 {
-            guard let port = UInt16(parts[1]), port > 0, String(port) == parts[1] else { return false }
-            let host = parts[0]
-            let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-            return host == "localhost" || (octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil && String(UInt8($0)!) == $0 })
-        }
         guard parts.count == 1, !text.isEmpty, text.utf8.count <= 253 else { return false }
         return text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
             !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")

@@ -34,6 +34,8 @@ public enum TransactionRequestError: KeystoreError, Equatable {
     /// The origin domain's stellar.toml has no `URI_REQUEST_SIGNING_KEY` (or not a `G…` key).
     case noSigningKey(String)
     case signatureInvalid(domain: String, key: String)
+    /// The origin is a port on this machine (`TransactionRequest.originIsOnThisMachine`), which was not allowed.
+    case originOnThisMachine(String)
 
     // Its network:
     /// The network given and the one the request names differ.
@@ -72,6 +74,8 @@ public enum TransactionRequestError: KeystoreError, Equatable {
             "The stellar.toml of \(SummaryText.quoted(domain)) has no URI_REQUEST_SIGNING_KEY (a G… key) to check the SEP-7 request with; nothing was signed."
         case .signatureInvalid(let domain, let key):
             "The SEP-7 request's signature is not by \(key), the URI_REQUEST_SIGNING_KEY of \(SummaryText.quoted(domain)): it was changed or not made there; nothing was signed."
+        case .originOnThisMachine(let domain):
+            "The SEP-7 request names \(SummaryText.quoted(domain)), a port on this machine, as its origin: its stellar.toml would come over plain http from whatever program holds that port, so it proves nothing; nothing was fetched or signed."
         case .networkMismatch(let given, let requested):
             "The network given is \(given), but the SEP-7 request is for \(requested); nothing was signed."
         case .networkNotConfirmed(let network):

@@ -8,8 +8,12 @@ extension TransactionRequest {
     /// domain's stellar.toml is fetched as a sign-in fetches one (`WebAddress`'s rules, same-origin redirects,
     /// time and size limits), never cached (SEP-7 asks that keys be fetched each time), and the signature
     /// checked against its `URI_REQUEST_SIGNING_KEY`. Nothing of the request is to be trusted before this.
-    public func verifiedOrigin(timeoutSeconds: Int = 15) throws -> Checked {
+    /// An origin that is a port on this machine (`originIsOnThisMachine`: its stellar.toml over plain http, from
+    /// whatever program holds the port) is refused before anything is fetched, unless `allowingThisMachine`
+    /// (a requester under test here); the summary then says what it is.
+    public func verifiedOrigin(timeoutSeconds: Int = 15, allowingThisMachine: Bool = false) throws -> Checked {
         guard let domain = originDomain, signature != nil else { return try checked(originKey: nil) }
+        if originIsOnThisMachine && !allowingThisMachine { throw TransactionRequestError.originOnThisMachine(domain) }
         let toml = try WebAuthService.stellarTOML(at: try WebAddress(originDomain: domain), http: HTTP(timeoutSeconds: timeoutSeconds))
         guard let text = toml.strings["URI_REQUEST_SIGNING_KEY"], let key = try? PublicKey(accountID: text) else {
             throw TransactionRequestError.noSigningKey(domain)

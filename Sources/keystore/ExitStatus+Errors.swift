@@ -73,7 +73,7 @@ extension AgentError: CommandLineError {
 extension TransactionRequestError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .signedWithoutOrigin, .originNotSigned, .noSigningKey, .signatureInvalid: .requestRefused
+        case .signedWithoutOrigin, .originNotSigned, .noSigningKey, .signatureInvalid, .originOnThisMachine: .requestRefused
         case .networkNotConfirmed: .usage
         default: .invalidInput
         }

@@ -29,6 +29,7 @@ enum Hints {
         case TrimError.accountsUnknown: "Give each as --account-file, saved from Horizon (curl https://horizon.stellar.org/accounts/G…)."
         case TransactionRequestError.networkNotConfirmed: "give it with --network or --network-passphrase, or answer yes at a terminal."
         case TransactionRequestError.noCallback: "drop --submit-callback."
+        case TransactionRequestError.originOnThisMachine: "for a requester under test on this machine, add --allow-local-origin."
         default: nil
         }
     }

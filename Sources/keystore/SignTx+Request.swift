@@ -10,7 +10,8 @@ extension SignTx {
         replace (fields to fill in) refused. When it names an origin_domain, its signature is checked against \
         the URI_REQUEST_SIGNING_KEY of https://DOMAIN/.well-known/stellar.toml before anything else; a \
         signature without an origin_domain, an origin_domain without a signature, no such key or a bad \
-        signature is exit 15, before any PIN. The summary shows the origin (verified, by which key, or none), \
+        signature is exit 15, before any PIN; so is an origin_domain that is a port on this machine \
+        (localhost:PORT, whose stellar.toml would come over plain http), unless --allow-local-origin. The summary shows the origin (verified, by which key, or none), \
         msg, callback, pubkey (a warning when it is not this key), chain and whether the request named its \
         network. The network given must be the request's (one naming none is for the public network), else \
         exit 2; with none given, the request's is used only after a yes typed at the terminal (no terminal: \
@@ -24,7 +25,7 @@ extension SignTx {
     /// review (`SigningRequest.transaction(_:network:)`), shown (with the consent its network may need), signed,
     /// printed; then, if asked, sent to its callback.
     func signRequest(_ text: [UInt8], accounts: [AccountSigners], alreadyRead pinFirst: PINLine?) throws {
-        let request = try TransactionRequest(uri: text).verifiedOrigin()
+        let request = try TransactionRequest(uri: text).verifiedOrigin(allowingThisMachine: allowLocalOrigin)
         // Where it would go is known before anything is signed.
         if submitCallback { _ = try request.callbackAddress() }
         let review = try key.review(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts))

@@ -86,6 +86,9 @@ struct SignTx: ParsableCommand {
     @Flag(help: "With a SEP-7 request that has a callback (url:…), also POST the signed envelope there.")
     var submitCallback = false
 
+    @Flag(help: "Accept a SEP-7 request whose origin_domain is a port on this machine (localhost:PORT, 127.x.x.x:PORT), its stellar.toml fetched over plain http: for testing a requester here.")
+    var allowLocalOrigin = false
+
     func validate() throws {
         if batch && submitCallback { throw ValidationError("--submit-callback is for a SEP-7 request, not --batch.") }
         if batch && !input.fromStandardInput {

@@ -28,7 +28,8 @@ final class SEP7CLITests {
     }
 
     func sign(_ uri: String, _ extra: [String] = ["--network", "testnet"]) throws -> KeystoreProcess.Result {
-        try home.run(["sign-tx", "--name", golden.name, "--pin-stdin"] + extra + [uri], stdin: golden.pin + "\n")
+        // The test server is the requester, on this machine.
+        try home.run(["sign-tx", "--name", golden.name, "--pin-stdin", "--allow-local-origin"] + extra + [uri], stdin: golden.pin + "\n")
     }
 
     /// The origin's key is fetched and checked, the summary shows the request, and the envelope printed is the one
@@ -39,8 +40,9 @@ final class SEP7CLITests {
         let result = try sign(uri)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == expected + "\n")
-        #expect(result.stderr.contains("  origin      \"127.0.0.1:\(server.port)\", verified: signed by its URI_REQUEST_SIGNING_KEY \(Self.originKey)"),
+        #expect(result.stderr.contains("  origin      \"127.0.0.1:\(server.port)\", a port on this machine: signed by the URI_REQUEST_SIGNING_KEY \(Self.originKey) it served over plain http"),
                 "\(result.stderr)")
+        #expect(result.stderr.contains("  !! the request's origin is a port on this machine, whose stellar.toml came over plain http"), "\(result.stderr)")
         #expect(result.stderr.contains("  message     \"Pay invoice 7 & co.\" (the requester's words, not part of the transaction)"))
         #expect(result.stderr.contains("  callback    \"http://127.0.0.1:\(server.port)/callback?id=7\""))
         #expect(result.stderr.contains("  pubkey      \(golden.address) (the key the request asks to sign)"))
@@ -49,10 +51,10 @@ final class SEP7CLITests {
 
         let file = home.path + "/request.txt"
         try (uri + "\n").write(toFile: file, atomically: false, encoding: .utf8)
-        let fromFile = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--pin-stdin", "--file", file, "--quiet"],
+        let fromFile = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--pin-stdin", "--allow-local-origin", "--file", file, "--quiet"],
                                     stdin: golden.pin + "\n")
         #expect(fromFile.status == 0 && fromFile.stdout == expected + "\n" && fromFile.stderr.isEmpty, "\(fromFile.stderr)")
-        let fromStdin = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--pin-stdin", "--quiet"],
+        let fromStdin = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--pin-stdin", "--allow-local-origin", "--quiet"],
                                      stdin: golden.pin + "\n" + uri + "\n")
         #expect(fromStdin.status == 0 && fromStdin.stdout == expected + "\n", "\(fromStdin.stderr)")
     }
@@ -64,7 +66,7 @@ final class SEP7CLITests {
         let uri = try server.request(name == "no-key" ? "valid" : name)
         if name == "no-key" { try server.control("toml=no-key") }
         let before = home.snapshot()
-        let result = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--submit-callback", uri])
+        let result = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--allow-local-origin", "--submit-callback", uri])
         #expect(result.status == 15 && result.stderrLines.count == 1, "\(name): \(result.stderr)")
         let expected = switch name {
         case "unsigned-origin": "but is not signed, so that origin is unproven"
@@ -74,6 +76,20 @@ final class SEP7CLITests {
         #expect(result.stderr.contains(expected), "\(name): \(result.stderr)")
         #expect(result.stdout.isEmpty && home.snapshot() == before)
         #expect(try server.posts().isEmpty)
+    }
+
+    /// Review of issue 32: a request chooses its origin_domain, and one that is a port on this machine would have its
+    /// stellar.toml from whatever program holds that port, over plain http. Refused (exit 15) before anything is
+    /// fetched unless --allow-local-origin: with the server's stellar.toml set to have no key, a fetch would have
+    /// said so instead. (Failed first: it was fetched and shown as "verified".)
+    @Test func anOriginOnThisMachineIsRefusedUnlessAllowed() throws {
+        try server.control("toml=no-key")
+        let before = home.snapshot()
+        let result = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", try server.request("valid")])
+        #expect(result.status == 15 && result.stderrLines.count == 1 && result.stdout.isEmpty, "\(result.stderr)")
+        #expect(result.stderr.contains("names \"127.0.0.1:\(server.port)\", a port on this machine, as its origin")
+                && result.stderr.contains("--allow-local-origin"), "\(result.stderr)")
+        #expect(home.snapshot() == before)
     }
 
     @Test func aNetworkThatIsNotTheRequestsExits2() throws {
@@ -96,7 +112,7 @@ final class SEP7CLITests {
         var process = home.keystore
         process.environment["STELLAR_NETWORK"] = nil
         process.environment["STELLAR_NETWORK_PASSPHRASE"] = nil
-        let result = try process.run(["sign-tx", "--name", golden.name, "--pin-stdin", try server.request("valid")],
+        let result = try process.run(["sign-tx", "--name", golden.name, "--pin-stdin", "--allow-local-origin", try server.request("valid")],
                                      stdin: Array((golden.pin + "\n").utf8))
         #expect(result.status == 64 && result.stderrLines.count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("is for testnet (Test SDF Network ; September 2015), and no network was given to check it against"))
@@ -124,7 +140,8 @@ final class SEP7CLITests {
         #expect(failed.stdout == expected + "\n")
 
         // No callback in the request: refused before the PIN.
-        let none = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--submit-callback", try server.request("no-callback")])
+        let none = try home.run(["sign-tx", "--name", golden.name, "--network", "testnet", "--allow-local-origin", "--submit-callback",
+                                 try server.request("no-callback")])
         #expect(none.status == 2 && none.stderr.contains("no callback") && none.stdout.isEmpty, "\(none.stderr)")
         #expect(try server.posts().count == 2)
     }

@@ -248,7 +248,7 @@ public struct SigningConsent: Sendable, Equatable {
     public var question: String {
         var sentences: [String] = []
         if let requestedNetwork {
-            sentences.append("The request is for \(requestedNetwork.shown), and no network was given: the signature counts there only.")
+            sentences.append("The request is for \(requestedNetwork.shownBriefly), and no network was given: the signature counts there only.")
         }
         func entries(_ numbers: [Int], _ one: String, _ many: String) -> String {
             numbers.count == 1 ? "Authorization \(numbers[0]) \(one)" : "Authorizations \(numbers.map(String.init).joined(separator: ", ")) \(many)"
@@ -266,7 +266,7 @@ public struct SigningConsent: Sendable, Equatable {
 
     /// The error of a request whose consent was not given: its first risk's.
     public var refusal: KeystoreError {
-        if let requestedNetwork { return TransactionRequestError.networkNotConfirmed(requestedNetwork.shown) }
+        if let requestedNetwork { return TransactionRequestError.networkNotConfirmed(requestedNetwork.shownBriefly) }
         if risks.contains(.notStrict), let first = notStrict.first { return AuthorizationError.notStrict(entry: first) }
         return AuthorizationError.notAddressBound(entries: notAddressBound)
     }
