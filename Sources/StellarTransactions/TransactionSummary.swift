@@ -164,14 +164,17 @@ public struct TransactionSummary: Sendable, Encodable {
         signer = identity.map { "\(SummaryText.quotedIfNeeded($0.name)) (\($0.key.accountID))" }
         var sources = [SummaryText.ed25519(of: transaction.sourceAccount)] + transaction.operations.compactMap { $0.sourceAccount.map(SummaryText.ed25519) }
         if case .feeBump(let bump) = envelope.decoded { sources.append(SummaryText.ed25519(of: bump.feeSource)) }
-        thresholds = accounts.map { envelope.signatureCheck(on: network, accounts: $0, adding: identity?.key) }
+        let check = accounts.map { envelope.signatureCheck(on: network, accounts: $0, adding: identity?.key) }
+        thresholds = check
         warnings = SummaryText.warnings(transaction, now: now)
             + (identity.map { identity in
-                sources.contains(identity.key.rawRepresentation) ? [] : [
+                // One of a needed account's signers, whose signature a check would take (the account JSON says
+                // so), has its part in the transaction.
+                sources.contains(identity.key.rawRepresentation) || check?.isNewSignatureUsed == true ? [] : [
                     "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
             } ?? [])
             + Elision.warnings(elisions)
-            + (thresholds?.warnings ?? [])
+            + (check?.warnings ?? [])
     }
 
     /// The summary as lines of text for a terminal: `SigningSummary.text` of it.

@@ -41,14 +41,8 @@ struct CombineTx: ParsableCommand {
     func run() throws {
         let network = try networkOptions.resolve()
         let accounts = try accountFiles.read()
-        var known = try signers.map { SignerKey.ed25519(try PublicKey(accountID: $0)) }
-        known += accounts.flatMap { account in
-            (account.masterWeight > 0 ? [SignerKey.ed25519(account.account)] : []) + account.signers.map(\.key)
-        }
-        known += try keystore.keystore().identities().compactMap { identity in
-            identity.address.flatMap { try? PublicKey(accountID: $0) }.map(SignerKey.ed25519)
-        }
-        let combined = try TransactionEnvelope.combining(try readCopies(), on: network, knownSigners: known)
+        let combined = try keystore.keystore().combining(try readCopies(), on: network,
+                                                         signers: try signers.map { try PublicKey(accountID: $0) }, accounts: accounts)
         var envelope = try TransactionEnvelope(xdr: combined.envelope)
         // Trimmed (or refused) before anything is said: a refusal is one line.
         let trimmed = trim ? try envelope.trimmed(on: network, accounts: accounts) : nil

@@ -29,12 +29,20 @@ struct ShareTx: ParsableCommand {
     @Option(help: ArgumentHelp("The key the co-signer is asked to sign with.", valueName: "G…"))
     var pubkey: String?
 
+    @Flag(help: "Print one JSON object: {\"uri\", \"hash\", \"network\"}.")
+    var json = false
+
     func run() throws {
         let network = try networkOptions.resolve()
         let pubkey = try self.pubkey.map { try PublicKey(accountID: $0) }
         if let callback { _ = try WebAddress(callback) }
         let envelope = try input.read()
         let request = try TransactionRequest(envelope: envelope, network: network, message: msg, callback: callback, pubkey: pubkey)
-        Console.print(request.uri)
+        if json {
+            struct Output: Encodable { let uri, hash, network: String }
+            try Console.printJSON(Output(uri: request.uri, hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase))
+        } else {
+            Console.print(request.uri)
+        }
     }
 }

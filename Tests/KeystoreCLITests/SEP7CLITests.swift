@@ -182,6 +182,12 @@ final class SEP7CLITests {
         #expect(object["network"] as? String == "Test SDF Network ; September 2015")
         #expect(object["again"] as? String == uri, "stellar-sdk writes the same fields the same way")
 
+        // --json: the same request, with the transaction's hash and the network.
+        let json = try home.run(["share-tx", "--network", "testnet", "--msg", "sign by Friday, № 7", "--callback", "https://cosigner.example/cb?x=1",
+                                 "--pubkey", golden.address, "--json", envelope])
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [String: String], "\(json.stderr)")
+        #expect(fields["uri"] == uri && fields["network"] == "testnet" && fields["hash"]?.count == 64, "\(fields)")
+
         // The public network is not named (SEP-7's default); sign-tx reads it back.
         let publicEnvelope = try server.signed("public")
         let publicMade = try home.run(["share-tx", "--network", "public", publicEnvelope])

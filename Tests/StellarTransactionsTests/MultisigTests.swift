@@ -133,6 +133,23 @@ struct JSONValue: Decodable {
         #expect(extra.isNewSignatureUsed == false && extra.warnings.contains { $0.hasPrefix("\(stranger.accountID)'s signature would not be used") })
     }
 
+    /// A key that is not the source of anything is warned about (it may be signing a transaction it has no part
+    /// in), unless the account JSON shows it to be a signer of a needed account whose check takes its signature.
+    /// (Found by the docs review of issue 32: every multisig signer was told its key had no part.)
+    @Test func aSignerOfTheSourceIsNotWarnedOfHavingNoPart() throws {
+        let testCase = MultisigFixtures.named("payment")
+        let firstCopy = try TransactionEnvelope(base64: testCase.copies[0].envelope)
+        let accounts = try MultisigFixtures.accounts(for: testCase)
+        func warns(_ key: String, accounts: [AccountSigners]?) throws -> Bool {
+            let key = try PublicKey(accountID: MultisigFixtures.loaded.keys[key]!)
+            return TransactionSummary(firstCopy, on: Self.network, signingAs: ("someone", key), accounts: accounts).warnings
+                .contains { $0.hasPrefix("\(key.accountID) is neither the source") }
+        }
+        #expect(try !warns("B", accounts: accounts))
+        #expect(try warns("B", accounts: nil), "without the account's JSON, nothing shows the key's part")
+        #expect(try warns("Z", accounts: accounts), "a key no needed account takes")
+    }
+
     @Test func aCopyOfAnotherTransactionIsNamed() throws {
         let payment = try TransactionEnvelope(base64: MultisigFixtures.named("payment").combined)
         let other = try TransactionEnvelope(base64: MultisigFixtures.named("set_options").combined)
