@@ -35,7 +35,7 @@ signatures = []
 for copy in copies:
     assert copy.hash() == first.hash()
     for signature in copy.signatures:
-        key = (signature.signature_hint.signature_hint, signature.signature.signature)
+        key = (bytes(signature.signature_hint), bytes(signature.signature))
         if key not in seen:
             seen.add(key)
             signatures.append(signature)
@@ -51,8 +51,9 @@ declare -A total
 names=(combine trim show showfile version python)
 for name in "${names[@]}"; do total[$name]=""; done
 for round in 1 2 3; do
-    total[combine]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" combine-tx "${COPIES[@]}")"
-    total[trim]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" combine-tx --account-file "$WORK/treasury.json" --trim "${COPIES[@]}")"
+    # combine-tx says what it kept and removed on standard error, every run: kept out of the table.
+    total[combine]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" combine-tx "${COPIES[@]}" 2>"$WORK/notes")"
+    total[trim]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" combine-tx --account-file "$WORK/treasury.json" --trim "${COPIES[@]}" 2>"$WORK/notes")"
     total[show]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" show-tx --file "$WORK/copy0.xdr")"
     total[showfile]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" show-tx --account-file "$WORK/treasury.json" --file "$WORK/copy0.xdr")"
     total[version]+=" $("$WORK/limits" spawn "$RUNS" "$KEYSTORE" --version)"
