@@ -7,7 +7,7 @@ import StellarText
 
 @main
 struct KeystoreCommand: ParsableCommand {
-    static let version = "0.3.0"
+    static let version = "0.4.0"
     /// Every subcommand names it as its `_superCommandName`: argument-parser then skips, for a subcommand parsed
     /// on its own (`parse()`'s fast path), the search for a completion-script request, which builds two more
     /// commands by reflection (14% of a session `sign`, by `perf record`). It affects nothing else unless the
