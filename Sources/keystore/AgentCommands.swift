@@ -57,6 +57,11 @@ struct AgentStart: ParsableCommand {
             foreground, else to syslog, or to --log. Keys live only in this process's locked memory. A V1 \
             authorization preimage (signAuthEntry), whose signature binds no address and could be replayed as the \
             credential of another address that accepts the key (CAP-71-02), is refused unless --allow-v1.
+
+            Started by systemd for a socket it listens on (keystore-agent.socket: socket activation, LISTEN_FDS), \
+            the agent serves that socket, in the foreground, after the checks it makes on one of its own (yours, in \
+            a directory only you can enter; its mode narrowed to 0600), logs to standard error (the journal), and \
+            leaves the socket to systemd when it stops: the next connection starts it again.
             """)
 
     @Option(help: ArgumentHelp("Where to listen (default: $XDG_RUNTIME_DIR/keystore/agent.sock).", valueName: "path"))
@@ -109,7 +114,9 @@ struct AgentStart: ParsableCommand {
 
     func run() throws {
         let asks = confirm || confirmPublic
-        if !foreground && !asks { return try detach() }
+        // Served here whatever --foreground says: the service manager that passed it waits on this process.
+        let inherited = try InheritedSocket.passedToThisProcess(expectedPath: socket.map(AgentClient.absolutePath))
+        if !foreground && !asks && inherited == nil { return try detach() }
         // A log reader that went away (a closed terminal, a pipe) must fail a write, not end the agent.
         signal(SIGPIPE, SIG_IGN)
         let terminal = asks ? try AgentTerminal.open() : nil
@@ -121,13 +128,15 @@ struct AgentStart: ParsableCommand {
         if allowV1 { options.allowing = .notAddressBound }
         // The TPM that P-256 keys handed to the agent are opened in: $KEYSTORE_TPM_TCTI's, as for every command.
         options.tpm = TPM(environment: Environment.values, allowingOpenLockout: false)
-        let path = try path()
-        let agent = try KeystoreAgent(socketPath: path, options: options)
+        let agent = try inherited.map { try KeystoreAgent(inheriting: $0, options: options) }
+            ?? KeystoreAgent(socketPath: try path(), options: options)
         if !syslog {
+            let path = agent.socketPath
             Console.print(AgentSocketOptions.exportLine(path))
             let asking = confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
                 : confirm ? "; each signature waits for y here" : ""
-            Console.note("agent listening at \(path), pid \(getpid())\(asking)")
+            let passed = agent.isSocketActivated ? " (its socket passed by the service manager)" : ""
+            Console.note("agent listening at \(TerminalText.escaped(path, limit: nil))\(passed), pid \(getpid())\(asking)")
         }
         agent.run(stoppingOnSignals: true)
     }
@@ -166,7 +175,8 @@ struct AgentStart: ParsableCommand {
             throw AgentCommandError.runningWithOtherLimits(path, ttl: running.ttl, idle: running.idle, allowsV1: running.allowsV1)
         }
         Console.print(AgentSocketOptions.exportLine(path))
-        Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)")
+        let by = running.isSocketActivated ? ", started by its service manager (socket activation)" : ""
+        Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)\(by)")
     }
 }
 
@@ -238,15 +248,25 @@ struct AgentStop: ParsableCommand {
         commandName: "stop",
         _superCommandName: "\(KeystoreCommand.name) agent",
         abstract: "Stop the agent: its keys are dropped and its socket removed.",
-        discussion: "Asks the agent over its socket (after checking that it is yours), and waits up to 5 s for it to go.")
+        discussion: "Asks the agent over its socket (after checking that it is yours), and waits up to 5 s for it to go. An agent started by systemd (socket activation) drops its keys and ends; systemd keeps its socket and starts it again at the next connection.")
 
     @OptionGroup var agent: AgentSocketOptions
 
     func run() throws {
         // Asked over the protocol, never by a signal to a pid an answer gave.
-        try agent.client().shutdown()
-        // For eval "$(keystore agent stop)", as logout does for a session.
-        Console.print(AgentSocketOptions.unsetLine)
+        let client = try agent.client()
+        switch try client.shutdown() {
+        case .removed:
+            // For eval "$(keystore agent stop)", as logout does for a session.
+            Console.print(AgentSocketOptions.unsetLine)
+        case .keptByServiceManager:
+            // The socket still answers, so KEYSTORE_AGENT stays as it is.
+            Console.note("""
+                the agent stopped and dropped its keys; its service manager still listens at \
+                \(TerminalText.escaped(client.socketPath, limit: nil)) and starts it again at the next connection; \
+                to end that, stop the socket unit (systemctl --user stop keystore-agent.socket)
+                """)
+        }
     }
 }
 

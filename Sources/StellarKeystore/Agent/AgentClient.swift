@@ -75,6 +75,8 @@ public final class AgentClient: Sendable {
         public let confirms: Bool
         /// It signs V1 authorization preimages (`KeystoreAgent.Options.allowing`).
         public let allowsV1: Bool
+        /// It serves a socket a service manager passed it (`KeystoreAgent.isSocketActivated`).
+        public let isSocketActivated: Bool
     }
 
     public func status() throws -> Status {
@@ -82,7 +84,8 @@ public final class AgentClient: Sendable {
         guard let pid, let keys = result["keys"]?.integer(as: Int.self),
               case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks keys or confirm") }
         return Status(pid: Int(pid), keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
-                      confirms: confirms, allowsV1: result["allowV1"] == .boolean(true))
+                      confirms: confirms, allowsV1: result["allowV1"] == .boolean(true),
+                      isSocketActivated: result["socketActivated"] == .boolean(true))
     }
 
     public func keys() throws -> [KeystoreAgent.KeyInfo] {
@@ -106,13 +109,40 @@ public final class AgentClient: Sendable {
         try count(try call(.removeKey, [("name", .string(name.rawValue)), ("keystore", .string(keystore))]))
     }
 
-    /// Asks the agent to stop (it drops its keys and removes its socket), and waits up to 5 s until it has:
-    /// `AgentError.didNotStop` if it still answers then. Nothing is signalled.
-    public func shutdown() throws {
-        guard case .boolean(true)? = try call(.shutdown, [])["stopping"] else { throw AgentError.badAnswer("shutdown did not say it is stopping") }
-        state.withLock { $0.disconnect() }
+    /// What is at the agent's socket once it has stopped.
+    public enum SocketAfterShutdown: Sendable, Equatable {
+        /// The agent removed it: nothing answers there until an agent is started again.
+        case removed
+        /// It is a service manager's (`KeystoreAgent.isSocketActivated`), which keeps listening and starts an agent
+        /// again at the next connection.
+        case keptByServiceManager
+    }
+
+    /// Asks the agent to stop (it drops its keys and removes its socket, unless a service manager passed it), and
+    /// waits up to 5 s until it has: `AgentError.didNotStop` if it still answers then. Nothing is signalled. For a
+    /// socket that stays, the agent has stopped when it ends this connection, which it does after dropping every
+    /// key: a new connection would only start another agent.
+    @discardableResult
+    public func shutdown() throws -> SocketAfterShutdown {
+        let kept = try state.withLock { channel -> Bool in
+            defer { channel.disconnect() }
+            let result = try exchange(&channel, .shutdown, [])
+            guard case .boolean(true)? = result["stopping"] else { throw AgentError.badAnswer("shutdown did not say it is stopping") }
+            guard case .boolean(true)? = result["socketKept"] else { return false }
+            guard let socket = channel.socket, channel.received.isEmpty,
+                  let waited = UnixSocket.waitForInput([socket.fd], milliseconds: 5000), waited[0] else {
+                throw AgentError.didNotStop(socketPath)
+            }
+            // The end of the stream, or a reset: either way the connection is over.
+            var byte: UInt8 = 0
+            if let count = withUnsafeMutableBytes(of: &byte, { socket.read(into: $0) }), count > 0 {
+                throw AgentError.badAnswer("the agent sent more after its answer to shutdown")
+            }
+            return true
+        }
+        if kept { return .keptByServiceManager }
         for _ in 0..<500 {
-            guard try Self.isListening(at: socketPath) else { return }
+            guard try Self.isListening(at: socketPath) else { return .removed }
             usleep(10_000)
         }
         throw AgentError.didNotStop(socketPath)

@@ -114,10 +114,14 @@ struct AgentConnection {
             return add(request, bytesAfter: bytesAfter)
         case .shutdown:
             // Answered before the agent stops, which closes every connection.
-            round.answers += AgentJSON.result(id: request.id, .object([("stopping", .boolean(true))]))
+            round.answers += AgentJSON.result(id: request.id, .object([("stopping", .boolean(true)),
+                                                                       ("socketKept", .boolean(agent.isSocketActivated))]))
             round.log.append("shutdown ok")
             _ = flush(&round)
             agent.stop()
+            // Open until the agent has dropped every key and hangs up every connection (or 5 s): a client that
+            // waits for this one to end knows the keys are gone, even when the socket stays, a service manager's.
+            _ = UnixSocket.waitForInput([], orHangUpOf: socket.fd, milliseconds: 5000)
             return false
         default:
             let (response, entry) = agent.answer(request, from: caller)

@@ -34,6 +34,9 @@ public enum AgentError: KeystoreError, Equatable {
     case socketPathNotAbsolute(String)
     /// The agent was asked to stop and still answers.
     case didNotStop(String)
+    /// The listening socket the service manager passed (`InheritedSocket`) is not one the agent serves, and why;
+    /// no connection was accepted on it.
+    case inheritedSocketRefused(String)
 
     /// Why a request that needed a person's yes did not get one.
     public enum Rejection: Sendable, Equatable {
@@ -130,6 +133,8 @@ public enum AgentError: KeystoreError, Equatable {
             "The agent socket path \(TerminalText.escaped(path, limit: nil)) is not absolute."
         case .didNotStop(let path):
             "The agent at \(TerminalText.escaped(path, limit: nil)) did not stop."
+        case .inheritedSocketRefused(let reason):
+            "Refusing the socket passed by the service manager: \(reason)."
         }
     }
 

@@ -85,6 +85,7 @@ extension KeystoreAgent {
                              ("ttl", options.ttl.map(AgentJSON.integer) ?? .null), ("idle", options.idle.map(AgentJSON.integer) ?? .null),
                              ("confirm", .boolean(options.confirm != nil)),
                              ("allowV1", .boolean(options.allowing.contains(.notAddressBound))),
+                             ("socketActivated", .boolean(isSocketActivated)),
                              ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
                              ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
         case .lock:

@@ -72,6 +72,8 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     public let socketPath: String
     public let options: Options
+    /// Whether the socket is one a service manager passed (`init(inheriting:options:)`), which outlives the agent.
+    public let isSocketActivated: Bool
     private let listener: UnixSocket
     private let wakePipe: WakePipe
     /// A descriptor kept open to be given up when the process has no other: then a waiting connection can be
@@ -110,15 +112,12 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     /// Listens at `socketPath`, in a directory made private first (0700, the user's own, as for sessions); the
     /// socket is mode 0600. A live agent there is `AgentError.socketInUse`; a socket left by a dead one is replaced.
-    public init(socketPath: String, options: Options = Options()) throws {
-        self.socketPath = socketPath
-        self.options = options
+    public convenience init(socketPath: String, options: Options = Options()) throws {
         _ = try UnixSocket.checkedAddress(socketPath)
-        logQueue = LogQueue(options.log)
         let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
-        wakePipe = try WakePipe(for: "pipe")
-        spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let wakePipe = try WakePipe(for: "pipe")
+        let listener: UnixSocket
         do {
             var info = stat()
             if lstat(socketPath, &info) == 0 {
@@ -129,9 +128,27 @@ public final class KeystoreAgent: @unchecked Sendable {
             listener = try UnixSocket.listen(at: socketPath)
         } catch {
             wakePipe.close()
-            close(spareDescriptor)
             throw error
         }
+        self.init(socketPath: socketPath, listener: listener, wakePipe: wakePipe, isSocketActivated: false, options: options)
+    }
+
+    /// Serves the socket the service manager listens on and passed to this process, checked as one the agent made
+    /// (`InheritedSocket.passedToThisProcess`). The manager keeps listening after the agent stops, and starts an
+    /// agent again at the next connection: the socket file is the manager's, and is left in place.
+    public convenience init(inheriting socket: InheritedSocket, options: Options = Options()) throws {
+        let wakePipe = try WakePipe(for: "pipe")
+        self.init(socketPath: socket.path, listener: socket.socket, wakePipe: wakePipe, isSocketActivated: true, options: options)
+    }
+
+    private init(socketPath: String, listener: UnixSocket, wakePipe: WakePipe, isSocketActivated: Bool, options: Options) {
+        self.socketPath = socketPath
+        self.options = options
+        self.listener = listener
+        self.wakePipe = wakePipe
+        self.isSocketActivated = isSocketActivated
+        logQueue = LogQueue(options.log)
+        spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     deinit {
@@ -151,7 +168,7 @@ public final class KeystoreAgent: @unchecked Sendable {
     // MARK: Running
 
     /// Serves until `stop()` (or, with `stoppingOnSignals`, SIGTERM, SIGINT or SIGHUP). Then every key is
-    /// dropped, open connections are closed, and the socket file is removed.
+    /// dropped, open connections are closed, and the socket file is removed (unless a service manager passed it).
     public func run(stoppingOnSignals: Bool = false) {
         if stoppingOnSignals { Signals.stop(on: [SIGTERM, SIGINT, SIGHUP], writingTo: wakePipe.writeEnd) }
         while true {
@@ -230,7 +247,7 @@ public final class KeystoreAgent: @unchecked Sendable {
     private func shutDown() {
         logRefusals(now: .infinity)
         logQueue.drain(seconds: 2)
-        unlink(socketPath)
+        if !isSocketActivated { unlink(socketPath) }
         listener.close()
         state.withLock { state in
             state.keys.removeAll()

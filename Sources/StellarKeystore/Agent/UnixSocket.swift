@@ -1,6 +1,7 @@
 import Glibc
 internal import CPlatform
 import StellarKeys
+import StellarText
 
 /// A Unix stream socket: the agent's only use of the socket calls, kept in this one file.
 final class UnixSocket: @unchecked Sendable {
@@ -95,25 +96,13 @@ final class UnixSocket: @unchecked Sendable {
     /// and before it could learn anything from a connection.
     static func connectToOwnServer(at path: String, timeout: Int) throws -> UnixSocket? {
         guard path.hasPrefix("/") else { throw AgentError.socketPathNotAbsolute(path) }
-        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        // "/agent.sock" is in "/", which is checked like any other directory (and is no one's private one).
-        let directory = parent.isEmpty ? "/" : parent
         let me = geteuid()
-        var info = stat()
-        do {
-            guard lstat(directory, &info) == 0 else {
-                if errno == ENOENT || errno == ENOTDIR { return nil }
-                throw AgentError.system("read \(directory)", errno)
-            }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR: break
-            case S_IFLNK: throw AgentError.untrustedSocket(path, .directoryIsSymlink)
-            default: throw AgentError.untrustedSocket(path, .directoryNotADirectory)
-            }
-            guard info.st_uid == me, info.st_mode & 0o077 == 0 else {
-                throw AgentError.untrustedSocket(path, .directoryNotPrivate(owner: info.st_uid, mode: info.st_mode & 0o7777))
-            }
+        switch try directoryTrust(of: path) {
+        case .absent: return nil
+        case .distrusted(let why): throw AgentError.untrustedSocket(path, why)
+        case .privateToMe: break
         }
+        var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
             throw AgentError.system("read \(path)", errno)
@@ -124,6 +113,87 @@ final class UnixSocket: @unchecked Sendable {
         guard let server = socket.peer() else { throw AgentError.untrustedSocket(path, .serverUnknown) }
         guard server.uid == me else { throw AgentError.untrustedSocket(path, .serverNotOwned(uid: server.uid)) }
         return socket
+    }
+
+    /// Whether the directory of the socket at `path` is one only this process's user can change.
+    enum DirectoryTrust: Equatable {
+        case privateToMe
+        /// There is no such directory.
+        case absent
+        case distrusted(AgentError.SocketDistrust)
+    }
+
+    /// Its directory must be a real directory (not a symlink) owned by the effective uid, with no access for group
+    /// or others.
+    static func directoryTrust(of path: String) throws -> DirectoryTrust {
+        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        // "/agent.sock" is in "/", which is checked like any other directory (and is no one's private one).
+        let directory = parent.isEmpty ? "/" : parent
+        var info = stat()
+        guard lstat(directory, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return .absent }
+            throw AgentError.system("read \(directory)", errno)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: break
+        case S_IFLNK: return .distrusted(.directoryIsSymlink)
+        default: return .distrusted(.directoryNotADirectory)
+        }
+        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            return .distrusted(.directoryNotPrivate(owner: info.st_uid, mode: info.st_mode & 0o7777))
+        }
+        return .privateToMe
+    }
+
+    /// The socket at descriptor `fd`, which the process that started this one left open for it to serve, and the
+    /// path it listens at: refused unless it is a Unix stream socket that listens, at a path in the file system
+    /// (not an abstract or unnamed one), and that path is a socket in a directory only this user can change, and
+    /// the user's own. A mode that lets group or others in (a socket bound under a loose umask) is narrowed to
+    /// 0600, as for a socket this process binds itself. It is made non-blocking, like `listen(at:)`'s, and
+    /// closed on exec.
+    static func adoptListening(_ fd: Int32) throws -> (socket: UnixSocket, path: String) {
+        func refused(_ reason: String) -> AgentError { .inheritedSocketRefused(reason) }
+        var info = stat()
+        guard fcntl(fd, F_GETFD) >= 0, fstat(fd, &info) == 0 else { throw refused("descriptor \(fd) is not open") }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw refused("descriptor \(fd) is not a socket") }
+        func option(_ name: Int32) -> Int32? {
+            var value: Int32 = 0, length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard option(SO_DOMAIN) == AF_UNIX, option(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else {
+            throw refused("descriptor \(fd) is not a Unix stream socket")
+        }
+        guard option(SO_ACCEPTCONN) == 1 else { throw refused("descriptor \(fd) is not listening") }
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let pathBytes = withUnsafeBytes(of: address.sun_path) { raw in
+            Array(raw.prefix(max(0, Int(length) - MemoryLayout<sa_family_t>.size)).prefix { $0 != 0 })
+        }
+        // An abstract address begins with a zero byte: it has no file, so no owner or mode to check.
+        guard named == 0, let first = pathBytes.first, first == UInt8(ascii: "/") else {
+            throw refused("descriptor \(fd) listens at no path in the file system")
+        }
+        let path = String(decoding: pathBytes, as: UTF8.self)
+        switch try directoryTrust(of: path) {
+        case .privateToMe: break
+        case .absent: throw refused("its directory is gone (\(TerminalText.escaped(path, limit: nil)))")
+        case .distrusted(let why): throw refused("\(TerminalText.escaped(path, limit: nil)): \(why.reason)")
+        }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
+            throw refused("\(TerminalText.escaped(path, limit: nil)) is not a socket")
+        }
+        guard info.st_uid == geteuid() else {
+            throw refused("\(TerminalText.escaped(path, limit: nil)): \(AgentError.SocketDistrust.socketNotOwned(owner: info.st_uid).reason)")
+        }
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(path, 0o600) == 0 else { throw AgentError.system("chmod \(path)", errno) }
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return (UnixSocket(fd: fd), path)
     }
 
     /// What one `accept` gave.
