@@ -14,51 +14,30 @@ import StellarKeystore
         return try #require(blocks.first { $0.contains(marker) }, "no README block contains \(marker)")
     }
 
-    /// The install block, verbatim, in a copy of the package (so that its build cannot wait on this test run's
-    /// own .build lock) with a temporary HOME: the binary runs, the man pages and completions are where it says.
-    @Test(.timeLimit(.minutes(15)))
-    func theInstallBlockInstallsAsWritten() throws {
-        let block = try Self.block(containing: "install -D -s")
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-readme-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        let package = work + "/package", home = work + "/home", temporary = work + "/tmp"
-        for directory in [package, home, temporary] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        for item in ["Package.swift", "Sources", "Tests", "docs"] {
-            try FileManager.default.copyItem(atPath: Self.root.appendingPathComponent(item).path, toPath: package + "/" + item)
-        }
-        var bash = KeystoreProcess(program: "/bin/bash")
-        bash.environment["HOME"] = home
-        bash.environment["TMPDIR"] = temporary
-        let run = try bash.run(["-e", "-c", "cd '\(package)'\n" + block], timeout: 900)
-        try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        let installed = try KeystoreProcess(program: home + "/.local/bin/keystore").run(["--version"])
-        #expect(installed.status == 0 && installed.stdout.hasPrefix(KeystoreCommand.version), "\(installed.stderr)")
-        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.1"))
-        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.tpm-protect.1"))
-        let plugin = try KeystoreProcess(program: home + "/.local/bin/stellar-keystore").run(["--help"])
-        #expect(plugin.status == 0 && plugin.stdout.contains("USAGE: stellar keystore <subcommand>"), "\(plugin.stderr)")
-        let signer = try KeystoreProcess(program: home + "/.local/bin/stellar-signer-keystore").run(["x"])
-        #expect(signer.status == 2 && signer.stderr.contains("takes no arguments"), "\(signer.stderr)")
-        let completion = try String(contentsOfFile: home + "/.local/share/bash-completion/completions/keystore", encoding: .utf8)
-        #expect(completion.contains("tpm-reset-lockout"))
-        // Libraries opened at run time come from the system's library path only, never from beside the binary.
-        let searchPaths = try PlantedLibrary.searchPaths(of: home + "/.local/bin/keystore")
-        #expect(!searchPaths.contains { $0.contains("$ORIGIN") }, "\(searchPaths)")
-        #expect(try !PlantedLibrary.constructorRuns(beside: home + "/.local/bin/keystore"),
-                "a libcurl.so.4 or libtss2 library planted beside the installed binary was loaded")
-    }
-
-    /// The benchmarks measure the binary the README installs: bench/build.sh's `BUILD=(…)` is the README's build
-    /// command, word for word, but for `--product keystore`, which the script adds itself.
-    @Test func theBenchmarksBuildWhatTheREADMEInstalls() throws {
+    /// The benchmarks measure, and the Debian package holds, the binary the README installs: bench/build.sh's and
+    /// scripts/package-deb's `BUILD=(…)` is the README's build command, word for word, but for `--product keystore`,
+    /// which each script adds itself. (PackageTests runs the README's block and the package script.)
+    @Test(arguments: ["bench/build.sh", "scripts/package-deb"])
+    func theScriptsBuildWhatTheREADMEInstalls(_ path: String) throws {
         func words(_ text: Substring) -> [Substring] { text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\\" }) }
         let install = try Self.block(containing: "install -D -s")
         var readme = words(try #require(install.split(separator: "&&").first))
         let product = try #require(readme.firstIndex(of: "--product"))
         readme.removeSubrange(product...(product + 1))
-        let script = try String(contentsOf: Self.root.appendingPathComponent("bench/build.sh"), encoding: .utf8)
-        let array = try #require(script.split(separator: "BUILD=(", maxSplits: 1).last?.split(separator: ")", maxSplits: 1).first)
-        #expect(words(array) == readme, "README: \(readme)\nbench/build.sh: \(words(array))")
+        let script = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+        let array = try #require(script.split(separator: "BUILD=(", maxSplits: 1).dropFirst().first?.split(separator: ")", maxSplits: 1).first)
+        #expect(words(array) == readme, "README: \(readme)\n\(path): \(words(array))")
+    }
+
+    /// The user's install lines name the package scripts/package-deb makes of today's version, and the agent's
+    /// socket they export is the one the systemd unit listens on (%t is $XDG_RUNTIME_DIR).
+    @Test func theUsersInstallLinesNameTodaysPackageAndTheUnitsSocket() throws {
+        let install = try Self.block(containing: "scripts/package-deb")
+        #expect(install.contains("sudo apt install ./keystore_\(KeystoreCommand.version)_amd64.deb"), "\(install)")
+        let agent = try Self.block(containing: "systemctl --user enable --now keystore-agent.socket")
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("packaging/systemd/keystore-agent.socket"), encoding: .utf8)
+        let listen = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ListenStream=%t/") }).dropFirst("ListenStream=%t/".count)
+        #expect(agent.contains("export KEYSTORE_AGENT=\"$XDG_RUNTIME_DIR/\(listen)\""), "\(agent)")
     }
 
     /// The scripted session: a session started and ended with eval leaves no token behind, so the next
