@@ -68,6 +68,21 @@ final class AgentHome {
     }
 
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    /// A `listKeys` sent on a raw connection to the socket, with none of the client's checks, by the process that
+    /// `prefix` runs as: stdout is "answered", or "closed" when the agent closed the connection unanswered.
+    func listKeysRaw(as prefix: [String]) throws -> KeystoreProcess.Result {
+        let client = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)
+            try:
+                s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"listKeys"}\\n')
+                print("answered" if s.recv(4096) else "closed")
+            except (ConnectionResetError, BrokenPipeError):
+                print("closed")
+            """
+        return try KeystoreProcess(program: "/usr/bin/python3").run(["-c", client, socket], prefix: prefix, timeout: 30)
+    }
 }
 
 @Suite struct AgentCLITests {
@@ -268,16 +283,7 @@ final class AgentHome {
             ["agent", "list", "--socket", agent.socket], prefix: FakeAgent.asNobody)
         #expect(other.status == 8 && other.stdout.isEmpty && other.stderr.contains("Refusing the agent socket"), "\(other.stderr)")
         // ... and a client that asks anyway is closed by the agent unanswered.
-        let client = """
-            import socket, sys
-            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)
-            try:
-                s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"listKeys"}\\n')
-                print("answered" if s.recv(4096) else "closed")
-            except (ConnectionResetError, BrokenPipeError):
-                print("closed")
-            """
-        let raw = try KeystoreProcess(program: "/usr/bin/python3").run(["-c", client, agent.socket], prefix: FakeAgent.asNobody, timeout: 30)
+        let raw = try agent.listKeysRaw(as: FakeAgent.asNobody)
         #expect(raw.stdout == "closed\n", "\(raw.stdout) \(raw.stderr)")
         // Refusals are counted and logged at most once a second, from the agent's own thread: wait for the line.
         let refused = "closed 1 connection(s) at once: from uid 65534, not this agent's user"

@@ -58,16 +58,7 @@ import StellarKeystore
                 if stat(directory, &info) == 0 && info.st_mode & 0o001 == 0 { chmod(directory, info.st_mode & 0o7777 | 0o711) }
             }
             chmod(agent.socket, 0o666)
-            let client = """
-                import socket, sys
-                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)
-                try:
-                    s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"listKeys"}\\n')
-                    print("answered" if s.recv(4096) else "closed")
-                except (ConnectionResetError, BrokenPipeError):
-                    print("closed")
-                """
-            let raw = try KeystoreProcess(program: "/usr/bin/python3").run(["-c", client, agent.socket], prefix: FakeAgent.asNobody, timeout: 30)
+            let raw = try agent.listKeysRaw(as: FakeAgent.asNobody)
             #expect(raw.stdout == "closed\n", "\(raw.stdout) \(raw.stderr)")
             chmod(agent.home.runtime + "/keystore", 0o700)
             chmod(agent.socket, 0o600)
