@@ -51,6 +51,24 @@ int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid) {
 #endif
 }
 
+long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int32_t *pid) {
+    struct iovec data = { .iov_base = buffer, .iov_len = size };
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct ucred))]; } control;
+    struct msghdr message = { .msg_iov = &data, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+    *pid = 0;
+    ssize_t count = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (count <= 0) return count;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_CREDENTIALS &&
+            header->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
+            *pid = credentials.pid;
+        }
+    }
+    return count;
+}
+
 int keystore_spawn_close_from(void *actions, int lowest) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);

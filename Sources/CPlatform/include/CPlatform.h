@@ -21,6 +21,11 @@ int keystore_reset_fatal_signals(void);
 /// ucred needs _GNU_SOURCE). Returns 0, or -1 with errno set.
 int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid);
 
+/// recv on a Unix stream socket with SO_PASSCRED set, and the pid of the process that wrote what was read
+/// (SCM_CREDENTIALS: the kernel records the writer's own unless it holds CAP_SYS_ADMIN), or 0 in *pid when none
+/// came. Returns the count, 0 at the end of the stream, or -1 with errno set.
+long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int32_t *pid);
+
 /// Adds "close every descriptor from `lowest` up" to posix_spawn file actions (glibc's
 /// posix_spawn_file_actions_addclosefrom_np, declared only under _GNU_SOURCE). Returns 0 or an error number.
 int keystore_spawn_close_from(void *actions, int lowest);

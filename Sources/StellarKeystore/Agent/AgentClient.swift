@@ -20,11 +20,14 @@ public final class AgentClient: Sendable {
         var socket: UnixSocket?
         var received: [UInt8] = []
         var nextID = 1
+        /// The process that wrote the last bytes read, as the kernel says (`UnixSocket.identifyWriters`).
+        var writer: Int32 = 0
 
         mutating func disconnect() {
             socket?.close()
             socket = nil
             received.removeAll()
+            writer = 0
         }
     }
 
@@ -67,7 +70,8 @@ public final class AgentClient: Sendable {
 
     /// What `status` reports.
     public struct Status: Sendable {
-        /// The agent's process, as the kernel reports the server of this connection (not as the answer says).
+        /// The agent's process, as the kernel reports the writer of the answer (not as the answer says; and not
+        /// `SO_PEERCRED`, which names whoever listens: a service manager, for a socket it passed the agent).
         public let pid: Int
         public let keys: Int
         public let ttl: Int?
@@ -80,7 +84,8 @@ public final class AgentClient: Sendable {
     }
 
     public func status() throws -> Status {
-        let (result, pid) = try call(.status, []) { $0.socket?.peer()?.pid }
+        // The writer of the answer, not the listener: a service manager listens on a socket it passed the agent.
+        let (result, pid) = try call(.status, []) { $0.writer > 0 ? $0.writer : $0.socket?.peer()?.pid }
         guard let pid, let keys = result["keys"]?.integer(as: Int.self),
               case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks keys or confirm") }
         return Status(pid: Int(pid), keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
@@ -276,6 +281,7 @@ public final class AgentClient: Sendable {
         guard let socket = try UnixSocket.connectToOwnServer(at: socketPath, timeout: Self.answerTimeout) else {
             throw AgentError.notRunning(socketPath)
         }
+        socket.identifyWriters()
         channel.socket = socket
         return socket
     }
@@ -286,12 +292,14 @@ public final class AgentClient: Sendable {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while !channel.received.contains(0x0A) {
             guard channel.received.count <= AgentProtocol.largestRequest else { throw AgentError.badAnswer("an answer over 1 MiB") }
-            guard let count = chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) else {
+            var writer: Int32 = 0
+            guard let count = chunk.withUnsafeMutableBytes({ socket.read(into: $0, sender: &writer) }) else {
                 // A reset (the agent closed the connection unread, as it does for another user) or the timeout.
                 throw AgentError.connectionLost(UnixSocket.timedOut ? "did not answer within \(Self.answerTimeout) s" : Self.closedUnanswered)
             }
             guard count > 0 else { throw AgentError.connectionLost(Self.closedUnanswered) }
             channel.received.append(contentsOf: chunk[..<count])
+            channel.writer = writer
         }
         let newline = channel.received.firstIndex(of: 0x0A)!
         let line = Array(channel.received[..<newline])

@@ -272,6 +272,20 @@ final class UnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Has the kernel name, with what is read from now on, the process that wrote it (SO_PASSCRED), for
+    /// `read(into:sender:)`. Set before the request whose answer's writer matters is sent.
+    func identifyWriters() { var on: Int32 = 1; _ = setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<Int32>.size)) }
+
+    /// `read(into:)`, and the pid of the process that wrote what was read, as the kernel recorded it (0 if it did
+    /// not say): on a socket a service manager listens on, `peer()` names the manager, and this the agent.
+    func read(into buffer: UnsafeMutableRawBufferPointer, sender: inout Int32) -> Int? {
+        while true {
+            let count = keystore_receive_with_sender(fd, buffer.baseAddress, UInt(buffer.count), &sender)
+            if count < 0 && errno == EINTR { continue }
+            return count < 0 ? nil : Int(count)
+        }
+    }
+
     /// Ends the connection both ways, waking a thread blocked on it; the descriptor stays its owner's to close.
     func hangUp() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 
