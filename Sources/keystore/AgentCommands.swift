@@ -247,7 +247,7 @@ struct AgentStop: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stop",
         _superCommandName: "\(KeystoreCommand.name) agent",
-        abstract: "Stop the agent: its keys are dropped and its socket removed.",
+        abstract: "Stop the agent: its keys are dropped and its socket removed (unless systemd passed it).",
         discussion: "Asks the agent over its socket (after checking that it is yours), and waits up to 5 s for it to go. An agent started by systemd (socket activation) drops its keys and ends; systemd keeps its socket and starts it again at the next connection.")
 
     @OptionGroup var agent: AgentSocketOptions

@@ -101,10 +101,13 @@ enum ReleaseCopy {
         try Self.expectNoLibraryIsLoadedFromBesideIt(home + "/.local/bin/keystore")
     }
 
-    /// Libraries opened at run time come from the system's library path only, never from beside the binary.
+    /// Libraries opened at run time come from the system's library path only, never from beside the binary; and
+    /// every symbol is bound at start (BIND_NOW), so that with RELRO no relocation stays writable while it runs.
     static func expectNoLibraryIsLoadedFromBesideIt(_ binary: String) throws {
         let searchPaths = try PlantedLibrary.searchPaths(of: binary)
         #expect(!searchPaths.contains { $0.contains("$ORIGIN") }, "\(searchPaths)")
+        let elf = try KeystoreProcess(program: "readelf").run(["-d", "-l", binary])
+        #expect(elf.stdout.contains("GNU_RELRO") && elf.stdout.contains("BIND_NOW"), "no full RELRO: \(elf.stdout)")
         #expect(try !PlantedLibrary.constructorRuns(beside: binary),
                 "a libcurl.so.4 or libtss2 library planted beside \(binary) was loaded")
     }

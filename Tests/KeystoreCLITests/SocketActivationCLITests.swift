@@ -20,7 +20,10 @@ import StellarKeystore
             ["-l", agent.socket, "--fdname=agent", KeystoreProcess.binary, "agent", "--foreground"])
         var info = stat()
         for _ in 0..<500 { guard lstat(agent.socket, &info) != 0 else { break }; usleep(10_000) }
-        try #require(lstat(agent.socket, &info) == 0, "systemd-socket-activate made no socket")
+        guard lstat(agent.socket, &info) == 0 else {
+            let result = try ended(running)
+            throw SocketActivationFailure(message: "systemd-socket-activate made no socket: \(result.stderr)")
+        }
         return running
     }
 
@@ -106,4 +109,10 @@ import StellarKeystore
         #expect(result.stderr.hasSuffix(line), "\(result.stderr)")
         unlink(agent.socket)
     }
+}
+
+/// systemd-socket-activate did not start as a test needs it to.
+struct SocketActivationFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
