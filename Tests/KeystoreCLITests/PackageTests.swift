@@ -210,15 +210,27 @@ enum ReleaseCopy {
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
     }
 
-    /// lintian, with the package's own overrides (if any) honoured: no error and no warning.
+    /// lintian, with the package's own overrides (if any) honoured: no error and no warning. It leaves a file of
+    /// its ELF cache (`mldbm-elf-*`) in its temporary directory: a private one, removed, so that nothing of it
+    /// outlives the test.
     @Test(.timeLimit(.minutes(20)))
     func lintianFindsNoErrorOrWarning() throws {
         let deb = try ReleaseCopy.debianPackage()
+        let system = FileManager.default.temporaryDirectory.path
+        func leftovers() -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: system)) ?? []).filter { $0.hasPrefix("mldbm-") })
+        }
+        let before = leftovers()
+        let scratch = system + "/keystore-lintian-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
         var lintian = KeystoreProcess(program: "lintian")
         lintian.environment["HOME"] = try ReleaseCopy.home
+        lintian.environment["TMPDIR"] = scratch
         let run = try lintian.run(["--fail-on", "error,warning", deb], timeout: 300)
         let findings = run.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
         #expect(run.status == 0 && findings.isEmpty, "\(run.stdout)\n\(run.stderr)")
+        #expect(leftovers().subtracting(before).isEmpty, "lintian left \(leftovers().subtracting(before)) in \(system)")
     }
 
     /// Unpacked into a scratch root, the packaged binary runs without the build around it: `--version`, `list` on
