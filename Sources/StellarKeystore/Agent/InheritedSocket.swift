@@ -58,7 +58,7 @@ public struct InheritedSocket {
         if descriptors == 1 {
             chosen = 0
         } else {
-            let named = (given ?? []).indices.filter { given![$0] == agentName }
+            let named = (given ?? []).indices.filter { given?[$0] == agentName }
             guard named.count == 1 else {
                 throw refused("\(descriptors) sockets were passed, and \(named.isEmpty ? "none" : "more than one") is named \(agentName)")
             }
