@@ -84,6 +84,6 @@ let package = Package(
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
     ]
 )

@@ -18,12 +18,16 @@ extension ReadmeTests {
 
     /// A directory of the test's own, removed by `body`'s end.
     /// `swiftc -typecheck` of `files` against the modules this run built, as an app's code (module `AnApp`, not
-    /// this package: `package` members are invisible), in `scratch`.
-    static func typecheckAsAnApp(_ files: [String], in scratch: String, flags: [String] = []) throws -> KeystoreProcess.Result {
+    /// this package: `package` members are invisible), in `scratch`. `throughSIL`: compiled on through the SIL
+    /// diagnostics (`-emit-sil`), where ownership is checked: a `~Copyable` value that cannot be consumed where the
+    /// code consumes it is an error there, not in a type check.
+    static func typecheckAsAnApp(_ files: [String], in scratch: String, flags: [String] = [],
+                                 throughSIL: Bool = false) throws -> KeystoreProcess.Result {
         let build = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent()
         var swiftc = KeystoreProcess(program: "swiftc")
         swiftc.environment["TMPDIR"] = scratch
-        return try swiftc.run(["-typecheck", "-module-name", "AnApp"] + flags + files + [
+        let mode = throughSIL ? ["-emit-sil", "-wmo", "-o", scratch + "/app.sil"] : ["-typecheck"]
+        return try swiftc.run(mode + ["-module-name", "AnApp"] + flags + files + [
             "-I", build.appendingPathComponent("Modules").path,
             "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CPlatform.build/module.modulemap").path,
             "-Xcc", "-fmodule-map-file=" + build.appendingPathComponent("CTSS2.build/module.modulemap").path,
@@ -60,15 +64,17 @@ extension ReadmeTests {
         #expect(String(ciLast) == lines[1], "CI runs \(ciLast), the README \(lines[1])")
     }
 
-    /// The README's Library block, verbatim, type-checks against the library this run built (swiftc with the
-    /// build's modules: a second of work, not a package build). `path` is the app's own, given beside it.
-    @Test func theLibraryBlockCompilesAsWritten() throws {
+    /// The README's Library block, verbatim, compiles as an app's `main.swift` (top-level code, as `swift package
+    /// init --type executable` makes it, where a `let` is a global) against the library this run built: swiftc
+    /// with the build's modules, through the SIL diagnostics that check what is consumed (seconds, not a package
+    /// build). `path` is the app's own, given beside it.
+    @Test func theLibraryBlockCompilesAsAnAppsMain() throws {
         let block = try Self.block("swift", containing: "import StellarKeystore", in: Self.readme)
         try Self.withScratch { scratch in
             try block.write(toFile: scratch + "/main.swift", atomically: false, encoding: .utf8)
             try "let path = \"/nonexistent\"\n".write(toFile: scratch + "/given.swift", atomically: false, encoding: .utf8)
             let result = try Self.typecheckAsAnApp([scratch + "/main.swift", scratch + "/given.swift"], in: scratch,
-                                                   flags: ["-warnings-as-errors"])
+                                                   flags: ["-warnings-as-errors"], throughSIL: true)
             #expect(result.status == 0, "\(result.stderr)")
         }
     }

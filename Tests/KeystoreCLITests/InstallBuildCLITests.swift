@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import SoftwareToken
+import StellarKeystore
+import TestFixtures
+
+extension PackageTests {
+    /// The binary people run: each signing command's text and `--json` output, with each key source (the PIN, a
+    /// session, the agent, a token), and the commands that need no key, run by the install build (the README's
+    /// install block, the one release build the package's tests make) beside the debug build the rest of the
+    /// suite runs. Both must exit alike and print the same bytes: a defect that shows only under `-O` (`sign-tx
+    /// --json` once read a summary freed with its review, and crashed) fails here.
+    ///
+    /// Nested in `PackageTests`, so serialized with the tests that make that build.
+    @Suite struct InstallBuild {
+        static let golden = KeystoreHome.golden
+        let home = try! KeystoreHome()
+
+        init() throws {
+            try home.addGolden()
+            _ = try home.keystoreWithRuntime()
+        }
+
+        /// The README's install block run once in the package's copy; the binary it installs.
+        static func installed() throws -> String {
+            let binary = try ReleaseCopy.home + "/.local/bin/keystore"
+            if FileManager.default.isExecutableFile(atPath: binary) { return binary }
+            let run = try ReleaseCopy.bash(try ReadmeTests.block(containing: "install -D -s"))
+            try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+            return binary
+        }
+
+        /// One command line, with what it reads.
+        struct Call: CustomStringConvertible {
+            let arguments: [String]
+            var stdin = ""
+            var files: [Int32: String] = [:]
+            var description: String { arguments.joined(separator: " ") }
+        }
+
+        /// Runs each call with the debug build and with the install build, with the same environment: the install
+        /// build's status and output must be the debug build's, a success must print something, and `--json`
+        /// must print one JSON value.
+        func expectBothBuildsAgree(_ calls: [Call], environment: [String: String?] = [:], succeed: Bool = true) throws {
+            let installed = try Self.installed()
+            for call in calls {
+                var debug = home.keystore
+                debug.environment["XDG_RUNTIME_DIR"] = home.runtime
+                for (key, value) in environment { debug.environment[key] = value }
+                var release = debug
+                release.program = installed
+                let files = call.files.mapValues { Array($0.utf8) }
+                let expected = try debug.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
+                let result = try release.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
+                #expect(result.status == expected.status, "\(call): install build exit \(result.status), debug \(expected.status): \(result.stderr)")
+                #expect(result.stdout == expected.stdout, "\(call): install build printed \(result.stdout), debug \(expected.stdout)")
+                #expect(result.stderr == expected.stderr, "\(call): install build said \(result.stderr), debug \(expected.stderr)")
+                if succeed {
+                    #expect(result.status == 0 && !result.stdout.isEmpty, "\(call): \(result.stderr)")
+                }
+                if succeed && call.arguments.contains("--json") && !call.arguments.contains("--batch") {
+                    #expect((try? JSONSerialization.jsonObject(with: Data(result.stdoutBytes))) != nil, "\(call): \(result.stdout)")
+                }
+            }
+        }
+
+        /// Every signing command, in text and in JSON (with `extra` added to each); `entries`: the authorization
+        /// entries of the fixtures' envelope too, which are the golden key's only.
+        static func signingCalls(_ extra: [String], files: [Int32: String] = [:], entries: Bool = true) throws -> [Call] {
+            let transactions = Envelopes.loaded.envelopes
+            let tx = try #require(transactions.first { $0.name.hasPrefix("payment_native (testnet") })
+            let auth = try #require(SignAuthCLITests.file.envelopes.first { $0.name == "v2" })
+            let preimage = try #require(SignAuthCLITests.file.cases.first { $0.name.hasPrefix("v2") })
+            let request = try #require(try SEP7Fixtures.load().cases.first { $0.name == "plain" })
+            let testnet = ["--network", "testnet"]
+            var calls: [[String]] = [
+                ["sign", "--hex", "00112233"],
+                ["sign-message", "héllo"],
+                ["sign-tx", "--quiet"] + testnet + [tx.envelope],
+                ["sign-tx", "--quiet"] + testnet + [request.uri],
+                ["sign-auth", "--quiet", "--network", preimage.network, "--preimage", preimage.preimage],
+            ]
+            if entries { calls.append(["sign-auth", "--quiet", "--network", auth.network, "--expiration-ledger", "\(auth.expiration)", auth.envelope]) }
+            calls += calls.map { $0 + ["--json"] }
+            var all = calls.map { Call(arguments: $0 + extra, files: files) }
+            all.append(Call(arguments: ["sign", "--batch"] + extra, stdin: "{\"id\":1,\"hex\":\"00\"}\n{\"id\":2,\"message\":\"hi\"}\n", files: files))
+            all.append(Call(arguments: ["sign-tx", "--batch"] + testnet + extra, stdin: "{\"id\":1,\"envelope\":\"\(tx.envelope)\"}\n", files: files))
+            return all
+        }
+
+        var name: [String] { ["--name", Self.golden.name] }
+
+        @Test(.timeLimit(.minutes(20)))
+        func withThePIN() throws {
+            try expectBothBuildsAgree(try Self.signingCalls(name + ["--pin-fd", "3"], files: [3: Self.golden.pin + "\n"]))
+            // The summary on standard error too, and sign-tx with an account file and --trim.
+            let file = home.path + "/A.json"
+            try #require(Multisig.loaded.accounts["A"]).write(to: URL(fileURLWithPath: file))
+            let unsigned = Multisig.loaded.named("payment").copies[0].envelope
+            try expectBothBuildsAgree([
+                Call(arguments: ["sign-tx", "--network", "testnet", "--account-file", file, unsigned] + name, stdin: Self.golden.pin + "\n"),
+                Call(arguments: ["sign-tx", "--network", "testnet", "--account-file", file, "--json", unsigned] + name, stdin: Self.golden.pin + "\n"),
+            ].map { Call(arguments: $0.arguments + ["--pin-stdin"], stdin: $0.stdin) })
+        }
+
+        @Test(.timeLimit(.minutes(20)))
+        func withASession() throws {
+            let login = try home.keystoreWithRuntime().run(["login", "--session", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
+            try #require(login.status == 0, "\(login.stderr)")
+            let token = String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
+            defer { _ = try? home.keystoreWithRuntime().run(["logout"]) }
+            try expectBothBuildsAgree(try Self.signingCalls(name) + [Call(arguments: ["status"]), Call(arguments: ["status", "--json"])],
+                                      environment: ["KEYSTORE_SESSION": token])
+        }
+
+        /// The agent is the install build's too: it is a binary people run.
+        @Test(.timeLimit(.minutes(20)))
+        func throughTheAgent() throws {
+            var keystore = try home.keystoreWithRuntime()
+            keystore.program = try Self.installed()
+            let socket = home.runtime + "/keystore/agent.sock"
+            let agent = try keystore.start(["agent", "start", "--foreground"])
+            defer {
+                kill(agent.pid, SIGTERM)
+                _ = try? agent.wait(timeout: 20)
+            }
+            for _ in 0..<500 where !((try? AgentClient.isListening(at: socket)) ?? false) { usleep(10_000) }
+            let add = try keystore.run(["login", "--agent", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
+            try #require(add.status == 0, "\(add.stderr)")
+            // sign-auth of a V1 preimage is refused by an agent started without --allow-v1; the V2 ones are signed.
+            try expectBothBuildsAgree(try Self.signingCalls(name), environment: ["KEYSTORE_AGENT": socket])
+            try expectBothBuildsAgree([Call(arguments: ["agent", "list"]), Call(arguments: ["agent", "list", "--json"])],
+                                      environment: ["KEYSTORE_AGENT": socket])
+        }
+
+        @Test(.enabled(if: SoftwareToken.isInstalled, "softhsm2 is not installed"), .timeLimit(.minutes(20)))
+        func withATokenKey() throws {
+            let token = try SoftwareToken(label: "keystore-install", pin: "4711-token")
+            defer { token.remove() }
+            let environment = token.environment.mapValues { Optional($0) }
+            var keystore = try home.keystoreWithRuntime()
+            for (key, value) in token.environment { keystore.environment[key] = value }
+            let signup = try keystore.run(["signup", "--name", "hsm", "--pkcs11", token.modulePath, "--pin-stdin"], stdin: Array("4711-token\n".utf8))
+            try #require(signup.status == 0, "\(signup.stderr)")
+            // A token key signs what a seed signs (the fixtures' authorization entries are the golden key's).
+            let calls = try Self.signingCalls(["--name", "hsm", "--pin-fd", "3"], files: [3: "4711-token\n"], entries: false)
+            try expectBothBuildsAgree(calls, environment: environment)
+        }
+
+        /// The commands that need no key (or only the vault's public part), in text and JSON.
+        @Test(.timeLimit(.minutes(20)))
+        func withoutAKey() throws {
+            let tx = try #require(Envelopes.loaded.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
+            let multisig = Multisig.loaded.named("payment")
+            let file = home.path + "/A.json"
+            try #require(Multisig.loaded.accounts["A"]).write(to: URL(fileURLWithPath: file))
+            let copies = try multisig.copies.enumerated().map { copy in
+                let path = home.path + "/payment.\(copy.offset).xdr"
+                try (copy.element.envelope + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+                return path
+            }
+            let signed = try #require(try home.run(["sign", "--hex", "00", "--pin-stdin"] + name, stdin: Self.golden.pin + "\n").stdout
+                .split(separator: "\n").first.map(String.init))
+            var calls: [[String]] = [
+                ["list"], ["address"] + name,
+                ["show-tx", "--network", "testnet", tx.envelope],
+                ["show-tx", "--network", "testnet", "--account-file", file, multisig.combined],
+                ["combine-tx", "--network", "testnet"] + copies,
+                ["share-tx", "--network", "testnet", tx.envelope],
+                ["verify", "--raw", "--address", Self.golden.address, "--signature", signed, "--hex", "00"],
+                ["strkey", "decode", Self.golden.address],
+            ]
+            calls += calls.map { $0 + ["--json"] }
+            try expectBothBuildsAgree(calls.map { Call(arguments: $0) })
+            // A refusal is one line and the same exit from both.
+            let refused = [Call(arguments: ["sign-tx", "--network", "testnet", "--json", "AAAA"] + name),
+                           Call(arguments: ["verify", "--address", Self.golden.address, "--signature", signed, "--hex", "00", "--json"])]
+            try expectBothBuildsAgree(refused, succeed: false)
+        }
+    }
+}
