@@ -136,15 +136,15 @@ struct SignAuth: ParsableCommand {
         let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
                                                     for: account, allowing: allowing, p256Form: signatureForm))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let signer = review.signer.address
-        let signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let signed = approval.signed
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, network, signer: String
                 let signed: [Int]
                 let leftAlone: [AuthorizationPlan.LeftAlone]
             }
-            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: signer,
+            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: approval.signer.address,
                                          signed: signed.plan.toSign, leftAlone: signed.plan.leftAlone))
         } else {
             Console.print(signed.base64)
@@ -155,11 +155,11 @@ struct SignAuth: ParsableCommand {
         let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing,
                                                    p256Form: signatureForm))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let signer = review.signer.address
-        let signature = Base64.string(try key.approve(review, consent: consent, alreadyRead: pinFirst))
+        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let signature = Base64.string(approval.signed)
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }
-            try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: signer))
+            try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: approval.signer.address))
         } else {
             Console.print(signature)
         }

@@ -29,13 +29,15 @@ extension SignTx {
         // Where it would go is known before anything is signed.
         if submitCallback { _ = try request.callbackAddress() }
         let review = try key.review(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts))
-        let summary = review.summary
-        let network = summary.network ?? request.request.network
         // Which signatures are extra must be known before any PIN is asked.
-        if trim { try request.request.envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
+        if trim {
+            try request.request.envelope.signatureCheck(on: review.summary.network ?? request.request.network, accounts: accounts).checkTrimmable()
+        }
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let signer = review.signer.address
-        var signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let (summary, signer) = (approval.summary, approval.signer.address)
+        let network = summary.network ?? request.request.network
+        var signed = approval.signed
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
         }

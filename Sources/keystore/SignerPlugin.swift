@@ -113,7 +113,7 @@ struct SignerPlugin {
         let review = try key.review(.transaction(envelope, network: network, expectedHash: hash))
         key.show(review)
         let signer = try review.signer.ed25519Key()
-        let signed = try key.approve(review)
+        let signed = try key.approve(review).signed
         Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: signed.signature)))\"]")
     }
 
@@ -134,7 +134,7 @@ struct SignerPlugin {
         if review.consentNeeded != nil { throw SignerPluginError.v1NotAllowed }
         let signer = try review.signer.ed25519Key()
         key.show(review)
-        let signature = try key.approve(review)
+        let signature = try key.approve(review).signed
         Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: signature)))
     }
 }

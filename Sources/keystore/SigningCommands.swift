@@ -50,7 +50,7 @@ struct SignMessage: ParsableCommand {
         if batch {
             let review = try key.review(.messages(encoding: format.encoding))
             key.showIfPersonTypesPIN(review, alreadyRead: nil)
-            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
@@ -58,8 +58,8 @@ struct SignMessage: ParsableCommand {
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
         let review = try key.review(.message(bytes))
         key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
-        let address = review.signer.address
-        let signature = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let (address, signature) = (approval.signer.address, approval.signed)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
             try Console.printJSON(Output(address: address, signature: format.encode(signature),
@@ -99,13 +99,13 @@ struct Sign: ParsableCommand {
         if batch {
             let review = try key.review(.payloads(encoding: format.encoding))
             key.showIfPersonTypesPIN(review, alreadyRead: nil)
-            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
         let review = try key.review(.payload(try payload.bytes(for: .signing)))
         key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
-        let address = review.signer.address
-        let signature = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let (address, signature) = (approval.signer.address, approval.signed)
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }
             try Console.printJSON(Output(address: address, signature: format.encode(signature)))

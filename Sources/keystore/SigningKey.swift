@@ -80,9 +80,9 @@ struct SigningKeyOptions: ParsableArguments {
 
     /// Approves `review` with the PIN, read only if its key needs one: `alreadyRead` (a PIN the command had to
     /// read before it could tell, as `sign-tx` reads the PIN line of standard input before the envelope), else
-    /// as the PIN options say.
+    /// as the PIN options say. What is printed after is read from the approval, never from the review.
     func approve<Signed>(_ review: consuming SigningReview<Signed>, consent: SigningConsent? = nil,
-                         alreadyRead: PINLine? = nil) throws -> Signed {
+                         alreadyRead: PINLine? = nil) throws -> Approval<Signed> {
         let source = review.keySource
         return try review.approve(consent: consent) { try alreadyRead?.pin(for: source) ?? pin.read(for: source) }
     }

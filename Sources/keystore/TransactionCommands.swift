@@ -102,7 +102,7 @@ struct SignTx: ParsableCommand {
             let network = try networkOptions.resolve()
             let review = try key.review(.transactions(network: network))
             if !quiet { key.showIfPersonTypesPIN(review, alreadyRead: nil) }
-            return try BatchSigner(try key.approve(review)).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
@@ -117,9 +117,8 @@ struct SignTx: ParsableCommand {
         if trim { try envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
         let review = try key.review(.transaction(envelope, network: network, accounts: accounts))
         if !quiet { key.show(review) }
-        let summary = review.summary
-        let signer = review.signer.address
-        let signed = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let (signed, signer) = (approval.signed, approval.signer.address)
         if signed.wasAlreadySigned {
             Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
         }
@@ -134,7 +133,7 @@ struct SignTx: ParsableCommand {
             }
             try Console.printJSON(Output(envelope: trimmed?.base64 ?? signed.base64, hash: Hex.string(signed.hash),
                                          network: network.name ?? network.passphrase, signer: signer, alreadySigned: signed.wasAlreadySigned,
-                                         summary: summary.transaction, removed: trimmed?.removed))
+                                         summary: approval.summary.transaction, removed: trimmed?.removed))
         } else {
             Console.print(trimmed?.base64 ?? signed.base64)
         }

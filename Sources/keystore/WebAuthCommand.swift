@@ -156,13 +156,13 @@ struct WebAuth: ParsableCommand {
     /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
     /// for NAME", or the next line of standard input with --pin-stdin.
     func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PINLine? = nil) throws -> [UInt8] {
-        let account = review.signer.name
         let source = review.keySource
+        // Only two identities are ever asked: the account's, and the client domain's when it is another.
         return try review.approve(consent: consent) { name in
-            name == account && clientDomainName.map({ $0 != name.rawValue }) ?? true
+            clientDomainName.map({ $0 != name.rawValue }) ?? true
                 ? try alreadyRead?.pin(for: source) ?? key.pin.read(for: source)
                 : try key.pin.read(prompt: "PIN for \(name.rawValue): ")
-        }
+        }.signed
     }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.

@@ -55,6 +55,21 @@ import Testing
         return found
     }
 
+    /// No code keeps a value read out of a review: what is printed after signing comes from the `Approval` that
+    /// `approve` returns. Swift 6.3.1's optimizer held such a copy as a borrow of the review's storage, which the
+    /// consuming `approve` freed (`sign-tx --json` crashed in the install build only).
+    @Test func nothingReadFromAReviewIsKept() throws {
+        let kept = try Regex(#"(let|var) [a-zA-Z_, ()]+ = \(?review\.(summary|signer)"#)
+        for target in Self.libraries + ["keystore"] {
+            for path in Self.sources(target) {
+                for (number, line) in try Self.text(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                where line.contains(kept) {
+                    Issue.record("\(path):\(number + 1) keeps a value read from a review: \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+    }
+
     /// An app's user has no `keystore` command and no options: the command line adds those (Hints).
     @Test func noLibraryStringNamesAKeystoreCommandOrAnOption() throws {
         let forbidden = try Regex(#"keystore |(^|[\s'(])--[a-z]"#)

@@ -18,7 +18,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         #expect(signer.address == created.address && signer.address.hasPrefix("G"))
         let review = try keystore.review(.message(Array("hi".utf8)), as: "alice")
         #expect(review.keySource == .vault(needsPIN: true) && review.signer.address == created.address)
-        let signature = try review.approve { try PIN("493817") }
+        let signature = try review.approve { try PIN("493817") }.signed
         #expect(try PublicKey(accountID: signer.address).isValidMessageSignature(signature, for: Array("hi".utf8)))
         try keystore.changePIN(name: "alice", checkingCurrentFirst: false, from: { try PIN("493817") }, to: { try PIN("860271") })
         #expect(throws: VaultError.self) { try keystore.signIn(name: "alice") { try PIN("493817") } }
@@ -69,7 +69,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         #expect(fixture.cases.count == 9)
         for item in fixture.cases {
             let message = item.message.map { Array($0.utf8) } ?? Array(Data(base64Encoded: item.messageBase64!)!)
-            let signature = try keystore.review(.message(message), as: "imported").approve { try PIN("493817") }
+            let signature = try keystore.review(.message(message), as: "imported").approve { try PIN("493817") }.signed
             #expect(Data(signature).base64EncodedString() == item.signatureBase64, "\(item.message ?? "binary")")
         }
     }
@@ -95,7 +95,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let envelope = try TransactionEnvelope(base64: fixture.envelope)
         let review = try keystore.review(.transaction(envelope, network: .testnet), as: "alice")
         #expect(!review.summary.text.isEmpty && review.summary.network == .testnet)
-        let signed = try review.approve { try PIN("493817") }
+        let signed = try review.approve { try PIN("493817") }.signed
         #expect(signed.base64 == fixture.signed && !signed.wasAlreadySigned)
         #expect(try StellarNetwork(environment: ["STELLAR_NETWORK": "testnet"]) == .testnet)
         #expect(try StellarNetwork(environment: [:]) == nil)

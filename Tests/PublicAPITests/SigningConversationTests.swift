@@ -46,7 +46,7 @@ import StellarTransactions
             #expect(review.summary.text.contains { $0.contains(fixture.hash) }, "\(fixture.name): the summary shows the hash signed")
             #expect(review.summary.network == .testnet)
             var asked = 0
-            let signed = try review.approve { asked += 1; return try PIN(Self.pin) }
+            let signed = try review.approve { asked += 1; return try PIN(Self.pin) }.signed
             #expect(asked == 1, "\(fixture.name): the PIN is asked once, on approval")
             #expect(signed.base64 == fixture.signed, "\(fixture.name): the bytes stellar-sdk makes")
             #expect(signed.wasAlreadySigned == fixture.alreadySigned)
@@ -62,7 +62,7 @@ import StellarTransactions
         let review = try keystore.review(.payload(Array("hash".utf8)), keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
         #expect(review.keySource == .session && review.signer.name == "alice")
         let address = review.signer.address
-        let signature = try review.approve { Issue.record("a PIN was asked for a session's key"); return try PIN(Self.pin) }
+        let signature = try review.approve { Issue.record("a PIN was asked for a session's key"); return try PIN(Self.pin) }.signed
         #expect(try PublicKey(accountID: address).isValidSignature(signature, for: Array("hash".utf8)))
     }
 
@@ -119,7 +119,7 @@ import StellarTransactions
         let review = try keystore.review(.authorization(preimage, network: .testnet), as: "alice")
         let address = review.signer.address
         let consent = review.consentNeeded
-        let signature = try review.approve(consent: consent) { try PIN(Self.pin) }
+        let signature = try review.approve(consent: consent) { try PIN(Self.pin) }.signed
         #expect(try PublicKey(accountID: address).isValidSignature(signature, for: preimage.hash))
     }
 

@@ -41,7 +41,7 @@ import StellarTransactions
         let given = try keystore.review(try .transaction(request, network: .testnet), as: "alice")
         #expect(given.consentNeeded == nil)
         #expect(given.summary.text.contains { $0.hasPrefix("  origin      \"sep7.example.com\", verified") })
-        #expect(try given.approve { try PIN("493817") }.base64 == entry.signedEnvelope)
+        #expect(try given.approve { try PIN("493817") }.signed.base64 == entry.signedEnvelope)
 
         #expect(throws: TransactionRequestError.self) { _ = try keystore.review(try .transaction(request, network: .public), as: "alice") }
 
@@ -58,6 +58,6 @@ import StellarTransactions
         #expect(asked == 0, "no PIN is asked without the consent")
         let confirmed = try keystore.review(try .transaction(request, network: nil), as: "alice")
         let consent = confirmed.consentNeeded
-        #expect(try confirmed.approve(consent: consent) { try PIN("493817") }.base64 == entry.signedEnvelope)
+        #expect(try confirmed.approve(consent: consent) { try PIN("493817") }.signed.base64 == entry.signedEnvelope)
     }
 }

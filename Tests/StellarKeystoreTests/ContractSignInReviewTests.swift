@@ -48,10 +48,10 @@ import TestFixtures
         let plain = try keystore.review(.contractSignIn(challenge, as: try .contractAccount(fixture.clientAccount, key: key),
                                                         allowing: .notAddressBound), as: "alice")
         #expect(plain.consentNeeded == nil)
-        #expect(Base64.string(try plain.approve { pin }) == fixture.signed!.entries)
+        #expect(Base64.string(try plain.approve { pin }.signed) == fixture.signed!.entries)
         let smart = try keystore.review(.contractSignIn(challenge, as: try .smartAccount(fixture.clientAccount, key: key, rules: try smartAccountRules),
                                                         allowing: .notAddressBound), as: "alice")
-        #expect(Base64.string(try smart.approve { pin }) == fixture.signedSmartAccount!.entries)
+        #expect(Base64.string(try smart.approve { pin }.signed) == fixture.signedSmartAccount!.entries)
     }
 
     @Test func theClientDomainSignsItsOwnEntry() throws {
@@ -62,7 +62,7 @@ import TestFixtures
         let signed = try review.approve { name in
             asked.append(name)
             return pin
-        }
+        }.signed
         #expect(Base64.string(signed) == fixture.signed!.entries)
         #expect(asked == ["alice", "domain"])
     }
@@ -114,7 +114,7 @@ import TestFixtures
             #expect(error as? AuthorizationError == .notAddressBound(entries: [1]))
         }
         let again = try keystore.review(request, as: "alice")
-        #expect(Base64.string(try again.approve(consent: needed) { pin }) == fixture.signed!.entries)
+        #expect(Base64.string(try again.approve(consent: needed) { pin }.signed) == fixture.signed!.entries)
     }
 
     /// The client domain's entry alone is V1: its signature too binds no address, and needs the same consent.
@@ -127,7 +127,7 @@ import TestFixtures
         let consentNeeded = review.consentNeeded
         let needed = try #require(consentNeeded)
         #expect(needed.notAddressBound == [try #require(challenge.clientDomainEntry) + 1])
-        #expect(Base64.string(try review.approve(consent: needed, pinFor: { _ in pin })) == fixture.signed!.entries)
+        #expect(Base64.string(try review.approve(consent: needed, pinFor: { _ in pin }).signed) == fixture.signed!.entries)
     }
 
     @Test func theSummaryNamesTheSmartAccountsSignerAndRules() throws {

@@ -113,8 +113,7 @@ extension KeystoreAgent {
                 let review = try SigningKey(holding: key.signer).review(request)
                 // A consent the agent was not started to give is refused before anyone is asked.
                 if let needed = review.consentNeeded { throw needed.refusal }
-                let summary = review.summary
-                return Shown(lines: summary.text, network: summary.network, isElided: summary.isElided)
+                return Shown(lines: review.summary.text, network: review.summary.network, isElided: review.summary.isElided)
             } catch {
                 checked = error
                 return nil

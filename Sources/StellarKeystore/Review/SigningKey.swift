@@ -69,7 +69,7 @@ public struct SigningKey: Sendable {
     /// `request` reviewed and approved at once, for a key held open here with nobody to show a summary to (a
     /// signing agent that asks nobody): every check of the review runs, and the summary is not made.
     package func approveUnshown<Signed>(_ request: SigningRequest<Signed>) throws -> Signed {
-        try SigningReview(request, key: self, now: Date(), summarizing: false).approve { throw ReviewError.noPIN }
+        try SigningReview(request, key: self, now: Date(), summarizing: false).approve { throw ReviewError.noPIN }.signed
     }
 }
 

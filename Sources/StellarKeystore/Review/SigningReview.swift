@@ -9,7 +9,7 @@ import StellarTransactions
 /// let review = try keystore.review(.transaction(envelope, network: .testnet), as: "alice",
 ///                                  keys: .automatic(agent: client, session: token))
 /// show(review.summary.text)            // the same text on a terminal, in an agent's prompt, in an app
-/// let signed = try review.approve(pin: { try PIN(askPIN()) })
+/// let signed = try review.approve(pin: { try PIN(askPIN()) }).signed
 /// ```
 ///
 /// Making it decodes the request strictly and runs every check that needs only the public key (the network of
@@ -17,7 +17,8 @@ import StellarTransactions
 /// asks for nothing. `approve` asks for a PIN only when the key is the vault's (or a token's, or a P-256 key's in
 /// the TPM), signs exactly what was reviewed, and checks each Ed25519 signature against the key's public key
 /// before it returns it (a P-256 key's signature is not checked: no P-256 verifier is linked). A review is
-/// approved at most once: it is consumed.
+/// approved at most once: it is consumed, and `approve` gives back what it showed (`Approval`), so that nothing is
+/// read from a review after it is gone.
 public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
     /// The key that will sign: its identity, address and where it comes from.
     public let signer: SigningKey
@@ -129,20 +130,20 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
     /// known to be ready; not at all for an agent, a session or a held key), and with `consent` when the review
     /// needs one. Every signature is checked against the signer's public key before it is returned (a held key's
     /// by whoever it is returned to: an agent's client).
-    public consuming func approve(consent: SigningConsent? = nil, pin: () throws -> PIN) throws -> Signed {
+    public consuming func approve(consent: SigningConsent? = nil, pin: () throws -> PIN) throws -> Approval<Signed> {
         try approve(consent: consent, pinFor: { _ in try pin() })
     }
 
     /// `approve(consent:pin:)` with the PIN known, off the caller's actor: Argon2id takes a noticeable fraction
     /// of a second, which an app's main thread must not wait for.
     @concurrent
-    public consuming func approve(consent: SigningConsent? = nil, pin: PIN) async throws -> Signed {
+    public consuming func approve(consent: SigningConsent? = nil, pin: PIN) async throws -> Approval<Signed> {
         try approve(consent: consent, pinFor: { _ in pin })
     }
 
     /// `approve(consent:pin:)`, for a request two identities sign (a sign-in with a client domain): `pinFor` is
     /// asked for each identity's PIN by name.
-    public consuming func approve(consent: SigningConsent? = nil, pinFor: (IdentityName) throws -> PIN) throws -> Signed {
+    public consuming func approve(consent: SigningConsent? = nil, pinFor: (IdentityName) throws -> PIN) throws -> Approval<Signed> {
         if let needed = consentNeeded, consent != needed { throw needed.refusal }
         let key = try signer.opened(pin: pinFor)
         let clientDomain = try clientDomainIdentity.map { name -> any Signing in
@@ -151,8 +152,23 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             guard let keystore = signer.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
             return CheckedKey(try keystore.signIn(name: name) { try pinFor(name) })
         }
-        return try request.sign(key, clientDomain, summary.transaction.flatMap { Hex.bytes($0.hash) })
+        let signed = try request.sign(key, clientDomain, summary.transaction.flatMap { Hex.bytes($0.hash) })
+        return Approval(signed: signed, summary: summary, signer: signer)
     }
+}
+
+/// What an approved review gives back: the result, and the summary and signer that were reviewed for it.
+///
+/// A caller that prints the summary after signing reads it here, never from the consumed review: a copy read from
+/// a review before `approve` consumed it was used after the review was freed in an optimized build (Swift 6.3.1
+/// held the copy as a borrow of the review's storage).
+public struct Approval<Signed: Sendable>: Sendable {
+    /// What was signed: the signature, or the envelope or entries with it.
+    public let signed: Signed
+    /// The summary the review made (not made when nobody was to read it).
+    public let summary: SigningSummary
+    /// The key that signed.
+    public let signer: SigningKey
 }
 
 extension SigningKey {

@@ -17,8 +17,9 @@ func signUpSignInAndSign(in directory: String) async throws {
     let message = "I control this account"
     let review = try keystore.review(.message(Array(message.utf8)), as: "alice")
     guard review.signer.address == created.address else { throw FlowError(message: "reviewed for another key") }
-    let address = review.signer.address
-    let signature = try await review.approve(pin: PIN("493817"))
+    // What is printed after is read from the approval: the review is gone once approved.
+    let approval = try await review.approve(pin: PIN("493817"))
+    let (address, signature) = (approval.signer.address, approval.signed)
     try await keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
     let token = try keystore.startSession(try await keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
     let resumed = try keystore.signingKey(keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
