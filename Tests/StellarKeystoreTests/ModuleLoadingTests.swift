@@ -86,14 +86,35 @@ extension PKCS11Tests {
         #expect(try PKCS11Module(opened).path == Self.softHSMFile)
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so")))
+    static let openSC = "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so"
+    static let openSCOnePIN = "/usr/lib/x86_64-linux-gnu/onepin-opensc-pkcs11.so"
+
+    @Test(.enabled(if: [PKCS11Tests.openSC, PKCS11Tests.openSCOnePIN].allSatisfy { FileManager.default.fileExists(atPath: $0) }))
     func aModuleLoadedThroughADescriptorNumberUsedBeforeIsItself() throws {
-        // SoftHSM2 was loaded through a descriptor since closed; the next module's descriptor likely has its
-        // number, and dlopen knows "/proc/self/fd/N" as SoftHSM2's name.
-        let softHSM = try PKCS11Module(path: Self.softHSMFile)
-        let openSC = try PKCS11Module(path: "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so")
-        #expect(openSC.library.functions != softHSM.library.functions)
-        #expect(try openSC.tokens().allSatisfy { $0.manufacturer != "SoftHSM project" })
+        // Two files in one directory: the walk opens as many descriptors for each, so the second file's
+        // descriptor has the number the first was loaded through, and dlopen knows "/proc/self/fd/N" as the
+        // first module's name (it would hand back the first module, unopened).
+        let first = try PKCS11Module(path: Self.openSC)
+        let second = try PKCS11Module(path: Self.openSCOnePIN)
+        #expect(first.library !== second.library)
+        #expect(first.library.functions != second.library.functions)
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: PKCS11Tests.openSC)))
+    func aDescriptorNumberAModuleWasLoadedThroughIsNeverUsedAgain() throws {
+        let file = try ModuleFile(path: Self.openSC)
+        var used: Set<Int32> = [file.descriptor, file.descriptor + 3]
+        let (number, duplicate) = try Library.descriptorNumber(for: file, avoiding: &used)
+        defer { if duplicate { close(number) } }
+        #expect(duplicate && number > file.descriptor + 3 && used.contains(number))
+        // The same file, by another number.
+        var original = stat(), copy = stat()
+        #expect(fstat(file.descriptor, &original) == 0 && fstat(number, &copy) == 0)
+        #expect(original.st_ino == copy.st_ino && original.st_dev == copy.st_dev)
+        // A number not used before is taken as it is.
+        var fresh: Set<Int32> = []
+        let (same, duplicated) = try Library.descriptorNumber(for: file, avoiding: &fresh)
+        #expect(same == file.descriptor && !duplicated && fresh == [file.descriptor])
     }
 
     @Test func aFIFOIsRefusedAtOnce() async throws {

@@ -522,20 +522,8 @@ final class Library: @unchecked Sendable {
 
     private static func load(_ file: ModuleFile, numbersUsed: inout Set<Int32>) throws -> Library {
         let path = file.givenPath
-        // dlopen looks for a module already loaded under the name it is given before it opens anything, so
-        // "/proc/self/fd/N" would be the module loaded earlier through a descriptor numbered N: each load goes
-        // through a number never used for one.
-        var number = file.descriptor
-        var duplicate: Int32 = -1
-        defer { if duplicate >= 0 { close(duplicate) } }
-        if numbersUsed.contains(number) {
-            duplicate = fcntl(file.descriptor, F_DUPFD_CLOEXEC, (numbersUsed.max() ?? number) + 1)
-            guard duplicate >= 0 else {
-                throw TokenError.moduleNotLoadable(path: path, reason: "no file descriptor is left (\(String(cString: strerror(errno))))")
-            }
-            number = duplicate
-        }
-        numbersUsed.insert(number)
+        let (number, duplicate) = try descriptorNumber(for: file, avoiding: &numbersUsed)
+        defer { if duplicate { close(number) } }
         let name = "/proc/self/fd/\(number)"
         var error = [CChar](repeating: 0, count: 512)
         guard let handle = keystore_pkcs11_open(name, &error, error.count) else {
@@ -563,6 +551,24 @@ final class Library: @unchecked Sendable {
             throw failure("start the module", initialised)
         }
         return Library(functions: list)
+    }
+
+    /// The number of a descriptor of `file` that no module was loaded through before, and whether it is a
+    /// duplicate (the caller's to close). dlopen looks for a module already loaded under the name it is given
+    /// before it opens anything (glibc 2.36), so "/proc/self/fd/N" would hand back the module loaded earlier
+    /// through a descriptor numbered N, unopened.
+    static func descriptorNumber(for file: ModuleFile, avoiding numbersUsed: inout Set<Int32>) throws -> (Int32, duplicate: Bool) {
+        var number = file.descriptor
+        var duplicate = false
+        if numbersUsed.contains(number) {
+            number = fcntl(file.descriptor, F_DUPFD_CLOEXEC, (numbersUsed.max() ?? number) + 1)
+            guard number >= 0 else {
+                throw TokenError.moduleNotLoadable(path: file.givenPath, reason: "no file descriptor is left (\(String(cString: strerror(errno))))")
+            }
+            duplicate = true
+        }
+        numbersUsed.insert(number)
+        return (number, duplicate)
     }
 
     /// The token in `slot`, described.
