@@ -53,4 +53,22 @@ extension PKCS11CLITests {
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(result.status == 2 && result.stderrLines.count == 1 && result.stderr.contains("not a regular file"), "\(result.stderr)")
     }
+
+    @Test func aVaultWhoseModuleBecameAFIFOIsOneLineAtOnce() throws {
+        let directory = home.path + "/module"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let copy = directory + "/libsofthsm2.so"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: token.modulePath).resolvingSymlinksInPath().path, toPath: copy)
+        chmod(copy, 0o644)
+        let signup = try run(["signup", "--name", "hsm", "--pkcs11", copy, "--pin-stdin"], stdin: "\(pin)\n")
+        try #require(signup.status == 0, "\(signup.stderr)")
+        unlink(copy)
+        #expect(mkfifo(copy, 0o600) == 0)
+        let started = Date()
+        let login = try keystore.start(["login", "--name", "hsm", "--pin-stdin"], stdin: Array("\(pin)\n".utf8))
+        let result = try login.wait(timeout: 10)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(result.status == 2 && result.stderrLines.count == 1 && result.stderr.contains("not a regular file"), "\(result.stderr)")
+    }
 }
