@@ -1,9 +1,16 @@
 // Loads a PKCS#11 module (see CPKCS11.h). By the absolute path the caller gives, never a bare name: the module
-// is the user's choice, and a name would be searched for in places nobody chose.
+// is the user's choice, and a name would be searched for in places nobody chose. The file is opened and checked
+// here first (keystore_pkcs11_open_module), and loaded through its descriptor.
+#define _GNU_SOURCE  // O_PATH
 #include "CPKCS11.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void *keystore_pkcs11_open(const char *path, char *error, size_t errorSize) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -103,4 +110,139 @@ const char *keystore_pkcs11_rv_name(CK_RV rv) {
         default: return NULL;
     }
 #undef NAME
+}
+
+// MARK: - Opening a module's file
+
+/// Deeper than this is not a path to a module.
+#define KEYSTORE_MODULE_DEPTH 256
+/// The kernel's own limit on links followed in one lookup (path_resolution(7)).
+#define KEYSTORE_MODULE_LINKS 40
+
+static int keystore_owned_well(const struct stat *status, uid_t user) {
+    return status->st_uid == 0 || status->st_uid == user;
+}
+
+keystore_module_check keystore_pkcs11_open_module(const char *path, unsigned int user, int *module, char *resolved,
+                                                  size_t resolvedSize, char *where, size_t whereSize, int *errorNumber) {
+    *module = -1;
+    *errorNumber = 0;
+    if (resolvedSize > 0) resolved[0] = 0;
+    if (whereSize > 0) where[0] = 0;
+    if (path[0] != '/') return KEYSTORE_MODULE_NOT_ABSOLUTE;
+
+    // `pending` is what is left to walk from `current`, the directory reached (its path, "" for the root, and its
+    // descriptor on top of `directories`).
+    char pending[PATH_MAX], current[PATH_MAX] = "", candidate[PATH_MAX] = "/";
+    size_t length = strlen(path), position = 0, depth = 0;
+    if (length >= sizeof pending) return KEYSTORE_MODULE_TOO_LONG;
+    memcpy(pending, path, length + 1);
+    int directories[KEYSTORE_MODULE_DEPTH];
+    size_t lengths[KEYSTORE_MODULE_DEPTH];
+    int links = 0, entry = -1;
+    struct stat status;
+    keystore_module_check result;
+
+#define FAIL(code) do { result = (code); goto done; } while (0)
+#define FAIL_ERRNO() do { *errorNumber = errno; FAIL(KEYSTORE_MODULE_CANNOT_OPEN); } while (0)
+
+    directories[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    lengths[0] = 0;
+    if (directories[0] < 0) { *errorNumber = errno; snprintf(where, whereSize, "/"); return KEYSTORE_MODULE_CANNOT_OPEN; }
+    if (fstat(directories[0], &status) != 0) FAIL_ERRNO();
+    if (!keystore_owned_well(&status, user)) FAIL(KEYSTORE_MODULE_OTHER_OWNER);
+    if ((status.st_mode & (S_IWGRP | S_IWOTH)) && !(status.st_mode & S_ISVTX)) FAIL(KEYSTORE_MODULE_WRITABLE);
+
+    for (;;) {
+        while (pending[position] == '/') position++;
+        if (!pending[position]) {
+            // The path ends at a directory.
+            snprintf(candidate, sizeof candidate, "%s", depth ? current : "/");
+            FAIL(KEYSTORE_MODULE_NOT_REGULAR);
+        }
+        size_t start = position;
+        while (pending[position] && pending[position] != '/') position++;
+        size_t nameLength = position - start;
+        char name[NAME_MAX + 1];
+        if (nameLength > NAME_MAX) FAIL(KEYSTORE_MODULE_TOO_LONG);
+        memcpy(name, pending + start, nameLength);
+        name[nameLength] = 0;
+        size_t next = position;
+        while (pending[next] == '/') next++;
+        int last = pending[next] == 0;
+
+        if (strcmp(name, ".") == 0) continue;
+        if (strcmp(name, "..") == 0) {
+            // Links are followed as they come, so ".." leaves the directory actually reached, as the kernel does.
+            if (depth > 0) {
+                close(directories[depth--]);
+                current[lengths[depth]] = 0;
+            }
+            continue;
+        }
+        if (snprintf(candidate, sizeof candidate, "%s/%s", current, name) >= (int)sizeof candidate) FAIL(KEYSTORE_MODULE_TOO_LONG);
+        entry = openat(directories[depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (entry < 0) FAIL_ERRNO();
+        if (fstat(entry, &status) != 0) FAIL_ERRNO();
+        if (!keystore_owned_well(&status, user)) FAIL(KEYSTORE_MODULE_OTHER_OWNER);
+
+        if (S_ISLNK(status.st_mode)) {
+            if (++links > KEYSTORE_MODULE_LINKS) FAIL(KEYSTORE_MODULE_TOO_MANY_LINKS);
+            char target[PATH_MAX], rest[PATH_MAX];
+            ssize_t read = readlinkat(entry, "", target, sizeof target);
+            if (read < 0) FAIL_ERRNO();
+            if ((size_t)read >= sizeof target) FAIL(KEYSTORE_MODULE_TOO_LONG);
+            target[read] = 0;
+            close(entry);
+            entry = -1;
+            // What follows the link's name starts with its "/", if anything follows.
+            if (snprintf(rest, sizeof rest, "%s%s", target, pending + position) >= (int)sizeof rest) {
+                FAIL(KEYSTORE_MODULE_TOO_LONG);
+            }
+            memcpy(pending, rest, strlen(rest) + 1);
+            position = 0;
+            if (target[0] == '/') {
+                while (depth > 0) close(directories[depth--]);
+                current[0] = 0;
+            }
+            continue;
+        }
+        if (S_ISDIR(status.st_mode)) {
+            if ((status.st_mode & (S_IWGRP | S_IWOTH)) && !(status.st_mode & S_ISVTX)) FAIL(KEYSTORE_MODULE_WRITABLE);
+            if (last) FAIL(KEYSTORE_MODULE_NOT_REGULAR);
+            if (depth + 1 >= KEYSTORE_MODULE_DEPTH) FAIL(KEYSTORE_MODULE_TOO_LONG);
+            directories[++depth] = entry;
+            entry = -1;
+            memcpy(current, candidate, strlen(candidate) + 1);
+            lengths[depth] = strlen(current);
+            continue;
+        }
+        if (!last) FAIL(KEYSTORE_MODULE_NOT_DIRECTORY);
+        if (!S_ISREG(status.st_mode)) FAIL(KEYSTORE_MODULE_NOT_REGULAR);
+        if (status.st_mode & (S_IWGRP | S_IWOTH)) FAIL(KEYSTORE_MODULE_WRITABLE);
+        // Opened for reading only now that it is known to be a regular file; the entry may have been replaced
+        // in between, so the file opened must be the one checked.
+        int file = openat(directories[depth], name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (file < 0) FAIL_ERRNO();
+        struct stat opened;
+        if (fstat(file, &opened) != 0 || opened.st_dev != status.st_dev || opened.st_ino != status.st_ino) {
+            close(file);
+            FAIL(KEYSTORE_MODULE_CHANGED);
+        }
+        if (snprintf(resolved, resolvedSize, "%s", candidate) >= (int)resolvedSize) {
+            close(file);
+            FAIL(KEYSTORE_MODULE_TOO_LONG);
+        }
+        *module = file;
+        result = KEYSTORE_MODULE_OPENED;
+        goto done;
+    }
+
+done:
+#undef FAIL
+#undef FAIL_ERRNO
+    if (entry >= 0) close(entry);
+    for (size_t level = 0; level <= depth; level++) close(directories[level]);
+    if (result != KEYSTORE_MODULE_OPENED) snprintf(where, whereSize, "%s", candidate);
+    return result;
 }

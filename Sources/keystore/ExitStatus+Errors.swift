@@ -104,7 +104,7 @@ extension VaultError: CommandLineError {
         switch self {
         case .invalidName, .p256Key, .notP256Key: .invalidInput
         case .notFound: .vaultNotFound
-        case .alreadyExists, .derivedNameTaken: .vaultExists
+        case .alreadyExists, .derivedNameTaken, .beingCreated: .vaultExists
         case .incorrectPIN: .incorrectPIN
         case .throttled: .throttled
         case .corrupt, .unsupportedVersion, .unsafeParameters, .tampered, .misnamed: .vaultDamaged

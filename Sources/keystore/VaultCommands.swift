@@ -156,14 +156,14 @@ struct Signup: ParsableCommand {
         }
     }
 
-    /// `--pkcs11`: the key made in the token, or the one found there (shown before anything is recorded).
+    /// `--pkcs11`: the key made in the token, or the one found there, named once the identity is recorded.
     private func signUpInToken(_ module: String, name: IdentityName, keystore: Keystore) throws {
-        let login = try keystore.logInToToken(module: module, label: tokenLabel) { try pin.readToken() }
-        let key = existing
-            ? try login.existingKey(label: keyLabel, id: keyId.flatMap(Hex.bytes))
-            : try login.generateKey(label: keyLabel ?? name.rawValue)
-        Console.note("\(existing ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
-        let created = try keystore.signUp(name: name, key: key, replacing: replace)
+        let choice: Keystore.TokenKeyChoice = existing
+            ? .existing(label: keyLabel, id: keyId.flatMap(Hex.bytes))
+            : .new(label: keyLabel ?? name.rawValue)
+        let made = try keystore.signUp(name: name, inTokenOf: module, token: tokenLabel, key: choice, replacing: replace) { try pin.readToken() }
+        let key = made.key, created = made.created
+        Console.note("\(made.made ? "made" : "found") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
                                                  tpm: false, keySource: "pkcs11"))

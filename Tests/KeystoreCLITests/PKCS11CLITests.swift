@@ -67,7 +67,9 @@ final class PKCS11CLITests {
         let vault = try #require(try JSONSerialization.jsonObject(with: vaultBytes()) as? [String: Any])
         #expect(vault["version"] as? Int == 4 && vault["kdf"] == nil && vault["cipher"] == nil)
         let pkcs11 = try #require(vault["pkcs11"] as? [String: Any])
-        #expect(pkcs11["module"] as? String == token.modulePath && pkcs11["tokenLabel"] as? String == "keystore-test"
+        // The module's file, every link followed: the file that was checked and loaded.
+        let moduleFile = URL(fileURLWithPath: token.modulePath).resolvingSymlinksInPath().path
+        #expect(pkcs11["module"] as? String == moduleFile && pkcs11["tokenLabel"] as? String == "keystore-test"
                 && pkcs11["keyLabel"] as? String == "hsm")
         #expect(try run(["list"]).stdout == "hsm\t\(address)\tpkcs11\n")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(try run(["list", "--json"]).stdoutBytes)) as? [String: Any])

@@ -93,7 +93,7 @@ struct PKCS11Tests {
     }
 
     @Test func aMissingRelativeOrNonLibraryPathIsNotLoadable() throws {
-        #expect(throws: TokenError.moduleNotLoadable(path: "/nonexistent/libpkcs11.so", reason: "no such file")) {
+        #expect(throws: TokenError.moduleNotLoadable(path: "/nonexistent/libpkcs11.so", reason: "/nonexistent does not exist")) {
             try PKCS11Module(path: "/nonexistent/libpkcs11.so")
         }
         #expect(throws: TokenError.moduleNotLoadable(path: "libsofthsm2.so", reason: "the path is not absolute")) {

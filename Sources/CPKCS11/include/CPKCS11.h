@@ -507,6 +507,40 @@ struct CK_FUNCTION_LIST_3_0 {
 
 // The loader (pkcs11.c).
 
+/// What `keystore_pkcs11_open_module` found on the way to a module's file.
+typedef enum {
+    /// `*module` is the file, opened; `resolved` its path, every link followed.
+    KEYSTORE_MODULE_OPENED = 0,
+    KEYSTORE_MODULE_NOT_ABSOLUTE,
+    /// `where` could not be opened or read; `*errorNumber` says why (ENOENT: it does not exist).
+    KEYSTORE_MODULE_CANNOT_OPEN,
+    /// `where` belongs to a user other than root and `user`.
+    KEYSTORE_MODULE_OTHER_OWNER,
+    /// `where` may be changed by other users: group- or other-writable (a directory only when not sticky).
+    KEYSTORE_MODULE_WRITABLE,
+    /// The module itself (`where`) is not a regular file: a directory, a FIFO, a device, a socket.
+    KEYSTORE_MODULE_NOT_REGULAR,
+    /// `where`, before the path's end, is neither a directory nor a link.
+    KEYSTORE_MODULE_NOT_DIRECTORY,
+    /// More than 40 links on the way (the kernel's own limit, ELOOP).
+    KEYSTORE_MODULE_TOO_MANY_LINKS,
+    /// The path, a link's target or a name in it is longer than a path can be, or nests too deep.
+    KEYSTORE_MODULE_TOO_LONG,
+    /// `where` was replaced between its check and its opening.
+    KEYSTORE_MODULE_CHANGED,
+} keystore_module_check;
+
+/// Opens the module file at `path` for `dlopen("/proc/self/fd/N")`, so that the file loaded is the file checked.
+/// The path is walked from `/` one name at a time, each opened relative to the directory before it without
+/// following links (O_PATH | O_NOFOLLOW) and checked on its descriptor: every directory, every link and the file
+/// must belong to root or `user`; no directory may be group- or other-writable unless sticky (/tmp's kind, where
+/// nobody may rename another's entry); the file must be a regular file writable by nobody else. A link is read
+/// from its descriptor and its target walked the same way. The file is opened last (O_RDONLY | O_NOFOLLOW |
+/// O_NONBLOCK | O_CLOEXEC: a FIFO swapped in cannot block) and must be the entry checked. On success `*module` is
+/// that descriptor, the caller's to close; on failure -1, with the path of the entry at fault in `where`.
+keystore_module_check keystore_pkcs11_open_module(const char *path, unsigned int user, int *module, char *resolved,
+                                                  size_t resolvedSize, char *where, size_t whereSize, int *errorNumber);
+
 /// Opens the shared object at `path` (RTLD_NOW | RTLD_LOCAL: every symbol resolved now, none shared with other
 /// libraries). NULL on failure, with dlerror's one line in `error` (always terminated).
 void *keystore_pkcs11_open(const char *path, char *error, size_t errorSize);

@@ -19,7 +19,12 @@ extension Keystore {
                 throw TokenError.invalidKeyName(reason: "a label is at most \(PKCS11KeyReference.longestKeyLabel) bytes")
             }
             let made = try session.generateEd25519Key(label: label, id: Sodium.randomBytes(count: 16))
-            return try reference(to: made)
+            do {
+                return try reference(to: made)
+            } catch {
+                session.destroyKeyPair(id: made.id)
+                throw error
+            }
         }
 
         /// The Ed25519 key already in the token that `label` or `id` (or both) name: exactly one must match.
@@ -45,7 +50,13 @@ extension Keystore {
     /// Logs in to the token of module `path` (an absolute path) named `label`, or its only token that signs
     /// Ed25519, with the token's user PIN, asked only once the token is found, signs Ed25519 and is not locked.
     public func logInToToken(module path: String, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
-        let module = try PKCS11Module(path: path)
+        try logInToToken(ModuleFile(path: path), label: label, pin: pin)
+    }
+
+    /// The same, with the module's file opened and checked already. The identity records the file loaded, every
+    /// link followed, not the path given: a link that is changed later changes nothing.
+    func logInToToken(_ file: ModuleFile, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
+        let module = try PKCS11Module(file)
         let tokens = try module.tokens().filter(\.isInitialized)
         let named = label.map { label in tokens.filter { $0.label == label } } ?? tokens
         guard !named.isEmpty else { throw TokenError.noTokenLabelled(label) }
@@ -55,7 +66,58 @@ extension Keystore {
         if token.pinLocked { throw TokenError.pinLocked(token: token.label) }
         let session = try PKCS11Session(module: module, token: token.serial, label: token.label)
         try session.login(pin: try pin().bytes)
-        return TokenLogin(module: path, token: token, session: session)
+        return TokenLogin(module: module.path, token: token, session: session)
+    }
+
+    /// The key a new identity in a token is.
+    public enum TokenKeyChoice: Sendable, Equatable {
+        /// A new Ed25519 key pair, made in the token with this label.
+        case new(label: String)
+        /// The Ed25519 key already in the token that this label or ID (or both) name; never destroyed here.
+        case existing(label: String?, id: [UInt8]?)
+    }
+
+    /// An identity made in a token, and its key there.
+    public struct CreatedInToken: Sendable {
+        public let created: Created
+        public let key: PKCS11KeyReference
+        /// Whether the key was made for it (`TokenKeyChoice.new`), not found.
+        public let made: Bool
+    }
+
+    /// Makes identity `name` a key in the token of module `path` named `label` (or the module's only token that
+    /// signs Ed25519): a new key pair, or one already there. What can be checked comes before any key is made:
+    /// the name is free (unless `replacing`), the vaults' directory takes a file, and the module's path (every
+    /// link followed) is one a vault can record; the name is then held against any other sign-up of it until
+    /// its vault is written. A key pair made here that no vault records, whatever fails after it, is destroyed.
+    public func signUp(name: IdentityName, inTokenOf path: String, token label: String?, key choice: TokenKeyChoice,
+                       replacing: Bool = false, pin: () throws -> PIN) throws -> CreatedInToken {
+        if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
+        if case .new(let keyLabel) = choice, keyLabel.utf8.count > PKCS11KeyReference.longestKeyLabel {
+            throw TokenError.invalidKeyName(reason: "a label is at most \(PKCS11KeyReference.longestKeyLabel) bytes")
+        }
+        let file = try ModuleFile(path: path)
+        if let unusable = PKCS11KeyReference.whyNotRecordable(module: file.path) {
+            throw TokenError.moduleNotLoadable(path: path, reason: unusable)
+        }
+        let reservation = try vaults.reserve(name, replacing: replacing)
+        defer { withExtendedLifetime(reservation) {} }
+        let login = try logInToToken(file, label: label, pin: pin)
+        let key: PKCS11KeyReference
+        switch choice {
+        case .existing(let keyLabel, let id):
+            key = try login.existingKey(label: keyLabel, id: id)
+        case .new(let keyLabel):
+            key = try login.generateKey(label: keyLabel)
+        }
+        do {
+            let created = try signUp(name: name, key: key, replacing: replacing)
+            if case .new = choice { return CreatedInToken(created: created, key: key, made: true) }
+            return CreatedInToken(created: created, key: key, made: false)
+        } catch {
+            if case .new = choice { login.session.destroyKeyPair(id: key.keyID) }
+            throw error
+        }
     }
 
     /// Records a new identity `name` that is `key` in its token: a version 4 vault, holding no secret. An

@@ -10,20 +10,27 @@ import StellarText
 ///
 /// A module is process-global: it is initialised once (`C_Initialize`), its login state is per token and per
 /// process, not per session (section 5.6), and finalising it would close every session anyone in the process has.
-/// So a module, once loaded, stays loaded and initialised for the life of the process, one per path.
+/// So a module, once loaded, stays loaded and initialised for the life of the process, one per file: the same
+/// file reached by two paths (a link and its target) is one module, whose sessions are counted together.
 public final class PKCS11Module: @unchecked Sendable {
     // @unchecked: the stored properties are constants; the module itself is initialised with
     // CKF_OS_LOCKING_OK, so it may be called from any thread (section 5.1.6).
 
-    /// The absolute path the module was loaded from.
+    /// The module's file, every link followed: the file that was checked and loaded.
     public let path: String
     let library: Library
 
     /// Loads the module at `path` (an absolute path: a path kept in a vault must not depend on the working
-    /// directory), or finds it loaded already in this process.
-    public init(path: String) throws {
-        self.path = path
-        library = try Library.loaded(path)
+    /// directory), or finds it loaded already in this process. Only a file that nobody but root and this user can
+    /// change or swap is loaded (`ModuleFile`).
+    public convenience init(path: String) throws {
+        try self.init(ModuleFile(path: path))
+    }
+
+    /// Loads the file opened and checked, or finds the same file (by device and inode) loaded already.
+    init(_ file: ModuleFile) throws {
+        path = file.path
+        library = try Library.loaded(file)
     }
 
     /// The PKCS#11 version of the function list the module gave (3.0 from `C_GetInterface`, else that of
@@ -203,6 +210,16 @@ public final class PKCS11Session: @unchecked Sendable {
                 _ = functions.C_DestroyObject?(handle, publicKey)
                 throw error
             }
+        }
+    }
+
+    /// Destroys the objects with this ID: a key pair `generateEd25519Key` made that is to belong to no identity
+    /// (its ID was new, so nothing else has it). Best effort: the module's refusal is not an error worth more
+    /// than the one that made the pair useless.
+    public func destroyKeyPair(id: [UInt8]) {
+        lock.withLock { _ in
+            guard let objects = try? findObjects("look for the key pair", Template().adding(CKA_ID, id)) else { return }
+            for object in objects { _ = functions.C_DestroyObject?(handle, object) }
         }
     }
 
@@ -404,7 +421,69 @@ public final class PKCS11Session: @unchecked Sendable {
 
 // MARK: - The loaded module
 
-/// A module loaded and initialised, one per path for the life of the process (see `PKCS11Module`): never
+/// A module's file, opened for loading once `keystore_pkcs11_open_module` has walked its path and found nobody but
+/// root and this user able to change or swap any link, directory or the file on it. Loading it through its
+/// descriptor (`/proc/self/fd/N`) loads exactly the file checked, whatever the path names by then (a link swapped
+/// in between), and a FIFO or device is refused before anything waits on it.
+final class ModuleFile {
+    /// Which file it is: the same file by two paths is one module.
+    struct Identity: Hashable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// The path as given, which messages name.
+    let givenPath: String
+    /// The file's path, every link followed.
+    let path: String
+    let identity: Identity
+    let descriptor: Int32
+
+    init(path given: String) throws {
+        var descriptor: Int32 = -1
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var culprit = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var number: Int32 = 0
+        let check = keystore_pkcs11_open_module(given, getuid(), &descriptor, &resolved, resolved.count, &culprit, culprit.count, &number)
+        guard check == KEYSTORE_MODULE_OPENED else {
+            throw TokenError.moduleNotLoadable(path: given, reason: Self.reason(check, at: Self.string(culprit), errorNumber: number))
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = Self.reason(KEYSTORE_MODULE_CANNOT_OPEN, at: Self.string(resolved), errorNumber: errno)
+            close(descriptor)
+            throw TokenError.moduleNotLoadable(path: given, reason: reason)
+        }
+        // Every property set last: a throwing init of a final class that had set them all would still run deinit.
+        self.givenPath = given
+        self.path = Self.string(resolved)
+        self.identity = Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func reason(_ check: keystore_module_check, at culprit: String, errorNumber: Int32) -> String {
+        switch check {
+        case KEYSTORE_MODULE_NOT_ABSOLUTE: "the path is not absolute"
+        case KEYSTORE_MODULE_CANNOT_OPEN where errorNumber == ENOENT: "\(culprit) does not exist"
+        case KEYSTORE_MODULE_CANNOT_OPEN: "\(culprit) cannot be read (\(String(cString: strerror(errorNumber))))"
+        case KEYSTORE_MODULE_OTHER_OWNER: "\(culprit) belongs to another user"
+        case KEYSTORE_MODULE_WRITABLE: "\(culprit) may be changed by other users"
+        case KEYSTORE_MODULE_NOT_REGULAR: "\(culprit) is not a regular file"
+        case KEYSTORE_MODULE_NOT_DIRECTORY: "\(culprit) is not a directory"
+        case KEYSTORE_MODULE_TOO_MANY_LINKS: "its path goes through more than 40 links"
+        case KEYSTORE_MODULE_CHANGED: "\(culprit) was replaced while it was checked"
+        default: "its path is too long"
+        }
+    }
+}
+
+/// A module loaded and initialised, one per file for the life of the process (see `PKCS11Module`): never
 /// finalised, never unloaded.
 final class Library: @unchecked Sendable {
     // @unchecked: `functions` points into the module, which stays loaded; the session counts are under a Mutex.
@@ -416,54 +495,41 @@ final class Library: @unchecked Sendable {
     /// Nor a mechanism list longer than this (a large HSM has a few hundred).
     static let maximumMechanisms = 4096
 
-    private static let loadedLibraries = Mutex<[String: Library]>([:])
+    /// The modules loaded, by file; and the descriptor numbers whose `/proc/self/fd/N` has named one.
+    private struct Loaded {
+        var libraries: [ModuleFile.Identity: Library] = [:]
+        var numbersUsed: Set<Int32> = []
+    }
+
+    private static let loadedLibraries = Mutex<Loaded>(Loaded())
 
     private init(functions: UnsafeMutablePointer<CK_FUNCTION_LIST>) {
         self.functions = functions
     }
 
-    /// The library loaded from `path`, loading and initialising it on first use. Under the lock, so that two
-    /// threads do not initialise one module twice.
-    static func loaded(_ path: String) throws -> Library {
+    /// The library in `file`, loading and initialising it on first use. Keyed by the file, not its path: two
+    /// `Library`s for one module would each count only their own sessions, and the last of one to close would log
+    /// out the other's (`C_Logout` is the process's, section 5.6). Under the lock, so that two threads do not
+    /// initialise one module twice.
+    static func loaded(_ file: ModuleFile) throws -> Library {
         try loadedLibraries.withLock { loaded in
-            if let library = loaded[path] { return library }
-            let library = try load(path)
-            loaded[path] = library
+            if let library = loaded.libraries[file.identity] { return library }
+            let library = try load(file, numbersUsed: &loaded.numbersUsed)
+            loaded.libraries[file.identity] = library
             return library
         }
     }
 
-    /// Why a module at `path` is not safe to load, or nil: loading it runs its code in this process (an agent
-    /// holds other identities' keys), so nobody but root and this user may be able to change it. The file, after
-    /// every symbolic link, and each directory above it must belong to root or this user and be writable by no
-    /// one else (a sticky directory, /tmp's kind, lets nobody replace another's file, and passes), as OpenSSH asks
-    /// of the files it trusts.
-    static func whoElseCanReplace(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return "its path cannot be resolved" }
-        defer { free(resolved) }
-        var current = String(cString: resolved)
-        let me = getuid()
-        var isFile = true
-        while true {
-            var status = stat()
-            guard stat(current, &status) == 0 else { return "\(current) cannot be read" }
-            if status.st_uid != 0 && status.st_uid != me { return "\(current) belongs to another user" }
-            let sticky = !isFile && status.st_mode & S_ISVTX != 0
-            if status.st_mode & (S_IWGRP | S_IWOTH) != 0 && !sticky { return "\(current) may be changed by other users" }
-            if current == "/" { return nil }
-            isFile = false
-            let parent = current[..<(current.lastIndex(of: "/") ?? current.startIndex)]
-            current = parent.isEmpty ? "/" : String(parent)
-        }
-    }
-
-    private static func load(_ path: String) throws -> Library {
-        guard path.hasPrefix("/") else { throw TokenError.moduleNotLoadable(path: path, reason: "the path is not absolute") }
-        guard access(path, F_OK) == 0 else { throw TokenError.moduleNotLoadable(path: path, reason: "no such file") }
-        if let unsafe = whoElseCanReplace(path) { throw TokenError.moduleNotLoadable(path: path, reason: unsafe) }
+    private static func load(_ file: ModuleFile, numbersUsed: inout Set<Int32>) throws -> Library {
+        let path = file.givenPath
+        let (number, duplicate) = try descriptorNumber(for: file, avoiding: &numbersUsed)
+        defer { if duplicate { close(number) } }
+        let name = "/proc/self/fd/\(number)"
         var error = [CChar](repeating: 0, count: 512)
-        guard let handle = keystore_pkcs11_open(path, &error, error.count) else {
-            throw TokenError.moduleNotLoadable(path: path, reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        guard let handle = keystore_pkcs11_open(name, &error, error.count) else {
+            var reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if reason.hasPrefix(name + ": ") { reason.removeFirst(name.count + 2) }
+            throw TokenError.moduleNotLoadable(path: path, reason: reason)
         }
         var list: UnsafeMutablePointer<CK_FUNCTION_LIST>?
         var rv = CKR_OK
@@ -485,6 +551,24 @@ final class Library: @unchecked Sendable {
             throw failure("start the module", initialised)
         }
         return Library(functions: list)
+    }
+
+    /// The number of a descriptor of `file` that no module was loaded through before, and whether it is a
+    /// duplicate (the caller's to close). dlopen looks for a module already loaded under the name it is given
+    /// before it opens anything (glibc 2.36), so "/proc/self/fd/N" would hand back the module loaded earlier
+    /// through a descriptor numbered N, unopened.
+    static func descriptorNumber(for file: ModuleFile, avoiding numbersUsed: inout Set<Int32>) throws -> (Int32, duplicate: Bool) {
+        var number = file.descriptor
+        var duplicate = false
+        if numbersUsed.contains(number) {
+            number = fcntl(file.descriptor, F_DUPFD_CLOEXEC, (numbersUsed.max() ?? number) + 1)
+            guard number >= 0 else {
+                throw TokenError.moduleNotLoadable(path: file.givenPath, reason: "no file descriptor is left (\(String(cString: strerror(errno))))")
+            }
+            duplicate = true
+        }
+        numbersUsed.insert(number)
+        return (number, duplicate)
     }
 
     /// The token in `slot`, described.

@@ -30,14 +30,9 @@ public struct PKCS11KeyReference: Sendable, Equatable {
     /// module path is a library this process will load.
     package init(module: String, tokenSerial: String, tokenLabel: String, keyID: [UInt8], keyLabel: String, publicKey: PublicKey) throws {
         func printable(_ text: String, _ longest: Int, _ what: String, emptyAllowed: Bool = true) throws {
-            guard emptyAllowed || !text.isEmpty else { throw Invalid(reason: "the token's \(what) is empty") }
-            guard text.utf8.count <= longest else { throw Invalid(reason: "the token's \(what) is longer than \(longest) bytes") }
-            guard text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }) else {
-                throw Invalid(reason: "the token's \(what) holds a control character")
-            }
+            if let reason = Self.whyNot(text, longest, what, emptyAllowed: emptyAllowed) { throw Invalid(reason: reason) }
         }
-        guard module.hasPrefix("/") else { throw Invalid(reason: "the token's module path is not absolute") }
-        try printable(module, Self.longestModulePath, "module path", emptyAllowed: false)
+        if let reason = Self.whyNotRecordable(module: module) { throw Invalid(reason: reason) }
         try printable(tokenSerial, Self.longestSerial, "serial number")
         try printable(tokenLabel, Self.longestTokenLabel, "label")
         try printable(keyLabel, Self.longestKeyLabel, "key label")
@@ -48,6 +43,21 @@ public struct PKCS11KeyReference: Sendable, Equatable {
         self.keyID = keyID
         self.keyLabel = keyLabel
         self.publicKey = publicKey
+    }
+
+    /// Why a vault cannot record `module` as a module path, or nil: checked before a key is made for it.
+    static func whyNotRecordable(module: String) -> String? {
+        guard module.hasPrefix("/") else { return "the token's module path is not absolute" }
+        return whyNot(module, longestModulePath, "module path", emptyAllowed: false)
+    }
+
+    private static func whyNot(_ text: String, _ longest: Int, _ what: String, emptyAllowed: Bool) -> String? {
+        guard emptyAllowed || !text.isEmpty else { return "the token's \(what) is empty" }
+        guard text.utf8.count <= longest else { return "the token's \(what) is longer than \(longest) bytes" }
+        guard text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }) else {
+            return "the token's \(what) holds a control character"
+        }
+        return nil
     }
 
     /// The token as a person knows it, escaped for a terminal.

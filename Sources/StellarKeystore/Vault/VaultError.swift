@@ -8,6 +8,8 @@ public enum VaultError: KeystoreError, Equatable {
     case notFound(name: String, directory: String)
     /// The name is taken; signing up may replace the identity.
     case alreadyExists(name: String)
+    /// Another sign-up holds the name while it makes the identity's key (in a token).
+    case beingCreated(name: String)
     /// The name an account derived from a phrase was to be kept under is taken; a derived account is only ever
     /// kept under a new name, never in place of another identity.
     case derivedNameTaken(name: String)
@@ -40,6 +42,8 @@ public enum VaultError: KeystoreError, Equatable {
             "No identity named '\(name)' in \(Self.shown(directory))."
         case .alreadyExists(let name):
             "An identity named '\(name)' already exists."
+        case .beingCreated(let name):
+            "An identity named '\(name)' is being created by another process."
         case .derivedNameTaken(let name):
             "An identity named '\(name)' already exists; a derived account is kept only under a new name."
         case .incorrectPIN(let tries, _) where tries > 0:

@@ -329,7 +329,7 @@ public struct VaultStore: Sendable {
 
     /// Runs `body` holding an exclusive flock on the directory's `.lock`. A read-only directory can still be
     /// read under a lock opened read-only; without any lock file, reading goes ahead unlocked.
-    private func withLock<Result>(writing: Bool, _ body: () throws -> Result) throws -> Result {
+    func withLock<Result>(writing: Bool, _ body: () throws -> Result) throws -> Result {
         let lockPath = directory + "/.lock"
         let fd: Int32
         do {
