@@ -31,8 +31,8 @@ extension SignTx {
         let review = try key.review(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts))
         let summary = review.summary
         let network = summary.network ?? request.request.network
-        // Which signatures are extra must be known before any PIN is asked.
-        if trim { try request.request.envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
+        // Which signatures are extra, the one about to be made included, must be known before any PIN is asked.
+        if trim { try request.request.envelope.signatureCheck(on: network, accounts: accounts, adding: review.signer.publicKey).checkTrimmable() }
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let signer = review.signer.address
         var signed = try key.approve(review, consent: consent, alreadyRead: pinFirst)
