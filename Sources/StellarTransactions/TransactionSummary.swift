@@ -170,8 +170,10 @@ public struct TransactionSummary: Sendable, Encodable {
         warnings = SummaryText.warnings(transaction, now: now)
             + (identity.map { identity in
                 // One of a needed account's signers (the account JSON says so) has its part in the transaction,
-                // even where its signature would be extra: `check.warnings` then says why.
-                sources.contains(identity.key.rawRepresentation) || check?.signingKeyRoles.isEmpty == false ? [] : [
+                // even where its signature would be extra (`check.warnings` then says why); so has a key whose
+                // signature a check takes (an extra signer of the preconditions).
+                sources.contains(identity.key.rawRepresentation) || check?.signingKeyRoles.isEmpty == false
+                    || check?.isNewSignatureUsed == true ? [] : [
                     "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
             } ?? [])
             + Elision.warnings(elisions)

@@ -48,6 +48,16 @@ import Testing
         #expect(!signed.warnings.contains { $0.contains("is neither the source") }, "\(signed.warnings)")
     }
 
+    /// A precondition's extra signer (K) is no account's signer, but its signature is used: no "no part" warning.
+    @Test func anExtraSignerOfThePreconditionsIsNotWarnedOfHavingNoPart() throws {
+        let testCase = MultisigFixtures.named("extra_signer")
+        let k = try Self.key("K")
+        let first = try TransactionEnvelope(base64: testCase.copies[0].envelope)
+        let summary = TransactionSummary(first, on: Self.network, signingAs: ("k", k), accounts: try MultisigFixtures.accounts(for: testCase))
+        #expect(summary.thresholds?.isNewSignatureUsed == true && summary.thresholds?.signingKeyRoles.isEmpty == true)
+        #expect(!summary.warnings.contains { $0.contains("is neither the source") }, "\(summary.warnings)")
+    }
+
     /// Trimming would remove the signature about to be made: refused before it is made, saying whose and why.
     @Test func trimmingRefusesWhenItWouldRemoveTheNewSignature() throws {
         let carol = try Self.key("C"), account = Self.keys["A"]!
