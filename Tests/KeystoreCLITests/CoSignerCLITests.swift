@@ -52,7 +52,7 @@ import Testing
                                        stdin: "000000\n")
             #expect(refused.status == 2 && refused.stdout.isEmpty && refused.stderrLines.count == 1, "\(refused.stderr)")
             #expect(refused.stderr == "keystore: \(b)'s signature would be removed as extra: \(b) is a signer of \(a), "
-                    + "whose threshold is met without it; nothing was signed. It needs no signature of this key: pass it on as it is.\n",
+                    + "whose threshold is met without it; nothing was signed. The transaction needs no signature of this key: pass it on as it is.\n",
                     "\(refused.stderr)")
         }
         #expect(home.snapshot() == before, "no PIN was tried")
