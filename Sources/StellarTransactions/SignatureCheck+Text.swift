@@ -21,8 +21,10 @@ extension SignatureCheck {
             lines.append(indent + by + "; weight \(weight) of \(threshold): " + Self.verdict(isMet, weight: weight, threshold: threshold))
             if let newKey = newSignatureBy, account.part != .inner, let newWeight = account.weightWithNewSignature,
                let newMet = account.isMetWithNewSignature {
+                // Met already, and this key one of its signers, yet its signature unused: met without it.
+                let extra = isMet && isNewSignatureUsed == false && signingKeyRoles.contains { $0.account == account.account }
                 lines.append(indent + "with \(newKey)'s signature: weight \(newWeight) of \(threshold): "
-                             + Self.verdict(newMet, weight: newWeight, threshold: threshold))
+                             + Self.verdict(newMet, weight: newWeight, threshold: threshold) + (extra ? " without it, so it would be extra" : ""))
             }
         }
         for extra in extraSigners {
@@ -33,19 +35,47 @@ extension SignatureCheck {
     }
 
     /// What a person must not miss: each signature the network would refuse the transaction for
-    /// (`tx_bad_auth_extra`), and a signature about to be added that would be one.
+    /// (`tx_bad_auth_extra`), by whose key and what it is to the account, and a signature about to be added that
+    /// would be one, and why.
     public var warnings: [String] {
         var warnings: [String] = unused.map { signature in
             let name = (signature.part == .transaction ? "" : "\(signature.part.rawValue) ") + "signature \(signature.index) (hint \(signature.hint))"
-            let why = signature.acceptedBy.isEmpty
+            let why = signature.roles.isEmpty
                 ? "is accepted by no account this transaction needs"
-                : "is " + signature.acceptedBy.joined(separator: " and ") + "'s, but not used: the threshold was met before it was reached (by the signatures before it, or a pre-auth signer)"
+                : "is by " + Self.signers(signature.roles) + ", but not used: the threshold" + Self.of(signature.acceptedBy)
+                    + " met before it was reached (by the signatures before it, or a pre-auth signer)"
             return name + " " + why + ", so the network would refuse the transaction (tx_bad_auth_extra)"
         }
         if let key = newSignatureBy, isNewSignatureUsed == false {
-            warnings.append("\(key)'s signature would not be used (no account this transaction needs takes it), so the network would refuse the transaction (tx_bad_auth_extra)")
+            warnings.append("\(key)'s signature would not be used: " + Self.whyExtra(key, roles: signingKeyRoles)
+                            + ", so the network would refuse the transaction (tx_bad_auth_extra)")
         }
         return warnings
+    }
+
+    /// Why a new signature by `key` would not be used, given what the key is to the needed accounts (`roles`): no
+    /// needed account takes it, or the thresholds of those it is a signer of are met without it (a check stops
+    /// at its threshold, and takes each signer once).
+    static func whyExtra(_ key: String, roles: [Role]) -> String {
+        guard !roles.isEmpty else { return "no account this transaction needs takes it" }
+        return "\(key) is " + roles.map(role).joined(separator: " and ") + (roles.count == 1 ? ", whose threshold is" : ", whose thresholds are")
+            + " met without it"
+    }
+
+    /// `G…C, a signer of G…A`; `G…A, the master key of G…A and a signer of G…E`: each key once, with its roles.
+    static func signers(_ roles: [Role]) -> String {
+        var keys: [String] = []
+        for role in roles where !keys.contains(role.key) { keys.append(role.key) }
+        return keys.map { key in key + ", " + roles.filter { $0.key == key }.map(role).joined(separator: " and ") }.joined(separator: "; ")
+    }
+
+    /// ` of G…A was`, ` of G…A and G…E were`.
+    static func of(_ accounts: [String]) -> String {
+        (accounts.count == 1 ? "" : "s") + " of " + accounts.joined(separator: " and ") + (accounts.count == 1 ? " was" : " were")
+    }
+
+    private static func role(_ role: Role) -> String {
+        (role.isMaster ? "the master key of " : "a signer of ") + role.account
     }
 
     private static func verdict(_ isMet: Bool, weight: Int, threshold: UInt8) -> String {

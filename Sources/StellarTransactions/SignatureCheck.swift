@@ -95,6 +95,14 @@ public struct SignatureCheck: Sendable, Encodable {
         public let isSigned: Bool
     }
 
+    /// What a key is to a needed account: one of its signers, the master key or another (by its JSON).
+    public struct Role: Sendable, Encodable, Equatable {
+        /// The signer's key (`G…`, or `X…`, `P…` for a hash-x or signed-payload signer).
+        public let key: String
+        public let account: String
+        public let isMaster: Bool
+    }
+
     /// A signature in the envelope, and whether a check takes it.
     public struct Signature: Sendable, Encodable {
         public let part: Part
@@ -103,6 +111,8 @@ public struct SignatureCheck: Sendable, Encodable {
         public let hint: String
         /// Which needed accounts have a signer that accepts it (each once).
         public let acceptedBy: [String]
+        /// The signer of each of those accounts that accepts it: whose key made it, and what it is to the account.
+        public let roles: [Role]
         /// Whether the network's checks take it: false makes it refuse the transaction (`tx_bad_auth_extra`);
         /// nil when that cannot be told (an account it could belong to has no JSON).
         public let isUsed: Bool?
@@ -117,12 +127,16 @@ public struct SignatureCheck: Sendable, Encodable {
     /// envelope holds one by it already; and whether a check would take it.
     public let newSignatureBy: String?
     public let isNewSignatureUsed: Bool?
+    /// What the key about to sign is to the needed accounts of the signatures it signs (the outer ones of a fee
+    /// bump): each account whose JSON lists it as a signer, whether or not the envelope holds its signature already.
+    /// Empty: none of them, or no key about to sign.
+    public let signingKeyRoles: [Role]
 
     /// The signatures the network would refuse the transaction for.
     public var unused: [Signature] { signatures.filter { $0.isUsed == false } }
 
     private enum CodingKeys: String, CodingKey {
-        case accounts, extraSigners, signatures, isComplete = "complete", newSignatureBy, isNewSignatureUsed = "newSignatureUsed"
+        case accounts, extraSigners, signatures, isComplete = "complete", newSignatureBy, isNewSignatureUsed = "newSignatureUsed", signingKeyRoles
     }
 }
 
@@ -131,7 +145,7 @@ extension TransactionEnvelope {
     /// every needed account, for a complete answer). `adding`: a key about to sign, whose signature is counted
     /// as if appended (to the outer signatures of a fee bump), unless the envelope holds one by it already.
     public func signatureCheck(on network: StellarNetwork, accounts: [AccountSigners], adding key: PublicKey? = nil) -> SignatureCheck {
-        var checks = SignatureCheckRun(accounts: accounts)
+        var checks = SignatureCheckRun(accounts: accounts, signingKey: key)
         let newKey = key.flatMap { isSigned(by: $0, hash: hash(on: network)) ? nil : $0 }
         switch decoded {
         case .v0(let v0):
@@ -197,8 +211,14 @@ private struct SignatureCheckRun {
     var signatures: [SignatureCheck.Signature] = []
     var isComplete = true
     var isNewSignatureUsed: Bool?
+    /// The key about to sign, and what it is to the needed accounts of the part it signs.
+    let signingKey: PublicKey?
+    var signingKeyRoles: [SignatureCheck.Role] = []
 
-    init(accounts: [AccountSigners]) { self.accounts = accounts }
+    init(accounts: [AccountSigners], signingKey: PublicKey?) {
+        self.accounts = accounts
+        self.signingKey = signingKey
+    }
 
     /// One list of signatures over one hash, as one `SignatureChecker`.
     struct Checker {
@@ -322,18 +342,28 @@ private struct SignatureCheckRun {
                 isMet: met[account], weightWithNewSignature: withNewWeight, isMetWithNewSignature: newKey == nil ? nil : metWithNew[account]))
         }
         if !partComplete { isComplete = false }
+        func role(_ signer: AccountSigners.Signer, of account: AccountSigners) -> SignatureCheck.Role {
+            .init(key: signer.key.strKey, account: account.account.accountID, isMaster: signer.key == .ed25519(account.account))
+        }
         for index in 0..<present {
-            let acceptedBy = order.compactMap(accountOf).filter { account in
-                account.checkedSigners.contains { checker.accepts(index, $0.key) }
-            }.map(\.account.accountID)
+            let roles = order.compactMap(accountOf).compactMap { account in
+                account.checkedSigners.first { checker.accepts(index, $0.key) }.map { role($0, of: account) }
+            }
             let isUsed: Bool? = checker.used[index] ? true : partComplete ? false : nil
-            signatures.append(.init(part: part, index: index + 1, hint: Hex.string(given[index].hint), acceptedBy: acceptedBy, isUsed: isUsed))
+            signatures.append(.init(part: part, index: index + 1, hint: Hex.string(given[index].hint), acceptedBy: roles.map(\.account),
+                                    roles: roles, isUsed: isUsed))
+        }
+        // The new signature goes to this part's list (the outer one of a fee bump): the inner part is not its.
+        if part != .inner, let signingKey {
+            signingKeyRoles += order.compactMap(accountOf).compactMap { account in
+                account.checkedSigners.first { $0.key == .ed25519(signingKey) }.map { role($0, of: account) }
+            }
         }
         if newKey != nil { isNewSignatureUsed = withNew.used[present] ? true : partComplete ? false : nil }
     }
 
     func result(newKey: PublicKey?) -> SignatureCheck {
         SignatureCheck(accounts: results, extraSigners: extraSigners, signatures: signatures, isComplete: isComplete,
-                       newSignatureBy: newKey?.accountID, isNewSignatureUsed: isNewSignatureUsed)
+                       newSignatureBy: newKey?.accountID, isNewSignatureUsed: isNewSignatureUsed, signingKeyRoles: signingKeyRoles)
     }
 }

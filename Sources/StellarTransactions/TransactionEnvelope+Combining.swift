@@ -128,12 +128,13 @@ public struct TrimmedTransaction: Sendable {
 
     public var base64: String { Base64.string(envelope) }
 
-    /// One line for each signature taken out, and why.
+    /// One line for each signature taken out: whose key made it, and why.
     public var notes: [String] {
         removed.map { signature in
-            "removed signature \(signature.index) (hint \(signature.hint)): "
-                + (signature.acceptedBy.isEmpty ? "accepted by no account this transaction needs"
-                   : "not used, the threshold of " + signature.acceptedBy.joined(separator: " and ") + " was met before it was reached")
+            "removed signature \(signature.index) (hint \(signature.hint))"
+                + (signature.roles.isEmpty ? ": accepted by no account this transaction needs"
+                   : " by " + SignatureCheck.signers(signature.roles) + ": not used, the threshold" + SignatureCheck.of(signature.acceptedBy)
+                        + " met before it was reached")
         }
     }
 }
@@ -144,6 +145,9 @@ public enum TrimError: KeystoreError, Equatable {
     case accountsUnknown([String])
     /// A fee bump's inner signatures are extra; they are part of what the outer signatures sign.
     case innerSignaturesExtra([Int])
+    /// The signature `key` is about to add would be extra, and taken out as soon as it is made: no needed account
+    /// takes it, or the accounts it is a signer of (`roles`) meet their thresholds without it.
+    case newSignatureExtra(key: String, roles: [SignatureCheck.Role])
 
     public var message: String {
         switch self {
@@ -152,6 +156,8 @@ public enum TrimError: KeystoreError, Equatable {
         case .innerSignaturesExtra(let indexes):
             "The inner transaction's signature" + (indexes.count == 1 ? " \(indexes[0]) is" : "s \(indexes.map(String.init).joined(separator: ", ")) are")
                 + " extra; removing one changes the fee bump's hash, so the fee bump must be made again from an inner transaction without it."
+        case .newSignatureExtra(let key, let roles):
+            "\(key)'s signature would be removed as extra: " + SignatureCheck.whyExtra(key, roles: roles) + "; nothing was signed."
         }
     }
 }
@@ -180,8 +186,9 @@ extension SignedTransaction {
 }
 
 extension SignatureCheck {
-    /// Throws unless the extra signatures of the envelope can be taken out: every needed account known, and for a
-    /// fee bump, none of the inner signatures extra.
+    /// Throws unless the extra signatures of the envelope can be taken out: every needed account known, for a
+    /// fee bump none of the inner signatures extra, and the signature about to be added (`newSignatureBy`) not
+    /// extra itself: trimming would take it out again, so it is refused before it is made.
     public func checkTrimmable() throws {
         guard isComplete else {
             var unknown: [String] = []
@@ -190,5 +197,6 @@ extension SignatureCheck {
         }
         let inner = unused.filter { $0.part == .inner }
         guard inner.isEmpty else { throw TrimError.innerSignaturesExtra(inner.map(\.index)) }
+        if let key = newSignatureBy, isNewSignatureUsed == false { throw TrimError.newSignatureExtra(key: key, roles: signingKeyRoles) }
     }
 }

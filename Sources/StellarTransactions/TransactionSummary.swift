@@ -101,8 +101,9 @@ public struct TransactionSummary: Sendable, Encodable {
     public let signer: String?
     /// What a person must not miss, each one line: time bounds already past or not yet reached (by the local
     /// clock), a master key weighted 0, thresholds changed, a signer added, an account merged away, a signing
-    /// key that is neither the source, the fee source, nor any operation's source, and then what a bound left out
-    /// of a Soroban value or invocation tree (how much, and its SHA-256).
+    /// key that is neither the source, the fee source, nor any operation's source (nor, by `accounts`, a signer of
+    /// an account the transaction needs), and then what a bound left out of a Soroban value or invocation tree (how
+    /// much, and its SHA-256); then the signatures the network would refuse the transaction for (`thresholds`).
     public let warnings: [String]
     /// What the bounds on Soroban values and invocation trees left out.
     let elisions: [Elision]
@@ -168,9 +169,11 @@ public struct TransactionSummary: Sendable, Encodable {
         thresholds = check
         warnings = SummaryText.warnings(transaction, now: now)
             + (identity.map { identity in
-                // One of a needed account's signers, whose signature a check would take (the account JSON says
-                // so), has its part in the transaction.
-                sources.contains(identity.key.rawRepresentation) || check?.isNewSignatureUsed == true ? [] : [
+                // One of a needed account's signers (the account JSON says so) has its part in the transaction,
+                // even where its signature would be extra (`check.warnings` then says why); so has a key whose
+                // signature a check takes (an extra signer of the preconditions).
+                sources.contains(identity.key.rawRepresentation) || check?.signingKeyRoles.isEmpty == false
+                    || check?.isNewSignatureUsed == true ? [] : [
                     "\(identity.key.accountID) is neither the source, the fee source, nor any operation's source: check that this is the transaction you meant it to sign"]
             } ?? [])
             + Elision.warnings(elisions)

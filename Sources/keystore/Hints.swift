@@ -27,6 +27,8 @@ enum Hints {
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."
         case TrimError.accountsUnknown: "Give each as --account-file, saved from Horizon (curl https://horizon.stellar.org/accounts/G…)."
+        // Every account this key signs for has its threshold already: the signature is not wanted.
+        case TrimError.newSignatureExtra(_, let roles) where !roles.isEmpty: "The transaction needs no signature of this key: pass it on as it is."
         case TransactionRequestError.networkNotConfirmed: "give it with --network or --network-passphrase, or answer yes at a terminal."
         case TransactionRequestError.noCallback: "drop --submit-callback."
         case TransactionRequestError.originOnThisMachine: "for a requester under test on this machine, add --allow-local-origin."

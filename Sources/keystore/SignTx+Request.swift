@@ -29,9 +29,10 @@ extension SignTx {
         // Where it would go is known before anything is signed.
         if submitCallback { _ = try request.callbackAddress() }
         let review = try key.review(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts))
-        // Which signatures are extra must be known before any PIN is asked.
+        // Which signatures are extra, the one about to be made included, must be known before any PIN is asked.
         if trim {
-            try request.request.envelope.signatureCheck(on: review.summary.network ?? request.request.network, accounts: accounts).checkTrimmable()
+            try request.request.envelope.signatureCheck(on: review.summary.network ?? request.request.network, accounts: accounts,
+                                                        adding: review.signer.publicKey).checkTrimmable()
         }
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
         let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)

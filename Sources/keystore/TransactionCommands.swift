@@ -113,9 +113,9 @@ struct SignTx: ParsableCommand {
         if submitCallback { throw TransactionRequestError.noCallback }
         let network = try networkOptions.resolve()
         let envelope = try TransactionEnvelope(base64: text)
-        // Which signatures are extra must be known before any PIN is asked.
-        if trim { try envelope.signatureCheck(on: network, accounts: accounts).checkTrimmable() }
         let review = try key.review(.transaction(envelope, network: network, accounts: accounts))
+        // Which signatures are extra, the one about to be made included, must be known before any PIN is asked.
+        if trim { try envelope.signatureCheck(on: network, accounts: accounts, adding: review.signer.publicKey).checkTrimmable() }
         if !quiet { key.show(review) }
         let approval = try key.approve(review, alreadyRead: pinFirst)
         let (signed, signer) = (approval.signed, approval.signer.address)
