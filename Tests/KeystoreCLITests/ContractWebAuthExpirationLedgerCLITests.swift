@@ -76,6 +76,22 @@ final class ContractWebAuthExpirationLedgerCLITests {
         #expect(try server.posts.last?["accepted"] as? Bool == true)
     }
 
+    /// `--challenge --account`: a stock challenge fetched by a script is signed through the given ledger, and the
+    /// server accepts what the script posts.
+    @Test func aStockChallengeGivenOfflineIsSignedThroughTheGivenLedger() throws {
+        let (contract, serverKey) = try server.identity()
+        let answer = try JSONSerialization.jsonObject(with: try server.get("/auth?account=\(Self.account)&home_domain=127.0.0.1")) as! [String: Any]
+        let result = try home.run(["web-auth", "--challenge", answer["authorization_entries"] as! String, "--account", Self.account,
+                                   "--server-key", serverKey, "--web-auth-contract", contract, "--home-domain", "127.0.0.1",
+                                   "--web-auth-domain", "127.0.0.1:\(server.port)", "--network", "testnet", "--expiration-ledger", "1000010",
+                                   "--name", golden.name, "--pin-stdin"], stdin: golden.pin + "\n")
+        #expect(result.status == 0 && result.stderr.contains("  expires     after ledger 1000010, as given\n"), "\(result.stderr)")
+        let body = try JSONSerialization.data(withJSONObject: ["authorization_entries": result.stdout.trimmingCharacters(in: .newlines)])
+        let posted = try server.post("/auth", json: body)
+        #expect(posted.status == 200, "\(String(decoding: posted.body, as: UTF8.self))")
+        #expect(try server.posts.last?["expiration"] as? Int == 1_000_010)
+    }
+
     @Test func theExpirationLedgerIsForAContractAccountOnly() throws {
         let result = try home.run(["web-auth", server.url, "--name", golden.name, "--expiration-ledger", "1000005"])
         #expect(result.status == 64 && result.stderr.contains("--expiration-ledger are for a contract account"), "\(result.stderr)")
