@@ -31,8 +31,9 @@ public struct ContractWebAuthExpectation: Sendable, Equatable {
 
 /// A SEP-45 challenge (draft 0.1.1): the `SorobanAuthorizationEntries` a server asks a contract account to sign,
 /// after every check the SEP lists for a client, so that nothing but a sign-in can be signed through it. The
-/// client's entry (and the client domain's) is signed as it was given, valid through the ledger the server put in
-/// it, and `signed(client:clientDomain:)` puts the signed bytes back among the others.
+/// client's entry (and the client domain's) is signed as it was given but for its signature expiration ledger,
+/// which SEP-45 leaves to the client (`expirationLedger`), and `signed(client:clientDomain:)` puts the signed
+/// bytes back among the others.
 ///
 /// A signed entry is a real authorization: a hostile server could ask for one that moves the account's funds. So,
 /// before any key is touched:
@@ -50,7 +51,8 @@ public struct ContractWebAuthExpectation: Sendable, Equatable {
 /// 5. the nonce is the same in every entry, and so is the whole invocation;
 /// 6. there is exactly one entry for the server, one for the account, one for the client domain when asked for,
 ///    and no other: nothing else is asked of the client;
-/// 7. the entries the client signs carry no signature yet, and an expiration ledger (not 0);
+/// 7. the entries the client signs carry no signature yet, and the ledger they are signed through is not 0 and
+///    not after the server's own signature's (see `expirationLedger`);
 /// 8. the server's entry carries the server's signature, `Vec[Map{public_key, signature}]`, valid over the
 ///    SHA-256 of its `HashIDPreimage` on the expected network.
 ///
@@ -79,10 +81,30 @@ public struct ContractWebAuthChallenge: Sendable {
     public let nonce: [UInt8]
     /// The ledger through which the server's signature is valid.
     public let serverExpirationLedger: UInt32
-    /// The ledger through which the account's signature will be valid: the one the server put in its entry.
-    public let expirationLedger: UInt32
-    /// The same for the client domain's entry.
-    public let clientDomainExpirationLedger: UInt32?
+    /// The ledger through which the account's signature will be valid. SEP-45 has the client choose it ("Setting
+    /// Signature Expiration Ledger": a near-future ledger), and stellar-sdk's challenge builder leaves it 0 in the
+    /// client's entries (stellar-sdk 16.1.1, `build_challenge_authorization_entries`); a client with no Soroban RPC
+    /// cannot learn the current ledger. So, unless one is given (`expiring(afterLedger:)`): the ledger the server
+    /// put in the account's entry if it put one, else the server's own signature's, which the server chose
+    /// near-future (stellar-sdk: the latest ledger + 180, about 15 minutes). The challenge is dead after that ledger
+    /// anyway (its server entry no longer verifies), so a signature through it lasts no longer than the sign-in it is
+    /// for, and is valid until then. A ledger after the server's is refused, whoever chose it: it would only give a
+    /// stolen signature longer to be replayed.
+    public private(set) var expirationLedger: UInt32
+    /// Where `expirationLedger` came from.
+    public private(set) var expirationChoice: ExpirationChoice
+    /// The same for the client domain's entry (the ledger it carries, else the server's; a given one is for both).
+    public private(set) var clientDomainExpirationLedger: UInt32?
+
+    /// Who chose the ledger through which the client's signatures are valid.
+    public enum ExpirationChoice: Sendable, Equatable {
+        /// The server, in the entry to sign.
+        case challenge
+        /// No one: the entry carried 0 (SEP-45 leaves it to the client), and the server's own signature's is used.
+        case serverSignature
+        /// The caller, with `expiring(afterLedger:)`.
+        case given
+    }
     /// The entries the client signs (1-based: the account's, the client domain's) whose credentials are V1
     /// (`…_ADDRESS`): their signatures bind no address (CAP-71-02), unlike `…_ADDRESS_V2`'s.
     public let notAddressBound: [Int]
@@ -139,34 +161,56 @@ public struct ContractWebAuthChallenge: Sendable {
         guard let server else { throw ContractWebAuthError.missingServerEntry }
         guard let account else { throw ContractWebAuthError.missingClientEntry }
         if expected.clientDomain != nil && domain == nil { throw ContractWebAuthError.missingClientDomainEntry }
-        // 7. What the client signs is not signed yet, and says until when it will be valid.
+        // 8. The server's signature, first: rule 7 bounds the client's ledger by the one it commits to.
+        try Self.checkServerSignature(slots[server], in: bytes, expecting: expected)
+        // 7. What the client signs is not signed yet, and is valid no longer than the server's signature.
+        let serverExpiration = slots[server].expirationLedger
         for index in [account] + (domain.map { [$0] } ?? []) {
             let slot = slots[index]
             guard case .void = slot.signature else { throw ContractWebAuthError.entrySigned(slot.address ?? "") }
-            guard slot.expirationLedger != 0 else { throw ContractWebAuthError.noExpirationLedger(slot.address ?? "") }
+            guard slot.expirationLedger != 0 || serverExpiration != 0 else { throw ContractWebAuthError.noExpirationLedger(slot.address ?? "") }
+            guard slot.expirationLedger <= serverExpiration else {
+                throw ContractWebAuthError.expirationAfterServer(slot.address ?? "", ledger: slot.expirationLedger, server: serverExpiration)
+            }
         }
-        // 8. The server's signature.
-        try Self.checkServerSignature(slots[server], in: bytes, expecting: expected)
         self.expectation = expected
         self.entries = slots.map { Array(bytes[$0.range]) }
         self.serverEntry = server
         self.clientEntry = account
         self.clientDomainEntry = domain
         self.nonce = nonces[0]
-        self.serverExpirationLedger = slots[server].expirationLedger
-        self.expirationLedger = slots[account].expirationLedger
-        self.clientDomainExpirationLedger = domain.map { slots[$0].expirationLedger }
+        self.serverExpirationLedger = serverExpiration
+        let proposed = slots[account].expirationLedger
+        self.expirationLedger = proposed != 0 ? proposed : serverExpiration
+        self.expirationChoice = proposed != 0 ? .challenge : .serverSignature
+        self.clientDomainExpirationLedger = domain.map { slots[$0].expirationLedger != 0 ? slots[$0].expirationLedger : serverExpiration }
         self.notAddressBound = ([account] + (domain.map { [$0] } ?? [])).filter { !slots[$0].isAddressBound }.map { $0 + 1 }.sorted()
     }
 
+    /// The same challenge, with the account's signature (and the client domain's) valid through `ledger`: one the
+    /// caller learnt from the network, such as the current ledger and a few more, as SEP-45 suggests. Not 0, and
+    /// not after the server's own signature's (`serverExpirationLedger`), after which the sign-in cannot complete.
+    public func expiring(afterLedger ledger: UInt32) throws -> ContractWebAuthChallenge {
+        guard ledger != 0, ledger <= serverExpirationLedger else {
+            throw ContractWebAuthError.expirationOutOfRange(ledger: ledger, server: serverExpirationLedger)
+        }
+        var chosen = self
+        chosen.expirationLedger = ledger
+        chosen.expirationChoice = .given
+        chosen.clientDomainExpirationLedger = clientDomainEntry.map { _ in ledger }
+        return chosen
+    }
+
     /// The `SorobanAuthorizationEntries` to send back: the server's entries as they came, with the account's entry
-    /// replaced by `client` and the client domain's by `clientDomain` (each signed, the same entry otherwise).
+    /// replaced by `client` and the client domain's by `clientDomain` (each signed through its `…ExpirationLedger`,
+    /// the same entry otherwise).
     public func signed(client: [UInt8], clientDomain: [UInt8]? = nil) throws -> [UInt8] {
         var out = Self.bigEndian(UInt32(entries.count))
         for (index, entry) in entries.enumerated() {
             switch index {
-            case clientEntry: out += try Self.sameEntry(signed: client, as: entry)
-            case clientDomainEntry: out += try Self.sameEntry(signed: clientDomain ?? entry, as: entry)
+            case clientEntry: out += try Self.sameEntry(signed: client, as: entry, through: expirationLedger)
+            case clientDomainEntry:
+                out += try Self.sameEntry(signed: clientDomain ?? entry, as: entry, through: clientDomainExpirationLedger ?? 0)
             default: out += entry
             }
         }
@@ -302,12 +346,13 @@ extension ContractWebAuthChallenge {
         }
     }
 
-    /// `signed`, checked to be `original` with only its signature changed (its expiration ledger is the one the
-    /// server put in): what a signer returns is never sent unless it is the entry that was reviewed.
-    static func sameEntry(signed: [UInt8], as original: [UInt8]) throws -> [UInt8] {
+    /// `signed`, checked to be `original` with only its signature changed and its expiration ledger `ledger` (the
+    /// one reviewed): what a signer returns is never sent unless it is the entry that was reviewed. `original`
+    /// itself passes, unsigned, when it carries `ledger`.
+    static func sameEntry(signed: [UInt8], as original: [UInt8], through ledger: UInt32) throws -> [UInt8] {
         let was = bigEndian(1) + original, now = bigEndian(1) + signed
         guard let before = try slots(was).first, let after = try? slots(now), after.count == 1,
-              was[..<(before.expirationOffset + 4)] == now[..<(after[0].expirationOffset + 4)],
+              was[..<before.expirationOffset] == now[..<after[0].expirationOffset], after[0].expirationLedger == ledger,
               was[before.invocationRange] == now[after[0].invocationRange] else {
             throw ContractWebAuthError.signedEntryChanged
         }

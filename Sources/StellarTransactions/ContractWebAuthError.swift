@@ -36,6 +36,10 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
     case missingClientDomainEntry
     case entrySigned(String)
     case noExpirationLedger(String)
+    /// An entry to sign asks for a signature valid after the server's own.
+    case expirationAfterServer(String, ledger: UInt32, server: UInt32)
+    /// A ledger given for the client's signatures that is 0 or after the server's own: nothing was signed.
+    case expirationOutOfRange(ledger: UInt32, server: UInt32)
     case serverEntryUnsigned
     case serverSignatureMalformed
     case notSignedByServer
@@ -75,7 +79,8 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
         case .missingClientEntry: "missing-client-entry"
         case .missingClientDomainEntry: "missing-client-domain-entry"
         case .entrySigned: "entry-signed"
-        case .noExpirationLedger: "expiration-ledger"
+        case .noExpirationLedger, .expirationAfterServer: "expiration-ledger"
+        case .expirationOutOfRange: "given-expiration-ledger"
         case .serverEntryUnsigned: "server-unsigned"
         case .serverSignatureMalformed: "server-signature-shape"
         case .notSignedByServer: "server-signature"
@@ -86,6 +91,9 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
     public var message: String {
         switch self {
         case .signedEntryChanged: return "A signed authorization entry is not the entry reviewed with a signature added; nothing was sent."
+        case .expirationOutOfRange(let ledger, let server):
+            return "Ledger \(ledger) cannot end this sign-in's signatures: it must be from 1 to \(server), the ledger through "
+                + "which the server's own signature is valid; nothing was signed."
         case .notAContract(let address):
             return "\(SummaryText.quoted(address)) is not a contract (C…) address; SEP-45 signs in contract accounts only."
         default: break
@@ -99,7 +107,7 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
         case .noEntries: "it has no authorization entries"
         case .otherNetwork(let passphrase, let expected):
             "the server says it is on \(SummaryText.quoted(passphrase)), not \(expected.shown) as its stellar.toml says"
-        case .notAContract, .signedEntryChanged: ""  // `message` says these whole: they are not a challenge's rule
+        case .notAContract, .signedEntryChanged, .expirationOutOfRange: ""  // `message` says these whole: they are not a challenge's rule
         case .credentials(let entry, let kind): "entry \(entry)'s credentials are \(kind), not an address's"
         case .notAContractCall(let entry): "entry \(entry) does not authorize a contract call"
         case .otherContract(let entry, let contract): "entry \(entry) calls \(contract), not the web-auth contract of the stellar.toml"
@@ -128,7 +136,9 @@ public enum ContractWebAuthError: KeystoreError, Equatable {
         case .missingClientDomainEntry: "it has no entry for the client domain's signing key"
         case .entrySigned(let address): "the entry for \(address) carries a signature already"
         case .noExpirationLedger(let address):
-            "the entry for \(address) has no signature expiration ledger (0), and none is chosen here"
+            "the entry for \(address) has no signature expiration ledger (0), nor has the server's own, whose signature is then valid on no ledger"
+        case .expirationAfterServer(let address, let ledger, let server):
+            "the entry for \(address) asks for a signature valid through ledger \(ledger), after the server's own (ledger \(server))"
         case .serverEntryUnsigned: "the server's entry is not signed"
         case .serverSignatureMalformed: "the server's entry is not signed as an account signs (one public_key and signature)"
         case .notSignedByServer: "the server's entry is not signed by the server's signing key on this network"

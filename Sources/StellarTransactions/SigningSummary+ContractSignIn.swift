@@ -4,7 +4,7 @@ extension SigningSummary {
     /// A SEP-45 challenge that passed its checks (`ContractWebAuthChallenge`): the service, the contract account
     /// and the key signing on its behalf, how the account reads the signature (`signer`: the account convention,
     /// or a smart account's verifier and rules), the server, the contract whose `web_auth_verify` is authorized,
-    /// the network, the nonce, the ledger through which the signature is valid, and the client domain. A V1 entry
+    /// the network, the nonce, the ledger through which the signature is valid and who chose it, and the client domain. A V1 entry
     /// to sign, which binds no address, is a warning.
     public static func contractSignIn(_ challenge: ContractWebAuthChallenge, as signer: AuthorizationSigner,
                                       signingAs identity: (name: String, key: PublicKey)) -> SigningSummary {
@@ -24,7 +24,7 @@ extension SigningSummary {
             "  contract    \(expectation.webAuthContract), \(ContractWebAuthChallenge.function) only",
             "  network     \(expectation.network.shown)",
             "  nonce       \(quoted(challenge.nonce))",
-            "  expires     after ledger \(challenge.expirationLedger)",
+            "  expires     after ledger \(challenge.expirationLedger)" + expirationNote(challenge.expirationChoice),
         ]
         if let clientDomain = expectation.clientDomain {
             lines.append("  client      \(quoted(clientDomain.domain)) (\(clientDomain.key.accountID))"
@@ -34,5 +34,14 @@ extension SigningSummary {
                               title: "Sign in to \(quoted(expectation.homeDomain)) as \(expectation.clientAccount)",
                               warnings: challenge.notAddressBound.isEmpty ? [] : [AuthorizationPreimage.notAddressBoundWarning],
                               lines: lines, elided: false, network: expectation.network)
+    }
+
+    /// Who chose the ledger: a person who never gave one learns it was chosen for them, and how.
+    private static func expirationNote(_ choice: ContractWebAuthChallenge.ExpirationChoice) -> String {
+        switch choice {
+        case .challenge: ", as the server asked"
+        case .serverSignature: ", with the server's own signature (the challenge left it to the client)"
+        case .given: ", as given"
+        }
     }
 }

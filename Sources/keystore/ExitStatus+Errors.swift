@@ -33,7 +33,7 @@ extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .
 extension ContractWebAuthError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .notAContract: .invalidInput
+        case .notAContract, .expirationOutOfRange: .invalidInput
         case .signedEntryChanged: .system
         default: .challengeRefused
         }

@@ -26,6 +26,7 @@ enum Hints {
         case AuthorizationError.expirationDiffers(_, let carried): "Give --expiration-ledger \(carried)."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."
+        case ContractWebAuthError.expirationOutOfRange(_, let server): "Give --expiration-ledger \(server) or less, or leave it out."
         case TrimError.accountsUnknown: "Give each as --account-file, saved from Horizon (curl https://horizon.stellar.org/accounts/G…)."
         // Every account this key signs for has its threshold already: the signature is not wanted.
         case TrimError.newSignatureExtra(_, let roles) where !roles.isEmpty: "The transaction needs no signature of this key: pass it on as it is."

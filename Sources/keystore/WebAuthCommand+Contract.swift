@@ -15,6 +15,12 @@ extension WebAuth {
         return try .smartAccount(account, key: key, rules: SmartAccountRules(verifier: verifier, contextRuleIDs: contextRules ?? []))
     }
 
+    /// The challenge, valid through `--expiration-ledger` when given (the library checks it and says who chose).
+    func chosen(_ challenge: ContractWebAuthChallenge) throws -> ContractWebAuthChallenge {
+        guard let expirationLedger else { return challenge }
+        return try challenge.expiring(afterLedger: expirationLedger)
+    }
+
     func signInAsContract(_ account: String) throws {
         let service = try ContractWebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
@@ -22,7 +28,7 @@ extension WebAuth {
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         // A P-256 key signs no sign-in: refused before anything is sent.
         let publicKey = try signingKey.ed25519Key()
-        let challenge = try service.challenge(for: account, clientDomain: clientDomain)
+        let challenge = try chosen(try service.challenge(for: account, clientDomain: clientDomain))
         let signer = try signer(for: account, key: publicKey)
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
@@ -57,7 +63,7 @@ extension WebAuth {
         let expectation = ContractWebAuthExpectation(serverKey: serverKey, webAuthContract: webAuthContract ?? "", homeDomain: homeDomain ?? "",
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)
-        let challenge = try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation)
+        let challenge = try chosen(try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation))
         let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
                                                            allowing: allowV1 ? .notAddressBound : []))
         let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)

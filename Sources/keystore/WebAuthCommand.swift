@@ -37,9 +37,12 @@ struct WebAuth: ParsableCommand {
             (account, home_domain, web_auth_domain: the endpoint's host with its port if it names one, \
             web_auth_domain_account, a nonce the same in every entry, client_domain and client_domain_account only \
             if asked for); there must be exactly one entry for the server, signed by SIGNING_KEY on the network, \
-            one unsigned for the account and one for the client domain if asked for, and nothing else. The \
-            account's entry is signed valid through the ledger the server put in it (one with none, 0, is \
-            refused: no ledger is guessed). V1 entries, which bind no address, need --allow-v1 or a yes typed at \
+            one unsigned for the account and one for the client domain if asked for, and nothing else. SEP-45 \
+            leaves the signatures' expiration ledger to the client, and keystore has no network to learn the \
+            current ledger: the account's entry (and the client domain's) is signed valid through \
+            --expiration-ledger, else the ledger the server put in it, else (stellar-sdk's servers leave it 0) the \
+            ledger through which the server's own signature is valid, after which the challenge is dead anyway; \
+            the summary says which. A ledger after the server's is refused. V1 entries, which bind no address, need --allow-v1 or a yes typed at \
             the terminal. No Soroban RPC is used: the SEP's simulation step is not made. With \
             --challenge, --web-auth-contract names the contract and the entries (base64) are checked, signed and \
             printed.
@@ -90,6 +93,10 @@ struct WebAuth: ParsableCommand {
     @Option(help: ArgumentHelp("With --challenge and --account: the web-auth contract (WEB_AUTH_CONTRACT_ID).", valueName: "C…"))
     var webAuthContract: String?
 
+    @Option(help: ArgumentHelp("With --account: the last ledger at which the signatures are valid (default: the server's choice, else the server's own signature's).",
+                               valueName: "n"))
+    var expirationLedger: UInt32?
+
     @OptionGroup var networkOptions: NetworkOptions
 
     @Flag(help: "Do not print the summary.")
@@ -97,7 +104,9 @@ struct WebAuth: ParsableCommand {
 
     func validate() throws {
         if (verifier == nil) != (contextRules == nil) { throw ValidationError("--verifier and --context-rules go together.") }
-        if account == nil && (verifier != nil || allowV1) { throw ValidationError("--verifier and --allow-v1 are for a contract account: give --account too.") }
+        if account == nil && (verifier != nil || allowV1 || expirationLedger != nil) {
+            throw ValidationError("--verifier, --allow-v1 and --expiration-ledger are for a contract account: give --account too.")
+        }
         if webAuthContract != nil && !(challenge && account != nil) {
             throw ValidationError("--web-auth-contract is for --challenge with --account; without it, it comes from stellar.toml.")
         }

@@ -7,10 +7,13 @@
   it is the client domain's stellar.toml instead, whose SIGNING_KEY is --client-domain-key.
 - GET /auth?account=C…&home_domain=[&client_domain=]: a challenge (fixtures/sep45_challenges.py: the entries as a
   simulation records them, the server's signed by stellar-sdk's authorize_entry) in mode "valid", or a hostile one
-  breaking one rule in any other mode. Each challenge gets a fresh nonce.
+  breaking one rule in any other mode. In mode "stock", stellar-sdk's own build_challenge_authorization_entries,
+  unchanged, on a stand-in RPC at ledger 1000000 (fixtures/sep45_stock.py): the client's entries left at expiration
+  ledger 0, the server's signed through 1000180. Each challenge gets a fresh nonce.
 - POST /auth {"authorization_entries"}: stellar-sdk's read_challenge_authorization_entries, then the nonce must be
   one this server issued and not used yet, the invocation and the server's entry as issued, and the client's
-  expiration ledger the one the server put in. stellar-sdk's verify_challenge_authorization_entries would then
+  expiration ledger the one the server put in, if it put one in, and not before the current ledger (1000000: an
+  expired signature fails the host's check on simulation); the POST's log entry has it as "expiration". stellar-sdk's verify_challenge_authorization_entries would then
   simulate web_auth_verify on a Soroban RPC, which runs the account contract's __check_auth; there is no RPC here,
   so this server plays the account contract itself and checks the client's signature as such a contract would:
     * a contract account reading the account convention (Vec[Map{public_key, signature}]): Ed25519 by
@@ -44,10 +47,12 @@ from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures"))
 import sep45_challenges as sep45  # noqa: E402
+import sep45_stock  # noqa: E402
 from stellar_sdk import Address, Keypair, Network, scval  # noqa: E402
 from stellar_sdk import xdr as x  # noqa: E402
 from stellar_sdk.auth import authorization_payload_hash, build_authorization_preimage  # noqa: E402
-from stellar_sdk.sep.stellar_soroban_web_authentication import read_challenge_authorization_entries  # noqa: E402
+from stellar_sdk.sep.stellar_soroban_web_authentication import (  # noqa: E402
+    build_challenge_authorization_entries, read_challenge_authorization_entries)
 from stellar_sdk.utils import sha256  # noqa: E402
 
 PASSPHRASE = Network.TESTNET_NETWORK_PASSPHRASE
@@ -169,9 +174,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(400, {"error": "unknown home_domain"})
         client_domain = query.get("client_domain")
         nonce = base64.b64encode(secrets.token_bytes(48)).decode()
-        entries, answered = sep45.challenge(mode, SERVER, query["account"], CONTRACT, HOME, self.web_auth_domain, PASSPHRASE,
-                                            nonce, client_domain=client_domain,
-                                            client_domain_key=self.server.args.client_domain_key if client_domain else None)
+        client_domain_key = self.server.args.client_domain_key if client_domain else None
+        if mode == "stock":
+            entries, answered = build_challenge_authorization_entries(
+                sep45_stock.SimulatingRPC(), SERVER.secret, query["account"], HOME, self.web_auth_domain, CONTRACT, PASSPHRASE,
+                nonce=nonce, client_domain=client_domain, client_domain_account=client_domain_key), PASSPHRASE
+        else:
+            entries, answered = sep45.challenge(mode, SERVER, query["account"], CONTRACT, HOME, self.web_auth_domain, PASSPHRASE,
+                                                nonce, client_domain=client_domain, client_domain_key=client_domain_key)
         with lock:
             state["issued"][nonce] = entries
         self.answer(200, {"authorization_entries": entries, "network_passphrase": answered})
@@ -189,7 +199,7 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             state["log"].append(entry)
         try:
-            claims = self.verify(body["authorization_entries"])
+            claims = self.verify(body["authorization_entries"], entry)
         except Exception as error:  # stellar-sdk's refusal or this server's, whatever it is, goes back to the client
             entry["error"] = str(error)
             return self.answer(400, {"error": str(error)})
@@ -197,7 +207,7 @@ class Handler(BaseHTTPRequestHandler):
             entry["accepted"] = True
         self.answer(200, {"token": jwt(claims)})
 
-    def verify(self, signed):
+    def verify(self, signed, log):
         args = self.server.args
         challenge = read_challenge_authorization_entries(signed, SERVER.public_key, HOME, self.web_auth_domain, CONTRACT)
         with lock:
@@ -215,8 +225,14 @@ class Handler(BaseHTTPRequestHandler):
                 if entry != original:
                     raise ValueError("the server's entry was changed")
                 continue
-            if credentials(entry).signature_expiration_ledger != credentials(original).signature_expiration_ledger:
+            expiration = credentials(entry).signature_expiration_ledger.uint32
+            issued_expiration = credentials(original).signature_expiration_ledger.uint32
+            if issued_expiration != 0 and expiration != issued_expiration:
                 raise ValueError(f"the entry for {address} is signed through another ledger than the one issued")
+            if expiration < sep45_stock.LATEST_LEDGER:
+                raise ValueError(f"the entry for {address} expired at ledger {expiration}, before the current one")
+            if address == challenge.client_account_id:
+                log["expiration"] = expiration
             if address == challenge.client_account_id:
                 if credentials(entry).signature.type == x.SCValType.SCV_MAP:
                     check_smart_account(entry, key, args.verifier, args.context_rules)

@@ -145,7 +145,7 @@ extension ContractWebAuthChallengeFixtures.Case {
             "  contract    \(fixture.webAuthContract), web_auth_verify only",
             "  network     testnet (Test SDF Network ; September 2015)",
             "  nonce       \"\(Self.fixtures.nonce)\"",
-            "  expires     after ledger 1000180",
+            "  expires     after ledger 1000180, as the server asked",
             "  client      \"client.example\" (\(fixture.clientDomainKey!)), after ledger 1000180",
         ])
         #expect(summary.network == .testnet && !summary.isElided && summary.warnings.isEmpty)

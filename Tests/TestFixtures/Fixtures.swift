@@ -147,6 +147,25 @@ public struct ContractWebAuthChallengeFixtures: Decodable, Sendable {
     public static func load() throws -> ContractWebAuthChallengeFixtures { try Fixtures.load(Self.self, "contract-web-auth-challenges.json") }
 }
 
+/// SEP-45 challenges made by stellar-sdk's own build_challenge_authorization_entries, unchanged, which leave the
+/// client's entries at expiration ledger 0 (fixtures/make-sep45-stock-challenges.py).
+public struct SEP45StockChallengeFixtures: Decodable, Sendable {
+    public struct Case: Decodable, Sendable {
+        public let name, challenge, networkPassphrase, serverKey, webAuthContract, homeDomain, webAuthDomain, network, clientAccount: String
+        public let clientDomain, clientDomainKey: String?
+        /// The RPC's latest ledger, the server's entry's expiration (latest + 180), and a ledger a caller gives.
+        public let latestLedger, serverExpirationLedger, givenLedger: UInt32
+        /// The whole list with the client's entries signed by stellar-sdk through `serverExpirationLedger`, and
+        /// through `givenLedger`.
+        public let signed, signedAtGiven: String
+    }
+    public let clientSeed: String
+    public let clientDomainSeed: String
+    public let nonce: String
+    public let cases: [Case]
+    public static func load() throws -> SEP45StockChallengeFixtures { try Fixtures.load(Self.self, "sep45-stock-challenges.json") }
+}
+
 /// fixtures/sep7.json: SEP-7 transaction requests made and signed by stellar-sdk (fixtures/make-sep7.py).
 public struct SEP7Fixtures: Decodable, Sendable {
     public struct Case: Decodable, Sendable {

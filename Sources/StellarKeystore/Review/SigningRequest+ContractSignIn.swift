@@ -5,7 +5,8 @@ extension SigningRequest where Signed == [UInt8] {
     /// A SEP-45 challenge that passed every check (`ContractWebAuthChallenge`): the contract account's entry signed
     /// by the key as `signer` (a signer the account reads with the account convention, or a smart account's), and,
     /// when it carries a client domain, that domain's entry by `clientDomainIdentity`, whose key must be the
-    /// domain's (its own `G…` account); each valid through the ledger the server put in it. What comes back is the
+    /// domain's (its own `G…` account); each valid through the challenge's chosen ledger (`expirationLedger`,
+    /// `clientDomainExpirationLedger`: given, the server's, or the server's own signature's). What comes back is the
     /// `SorobanAuthorizationEntries` XDR to send to the server. A challenge of V1 entries, which bind no address,
     /// needs `.notAddressBound` in `allowing` or the consent the review asks for. Like a SEP-10 sign-in, never
     /// signed through a signing agent, whose protocol could show it only as a hash.
@@ -73,7 +74,7 @@ extension ContractWebAuthChallenge {
     }
 
     /// The account's entry signed by `key` as `signer`, and the client domain's by `clientDomainSigner` for its own
-    /// account, each through `AuthorizationEntry.signed` at the expiration the server put in it, put back among
+    /// account, each through `AuthorizationEntry.signed` at the challenge's chosen expiration, put back among
     /// the server's entries (`signed(client:clientDomain:)`, which checks each is the entry reviewed).
     package func signed(by key: any Signing, as signer: AuthorizationSigner, clientDomainSigner: (any Signing)?) throws -> [UInt8] {
         try check(signer, key: key.publicKey)
