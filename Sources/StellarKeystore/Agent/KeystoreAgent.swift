@@ -236,6 +236,9 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// Waits (up to 2 s) until every line logged so far has been handed to the program's log.
     func waitForLog() { logQueue.drain(seconds: 2) }
 
+    /// `body` (a question at the terminal) with no log line written meanwhile; they are written after it.
+    func holdingLog(_ body: () -> Bool) -> Bool { logQueue.holding(body) }
+
     /// Makes `run` return; safe from any thread.
     public func stop() {
         state.withLock { $0.stopped = true }
