@@ -64,36 +64,18 @@ enum SummaryText {
         return plain ? text : quoted(text)
     }
 
+    /// Each character as every message shows text from outside (`TerminalText.append(_:to:)`), with `\\` and `"`
+    /// escaped so that nothing inside the quotes can pass for an escape or end them.
     private static func visible(_ string: String) -> String {
         var shown = ""
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\\": shown += "\\\\"
             case "\"": shown += "\\\""
-            case " ": shown += " "
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                shown += TerminalText.escaped(String(scalar), limit: nil)
-            case _ where isHidden(scalar):
-                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            default:
-                shown.unicodeScalars.append(scalar)
+            default: TerminalText.append(scalar, to: &shown)
             }
         }
         return shown
-    }
-
-    /// Whether a terminal would show `scalar` as something other than itself: nothing at all, a change to its
-    /// neighbours, or a space that is not the space.
-    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        let properties = scalar.properties
-        if properties.isDefaultIgnorableCodePoint || properties.isVariationSelector { return true }
-        switch properties.generalCategory {
-        case .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .privateUse, .unassigned, .surrogate,
-             .nonspacingMark, .spacingMark, .enclosingMark, .control:
-            return true
-        default:
-            return false
-        }
     }
 
     /// An asset code by the network's rules: letters and digits, NUL padding at the end only, 1 to 4 characters

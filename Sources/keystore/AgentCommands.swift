@@ -145,6 +145,8 @@ struct AgentStart: ParsableCommand {
     /// /dev/null, logging to syslog or --log), waits until it answers on its socket, and prints the export line.
     private func detach() throws {
         let path = try path()
+        // The agent's own check, here: a client's refusal of the directory would say that nothing was sent.
+        try KeystoreAgent.prepareSocketDirectory(for: path)
         if try AgentClient.isListening(at: path) { return try reuse(at: path) }
         var arguments = ["agent", "start", "--foreground", "--socket", path]
         if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }

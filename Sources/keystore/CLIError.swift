@@ -1,6 +1,7 @@
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarText
 
 /// Errors of the command line itself (input shape, refusals), with the same one-line, exit-code contract as the
 /// library's.
@@ -12,6 +13,8 @@ enum CLIError: CommandLineError {
     case unreadableSecret(source: String, reason: String)
     /// A payload or envelope file that does not exist or cannot be read: the input is wrong, not the system.
     case unreadableInput(source: String, reason: String)
+    /// An input file that is not a regular file (a FIFO, a directory, a device): refused before a byte is read.
+    case notRegularInput(source: String, kind: String)
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
     case seedToNonTerminal
@@ -35,6 +38,8 @@ enum CLIError: CommandLineError {
             "Cannot read from \(source): \(reason)."
         case .unreadableInput(let source, let reason):
             "Cannot read \(source): \(reason)."
+        case .notRegularInput(let source, let kind):
+            "\(TerminalText.escaped(source, limit: nil)) is \(kind), not a regular file; it was not read."
         case .secretLineTooLong(let source):
             "The line read from \(source) is too long to be a PIN, a seed or a recovery phrase; check what is being passed."
         case .conflictingOptions(let options):
@@ -59,7 +64,7 @@ enum CLIError: CommandLineError {
         case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .unreadableSecret: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .unreadableSecret: .invalidInput
         case .noTerminal, .conflictingOptions: .usage
         }
     }

@@ -83,11 +83,19 @@ enum Console {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// An input file (a payload, an envelope) opened for reading; one that does not exist or cannot be read is
-    /// bad input (exit 2), said with the system's reason.
+    /// An input file (a payload, an envelope, an account's JSON) opened for reading; one that does not exist or
+    /// cannot be read is bad input (exit 2), said with the system's reason. Only a regular file is read, as
+    /// `--log` takes only one: a FIFO would hold the command until some writer came (the open itself waits for
+    /// one, hence `O_NONBLOCK`), and a device could be endless. Standard input is the way to pipe.
     static func openInput(_ path: String) throws -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw CLIError.unreadableInput(source: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw CLIError.notRegularInput(source: path, kind: AtomicFile.kindName(info.st_mode))
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
     }
 

@@ -62,7 +62,7 @@ extension WebAuthClientError: CommandLineError {
 extension AgentError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .notRunning, .keyNotHeld, .noKeys, .severalKeys, .connectionLost: .session
+        case .notRunning, .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .connectionLost: .session
         case .rejected: .rejected
         case .refused, .socketPathNotAbsolute: .invalidInput
         default: .system

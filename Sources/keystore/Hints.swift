@@ -1,6 +1,8 @@
+import Glibc
 import StellarKeystore
 import StellarKeystoreTPM
 import StellarTransactions
+import StellarText
 import StellarWebAuth
 
 /// What to type next, added by the command line to a library error that says what happened (as age's
@@ -20,6 +22,7 @@ enum Hints {
         case let error as SessionError: hint(for: error)
         case let error as TransactionError: hint(for: error)
         case let error as TPMError: hint(for: error)
+        case let error as AgentError: hint(for: error)
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
         case AuthorizationError.notStrict: "to sign it anyway, add --allow-non-strict."
         case AuthorizationError.notAddressBound: "To sign it anyway, add --allow-v1."
@@ -50,6 +53,18 @@ enum Hints {
         case .keyDerivationFailed: "or use the lighter --kdf interactive (64 MiB)."
         case .noHomeDirectory: "or pass --home."
         case .io: "or choose another directory with --home."
+        default: nil
+        }
+    }
+
+    private static func hint(for error: AgentError) -> String? {
+        switch error {
+        case .socketDirectoryRefused(let directory, .directoryNotPrivate(let owner, _)) where owner == geteuid():
+            "make it private (chmod 700 \(TerminalText.escaped(ShellWord.quoted(directory), limit: nil)))."
+        case .socketDirectoryRefused:
+            "give --socket a path in a directory of your own (mode 0700)."
+        case .identityNotHeld(let name, _):
+            "add it with 'keystore login --agent --name \(ShellWord.quoted(name))'."
         default: nil
         }
     }

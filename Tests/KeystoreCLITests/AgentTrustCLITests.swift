@@ -67,10 +67,15 @@ final class SharedDirectory {
         #expect(login.status == 8 && login.stdout.isEmpty, "\(login.stderr)")
         #expect(login.stderr == "keystore: Refusing the agent socket \(socket): its directory is not private to you (owner uid 65534, mode 0755). Nothing was sent.\n",
                 "\(login.stderr)")
-        for command in [["agent", "list"], ["agent", "stop"], ["agent", "lock"], ["agent", "--socket", socket]] {
+        for command in [["agent", "list"], ["agent", "stop"], ["agent", "lock"]] {
             let refused = try agent.keystore(agent: socket).run(command)
             #expect(refused.status == 8 && refused.stdout.isEmpty && refused.stderr.contains("Refusing the agent socket"), "\(command): \(refused.stderr)")
         }
+        // Starting an agent there is refused as the agent itself refuses the directory (issue 41, 7.3).
+        let start = try agent.keystore(agent: socket).run(["agent", "--socket", socket])
+        #expect(start.status == 8 && start.stdout.isEmpty, "\(start.stderr)")
+        #expect(start.stderr == "keystore: The agent's socket directory \(shared.path)/keystore-0 is not private to you (owner uid 65534, mode 0755); "
+                + "give --socket a path in a directory of your own (mode 0700).\n", "\(start.stderr)")
         #expect(fake.received.isEmpty, "the fake agent received \(fake.received.count) bytes")
     }
 

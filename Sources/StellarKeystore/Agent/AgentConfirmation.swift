@@ -183,7 +183,9 @@ extension KeystoreAgent {
             confirming.withLock { _ in
                 // Withdrawn while it waited for the terminal: never put.
                 guard !question.isCancelled else { return }
-                question.answer(confirm(confirmation))
+                // Nothing is written between the summary and its answer: another client's log line would land
+                // on the prompt, and many could scroll the summary away.
+                question.answer(holdingLog { confirm(confirmation) })
             }
         }
         guard asked else { throw AgentError.system("ask", EAGAIN) }

@@ -26,11 +26,11 @@ struct AgentConnection {
         agent.log(entries.map { prefix + Self.escaped($0) }.joined(separator: "\n"))
     }
 
-    /// `TerminalText.escaped`, without its cost for the usual entry: one whose UTF-8 holds no C0 control, no DEL,
-    /// and no 0xC2 (the lead byte of every C1 control, U+0080–U+009F) has nothing to escape. Building the escaped
-    /// copy scalar by scalar was a fifth of the agent's own (non-libsodium) time under load.
+    /// `TerminalText.escaped`, without its cost for the usual entry: one of printable ASCII only has nothing to
+    /// escape (anything else may be a control or a character a terminal hides). Building the escaped copy scalar
+    /// by scalar was a fifth of the agent's own (non-libsodium) time under load.
     private static func escaped(_ entry: String) -> String {
-        entry.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != 0xC2 } ? entry : TerminalText.escaped(entry, limit: nil)
+        entry.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? entry : TerminalText.escaped(entry, limit: nil)
     }
 
     private func fail(_ message: String, id: [UInt8] = Array("null".utf8)) {

@@ -30,6 +30,12 @@ public enum AgentError: KeystoreError, Equatable {
     case seedRefused(String)
     /// A socket this client will not talk to, and why; nothing was sent to it.
     case untrustedSocket(String, SocketDistrust)
+    /// The directory an agent is to listen in is not this user's alone (its clients would refuse it), and why;
+    /// the agent did not start.
+    case socketDirectoryRefused(String, SocketDistrust)
+    /// The agent holds no key for this identity (never added, expired, dropped, locked, or the vault's key
+    /// replaced since): its name, and the address its vault holds.
+    case identityNotHeld(name: String, address: String)
     /// A relative socket path, which names a different socket in every directory.
     case socketPathNotAbsolute(String)
     /// The agent was asked to stop and still answers.
@@ -77,6 +83,17 @@ public enum AgentError: KeystoreError, Equatable {
         case socketNotOwned(owner: UInt32)
         case serverNotOwned(uid: UInt32)
         case serverUnknown
+
+        /// Why a directory is refused, said of the directory itself.
+        var directoryReason: String? {
+            switch self {
+            case .directoryNotPrivate(let owner, let mode):
+                "is not private to you (owner uid \(owner), mode \(String(mode, radix: 8).leftPadded(to: 4)))"
+            case .directoryIsSymlink: "is a symbolic link"
+            case .directoryNotADirectory: "is not a directory"
+            case .socketNotOwned, .serverNotOwned, .serverUnknown: nil
+            }
+        }
 
         var reason: String {
             switch self {
@@ -129,6 +146,10 @@ public enum AgentError: KeystoreError, Equatable {
             "The key was not added: \(reason)."
         case .untrustedSocket(let path, let distrust):
             "Refusing the agent socket \(TerminalText.escaped(path, limit: nil)): \(distrust.reason). Nothing was sent."
+        case .socketDirectoryRefused(let directory, let distrust):
+            "The agent's socket directory \(TerminalText.escaped(directory, limit: nil)) \(distrust.directoryReason ?? distrust.reason)."
+        case .identityNotHeld(let name, let address):
+            "The agent holds no key for \(TerminalText.escaped(name)) (\(TerminalText.escaped(address, limit: 60)))."
         case .socketPathNotAbsolute(let path):
             "The agent socket path \(TerminalText.escaped(path, limit: nil)) is not absolute."
         case .didNotStop(let path):
@@ -141,7 +162,7 @@ public enum AgentError: KeystoreError, Equatable {
     /// The SEP-43 code an agent answers with.
     var code: AgentProtocol.ErrorCode {
         switch self {
-        case .keyNotHeld, .noKeys, .severalKeys, .refused, .badAnswer, .seedRefused: .invalidRequest
+        case .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .refused, .badAnswer, .seedRefused: .invalidRequest
         case .rejected: .rejected
         default: .internal
         }
@@ -150,7 +171,7 @@ public enum AgentError: KeystoreError, Equatable {
     /// The `data.reason` a client branches on.
     var reason: String? {
         switch self {
-        case .keyNotHeld, .noKeys: "no-key"
+        case .keyNotHeld, .identityNotHeld, .noKeys: "no-key"
         case .rejected(let why): why.wireReason
         default: nil
         }

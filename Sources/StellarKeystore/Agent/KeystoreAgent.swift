@@ -110,12 +110,25 @@ public final class KeystoreAgent: @unchecked Sendable {
         }
     }
 
+    /// Makes the directory of `socketPath` ready for an agent to listen in: created (mode 0700) when it does not
+    /// exist, and refused (`AgentError.socketDirectoryRefused`) unless it is a real directory of this user's that
+    /// no one else can enter, the directory every client requires before it sends anything.
+    public static func prepareSocketDirectory(for socketPath: String) throws {
+        let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        guard !directory.isEmpty else { return }
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw AtomicFile.ioError("create", directory) }
+        switch try UnixSocket.directoryTrust(of: socketPath) {
+        case .privateToMe: return
+        case .absent: throw AtomicFile.ioError("open", directory, code: ENOENT)
+        case .distrusted(let why): throw AgentError.socketDirectoryRefused(directory, why)
+        }
+    }
+
     /// Listens at `socketPath`, in a directory made private first (0700, the user's own, as for sessions); the
     /// socket is mode 0600. A live agent there is `AgentError.socketInUse`; a socket left by a dead one is replaced.
     public convenience init(socketPath: String, options: Options = Options()) throws {
         _ = try UnixSocket.checkedAddress(socketPath)
-        let directory = socketPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !directory.isEmpty { try SessionStore.preparePrivateDirectory(directory) }
+        try Self.prepareSocketDirectory(for: socketPath)
         let wakePipe = try WakePipe(for: "pipe")
         let listener: UnixSocket
         do {
@@ -235,6 +248,9 @@ public final class KeystoreAgent: @unchecked Sendable {
 
     /// Waits (up to 2 s) until every line logged so far has been handed to the program's log.
     func waitForLog() { logQueue.drain(seconds: 2) }
+
+    /// `body` (a question at the terminal) with no log line written meanwhile; they are written after it.
+    func holdingLog(_ body: () -> Bool) -> Bool { logQueue.holding(body) }
 
     /// Makes `run` return; safe from any thread.
     public func stop() {

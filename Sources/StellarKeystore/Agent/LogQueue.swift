@@ -5,6 +5,8 @@ import Synchronization
 /// The agent's log lines, handed to the program's log on a thread of their own. A log can block (a terminal
 /// stopped with Ctrl-S, a pipe nobody reads, a full disk): then lines wait here, up to `capacity`, and past that
 /// are counted and dropped, said in the next line that gets through. No client and no key's expiry waits on it.
+/// While a question is put to the person at the agent's terminal (`holding`), nothing is written: the log of a
+/// foreground agent is that terminal, and a line written there would land on the pending prompt.
 final class LogQueue: Sendable {
     private let write: @Sendable (String) -> Void
     private let shared = Shared()
@@ -19,6 +21,8 @@ final class LogQueue: Sendable {
         let waiting = Mutex(Waiting())
         let ready = DispatchSemaphore(value: 0)
         let emptied = DispatchSemaphore(value: 0)
+        /// Held by each write, and by `holding` for as long as its question is open.
+        let output = Mutex(())
     }
 
     private struct Waiting {
@@ -54,7 +58,8 @@ final class LogQueue: Sendable {
                         continue
                     }
                     let note = dropped > 0 ? ["\(dropped) log line(s) dropped: the log could not keep up"] : []
-                    write((note + entries).joined(separator: "\n"))
+                    let text = (note + entries).joined(separator: "\n")
+                    shared.output.withLock { _ in write(text) }
                 }
             }
         }
@@ -62,13 +67,19 @@ final class LogQueue: Sendable {
 
     /// One or more lines (joined by newlines), kept together.
     func append(_ entry: String) {
-        if inline { return write(entry) }
+        if inline { return shared.output.withLock { _ in write(entry) } }
         let wake = shared.waiting.withLock { state in
             if state.entries.count < Self.capacity { state.entries.append(entry) } else { state.dropped += 1 }
             defer { state.awake = true }
             return !state.awake
         }
         if wake { shared.ready.signal() }
+    }
+
+    /// `body` with nothing written meanwhile: lines that come wait, and are written once it has returned. `body`
+    /// must not log.
+    func holding(_ body: () -> Bool) -> Bool {
+        shared.output.withLock { _ in body() }
     }
 
     /// Waits up to `seconds` for what is queued to be written: the last lines of an agent that stops.

@@ -86,7 +86,9 @@ extension Keystore {
     ///
     /// An agent or session that cannot sign (not running, not holding the key, expired, ended) falls through to
     /// the next with a warning saying why, only where the next can be had: otherwise its error stands, so that
-    /// a script never waits on a PIN prompt nobody sees.
+    /// a script never waits on a PIN prompt nobody sees. An agent that runs but does not hold the identity's key
+    /// falls through without a warning (most identities are never handed to it); where nothing follows, the
+    /// error is `AgentError.identityNotHeld`, which names the identity.
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
         var read: VaultStore.Reading?
         func vault(_ identity: IdentityName) throws -> VaultStore.Reading {
@@ -108,9 +110,15 @@ extension Keystore {
         }
         if let agent = keys.agent, name != nil || keys.sessionToken == nil {
             let identity = name ?? .default
+            let address = try vault(identity).vault.publicKey.accountID
             do {
-                let signer = try agent.signer(for: try vault(identity).vault.publicKey.accountID, name: identity)
+                let signer = try agent.signer(for: address, name: identity)
                 return SigningKey(name: identity, publicKey: signer.publicKey, holder: .agent(signer), keystore: self)
+            } catch AgentError.keyNotHeld {
+                // An identity not handed to the agent is no fault: the session or the PIN signs without a word.
+                guard keys.sessionToken != nil || keys.pinAvailable else {
+                    throw AgentError.identityNotHeld(name: identity.rawValue, address: address)
+                }
             } catch let error as AgentError {
                 guard keys.sessionToken != nil || keys.pinAvailable else { throw error }
                 warn("\(error.message) Using \(keys.sessionToken != nil ? "the session" : "the PIN") instead.")
@@ -148,6 +156,8 @@ extension Keystore {
             do {
                 let signer = try agent.signer(for: vault.publicKey, name: vault.name)
                 return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .agentP256(signer), keystore: self)
+            } catch AgentError.keyNotHeld(let address) {
+                guard keys.pinAvailable else { throw AgentError.identityNotHeld(name: vault.name.rawValue, address: address) }
             } catch let error as AgentError {
                 guard keys.pinAvailable else { throw error }
                 warn("\(error.message) Using the PIN instead.")

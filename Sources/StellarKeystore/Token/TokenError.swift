@@ -139,7 +139,11 @@ public enum TokenError: KeystoreError, Equatable {
         }
     }
 
+    /// A key ID in hex; one longer than `TerminalText.valueLimit` digits (an argument's, or a token's) cut in its
+    /// middle, as other text from outside is, saying how long it was.
     private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.isEmpty ? "(empty)" : Hex.string(bytes)
+        let side = TerminalText.valueLimit / 4
+        guard bytes.count > 2 * side else { return bytes.isEmpty ? "(empty)" : Hex.string(bytes) }
+        return Hex.string(Array(bytes.prefix(side))) + "…" + Hex.string(Array(bytes.suffix(side))) + " (\(bytes.count) bytes, cut)"
     }
 }

@@ -196,7 +196,7 @@ package enum AtomicFile {
     }
 
     /// What kind of file a mode says, for a message.
-    static func kindName(_ mode: mode_t) -> String {
+    package static func kindName(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFIFO: "a FIFO"
         case S_IFDIR: "a directory"

@@ -26,7 +26,7 @@ public struct PIN: Sendable {
     /// no control character ever reaches the token. The token, not keystore, says whether it is right.
     public init(token line: SecureBytes) throws {
         try line.withUnsafeBytes { text in
-            guard !text.isEmpty else { throw PINError.empty }
+            guard !text.isEmpty else { throw PINError.emptyTokenPIN }
             guard text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw PINError.notPrintable }
             guard (4...64).contains(text.count) else { throw PINError.tokenPINLength(text.count) }
         }
@@ -81,6 +81,8 @@ public enum PINError: KeystoreError, Equatable {
     case weak(String)
     case notPrintable
     case tokenPINLength(Int)
+    /// No token PIN was entered: told the token PIN's rule, not the vault PIN's.
+    case emptyTokenPIN
 
     public var message: String {
         switch self {
@@ -98,6 +100,8 @@ public enum PINError: KeystoreError, Equatable {
             "A token's PIN is printable ASCII characters only (no control characters or other scripts)."
         case .tokenPINLength(let count):
             "A token's PIN is 4 to 64 characters, not \(count)."
+        case .emptyTokenPIN:
+            "No PIN was entered; a token's PIN is 4 to 64 printable ASCII characters."
         }
     }
 

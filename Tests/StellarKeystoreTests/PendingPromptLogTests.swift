@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarKeystore
+
+/// `--confirm`: nothing is written to the log between a question's summary and its answer (issue 41, 7.5). The
+/// log of a foreground agent is the terminal the question is on: another client's line written there lands on
+/// the pending prompt, and many can scroll its summary away. They are held, and written after the answer.
+@Suite struct PendingPromptLogTests {
+    @Test func logLinesWaitForThePendingAnswer() throws {
+        let (running, prompter, socket) = try AgentConfirmationTests.pendingRequest()
+        defer { prompter.answer(false) }
+        running.agent.waitForLog()
+        // Another client, served while the question is pending: its request is logged.
+        let other = try AgentTests.signer("other", seed: KeyPair.random().secretSeedStrKey().withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        try AgentClient(socketPath: running.socketPath).add(other, keystore: "/keys")
+        usleep(300_000)
+        #expect(!running.log.contains { $0.contains("addKey other") }, "written while the question was pending: \(running.log)")
+
+        prompter.answer(false)
+        #expect(socket.hasInput(within: 5000) && socket.line()?.contains(#""code":-4"#) == true)
+        var written = false
+        for _ in 0..<50 where !written {
+            usleep(100_000)
+            written = running.log.contains { $0.contains("addKey other") }
+        }
+        #expect(written, "the held line was not written after the answer: \(running.log)")
+    }
+}
