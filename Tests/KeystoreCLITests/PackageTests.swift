@@ -179,7 +179,7 @@ enum ReleaseCopy {
         #expect(depends.contains { $0.hasPrefix("libc6 ") }, "\(depends)")
         #expect(!depends.contains { $0.contains("tss2") || $0.contains("curl") }, "loaded only when used: \(depends)")
         #expect(fields["Recommends"] == "libtss2-esys-3.0.2-0 | libtss2-esys-3.0.2-0t64, libtss2-tctildr0 | libtss2-tctildr0t64, "
-                + "libtss2-mu0 | libtss2-mu-4.0.1-0t64, libtss2-rc0 | libtss2-rc0t64, libcurl4 | libcurl4t64")
+                + "libtss2-mu0 | libtss2-mu-4.0.1-0t64, libtss2-rc0 | libtss2-rc0t64, libcurl4 | libcurl4t64, bash-completion")
         #expect(fields["Suggests"] == "swtpm, tpm2-tools, softhsm2")
         // Installed-Size is in KiB and counts at least the binary.
         let binary = try FileManager.default.attributesOfItem(atPath: ReleaseCopy.unpacked() + "/usr/bin/keystore")[.size] as? Int ?? 0

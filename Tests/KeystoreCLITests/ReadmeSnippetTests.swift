@@ -44,24 +44,52 @@ extension ReadmeTests {
         return try body(scratch)
     }
 
-    /// The set-up is two commands, and CI runs the second after installing the same Debian packages: so the first
-    /// installs every package `.ci/run` installs, python3-venv included (the SEP-10 interop tests make their
-    /// stellar-sdk virtualenv with it), and `.ci/run` ends with exactly the README's test command.
-    @Test func theSetUpLineInstallsWhatCIInstallsAndCIRunsTheTestLine() throws {
+    /// The set-up is two lines, each run verbatim on a fresh Debian machine as root (no sudo there) or as a user
+    /// with sudo: the first updates the package lists, installs what the tool needs and runs `keystore signup`;
+    /// the second installs what the tests need too and runs them. `.ci/run` runs the second as written.
+    @Test func theSetUpLinesInstallWhatEachNeedsAndCIRunsTheSecond() throws {
         let lines = try Self.block(containing: "apt-get install").split(separator: "\n").map(String.init)
         try #require(lines.count == 2, "the set-up is two commands: \(lines)")
         func packages(_ command: String) throws -> Set<String> {
             let install = try #require(command.range(of: "apt-get install")).upperBound
-            let words = command[install...].prefix { $0 != "&" }.split(whereSeparator: \.isWhitespace).map(String.init)
+            let words = command[install...].prefix { $0 != "'" && $0 != "&" }.split(whereSeparator: \.isWhitespace).map(String.init)
             return Set(words.filter { !$0.hasPrefix("-") })
         }
-        let readme = try packages(lines[0])
-        let ci = try Self.document(".ci/run").replacingOccurrences(of: "\\\n", with: " ")
-        let ciInstall = try #require(ci.split(separator: "\n").first { $0.contains("apt-get install") })
-        #expect(readme.contains("python3-venv"))
-        #expect(try packages(String(ciInstall)).subtracting(readme).isEmpty, "the README's set-up lacks what CI installs")
-        let ciLast = try #require(ci.split(separator: "\n").last { !$0.isEmpty && !$0.hasPrefix("#") })
-        #expect(String(ciLast) == lines[1], "CI runs \(ciLast), the README \(lines[1])")
+        let (tool, tests) = (try packages(lines[0]), try packages(lines[1]))
+        #expect(lines[0].hasSuffix("&& swift run keystore signup") && lines[1].hasSuffix("&& swift test"), "\(lines)")
+        #expect(tool == ["libsodium-dev", "libtss2-dev", "pkg-config", "libcurl4-openssl-dev"], "the tool needs only these: \(tool)")
+        #expect(tool.isSubset(of: tests) && tests.contains("python3-venv") && tests.contains("swtpm"), "\(tests)")
+        let ci = try Self.document(".ci/run").split(separator: "\n").map(String.init)
+        #expect(ci.contains(lines[1]), "CI does not run the README's second line")
+        #expect(!ci.contains { $0.contains("apt-get install") && $0 != lines[1] }, "CI installs packages the README does not")
+
+        // As root where sudo is not installed, and as a user through sudo: apt-get updates first, then installs,
+        // then the tool or the tests run. apt-get, sudo and swift are stand-ins that say how they were called, and
+        // the only commands on PATH.
+        try Self.withScratch { scratch in
+            for (name, script) in [("apt-get", "echo \"apt-get $1\""), ("swift", "echo \"swift $*\""), ("sudo", "echo sudo; exec \"$@\"")] {
+                try "#!/bin/sh\n\(script)\n".write(toFile: "\(scratch)/\(name)", atomically: false, encoding: .utf8)
+                chmod("\(scratch)/\(name)", 0o755)
+            }
+            try FileManager.default.createSymbolicLink(atPath: scratch + "/sh", withDestinationPath: "/bin/sh")
+            var shell = KeystoreProcess(program: "/bin/sh")
+            shell.environment["PATH"] = scratch
+            for line in lines {
+                let expected = ["apt-get update", "apt-get install", line.hasSuffix("signup") ? "swift run keystore signup" : "swift test"]
+                let user = try shell.run(["-c", line])
+                #expect(user.status == 0 && user.stdout.split(separator: "\n").map(String.init) == ["sudo"] + expected, "\(line): \(user.stdout)\(user.stderr)")
+                try FileManager.default.moveItem(atPath: scratch + "/sudo", toPath: scratch + "/sudo.off")
+                let root = try shell.run(["-c", line])
+                try FileManager.default.moveItem(atPath: scratch + "/sudo.off", toPath: scratch + "/sudo")
+                #expect(root.status == 0 && root.stdout.split(separator: "\n").map(String.init) == expected, "\(line): \(root.stdout)\(root.stderr)")
+            }
+        }
+    }
+
+    /// `scripts/package-deb` with no OUTDIR writes the package into the clone: git leaves it out.
+    @Test func aPackageMadeInTheCloneIsIgnored() throws {
+        let ignored = try KeystoreProcess(program: "/usr/bin/git").run(["-C", Self.root.path, "check-ignore", "-q", "keystore_\(KeystoreCommand.version)_amd64.deb"])
+        #expect(ignored.status == 0, "\(ignored.stderr)")
     }
 
     /// The README's Library block, verbatim, compiles as an app's `main.swift` (top-level code, as `swift package

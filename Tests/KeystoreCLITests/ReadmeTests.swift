@@ -33,7 +33,7 @@ import StellarKeystore
     /// socket they export is the one the systemd unit listens on (%t is $XDG_RUNTIME_DIR).
     @Test func theUsersInstallLinesNameTodaysPackageAndTheUnitsSocket() throws {
         let install = try Self.block(containing: "scripts/package-deb")
-        #expect(install.contains("sudo apt install ./keystore_\(KeystoreCommand.version)_amd64.deb"), "\(install)")
+        #expect(install.contains("$(command -v sudo) apt install ./keystore_\(KeystoreCommand.version)_amd64.deb"), "\(install)")
         let agent = try Self.block(containing: "systemctl --user enable --now keystore-agent.socket")
         let unit = try String(contentsOf: Self.root.appendingPathComponent("packaging/systemd/keystore-agent.socket"), encoding: .utf8)
         let listen = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ListenStream=%t/") }).dropFirst("ListenStream=%t/".count)
