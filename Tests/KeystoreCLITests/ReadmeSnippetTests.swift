@@ -88,7 +88,7 @@ extension ReadmeTests {
 
     /// `scripts/package-deb` with no OUTDIR writes the package into the clone: git leaves it out.
     @Test func aPackageMadeInTheCloneIsIgnored() throws {
-        let ignored = try KeystoreProcess(program: "/usr/bin/git").run(["-C", Self.root.path, "check-ignore", "-q", "keystore_\(KeystoreCommand.version)_amd64.deb"])
+        let ignored = try KeystoreProcess(program: "/usr/bin/git").run(["-C", Self.root.path, "check-ignore", "-q", "keystore_\(PackageTests.version)_amd64.deb"])
         #expect(ignored.status == 0, "\(ignored.stderr)")
     }
 
