@@ -44,7 +44,19 @@ struct KeystoreProcess {
 
         /// Waits for the exit; after `timeout` seconds the process is killed and the result says so (status 137),
         /// so that a hang (a prompt nobody answers) fails its test instead of stalling the suite.
+        ///
+        /// This blocks the calling thread: from an `async` test, `await` the `async` form, which waits off the pool.
         func wait(timeout: Double? = 120) throws -> Result {
+            try blockingWait(timeout: timeout)
+        }
+
+        /// `wait(timeout:)` on a thread of its own: the calling task is suspended and holds no pool thread meanwhile,
+        /// so a process that runs for minutes (a `swift build`) stops no other test.
+        func wait(timeout: Double? = 120) async throws -> Result {
+            try await OffThePool.run { try blockingWait(timeout: timeout) }
+        }
+
+        private func blockingWait(timeout: Double?) throws -> Result {
             defer { try? FileManager.default.removeItem(at: scratch) }
             var status: Int32 = 0
             if let timeout {
@@ -72,6 +84,12 @@ struct KeystoreProcess {
     func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
              timeout: Double? = 120) throws -> Result {
         try start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
+    }
+
+    /// `run` for `async` tests: the same, waiting off the pool.
+    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
+             timeout: Double? = 120) async throws -> Result {
+        try await start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
     }
 
     /// Starts `keystore arguments…` in a new session. Without `terminal` it has no controlling terminal, so a
