@@ -278,9 +278,11 @@ final class AgentHome {
             if stat(directory, &info) == 0 && info.st_mode & 0o001 == 0 { chmod(directory, info.st_mode & 0o7777 | 0o711) }
         }
         chmod(agent.socket, 0o666)
-        // keystore as that user refuses the socket itself (its directory is not that user's) ...
-        let other = try agent.keystore(agent: agent.socket).run(
-            ["agent", "list", "--socket", agent.socket], prefix: FakeAgent.asNobody)
+        // keystore as that user (a copy it can read) refuses the socket itself (its directory is not that user's) ...
+        let copy = try FilesForAnotherUser([KeystoreProcess.binary])
+        var asOther = agent.keystore(agent: agent.socket)
+        asOther.program = copy.path(of: KeystoreProcess.binary)
+        let other = try asOther.run(["agent", "list", "--socket", agent.socket], prefix: FakeAgent.asNobody)
         #expect(other.status == 8 && other.stdout.isEmpty && other.stderr.contains("Refusing the agent socket"), "\(other.stderr)")
         // ... and a client that asks anyway is closed by the agent unanswered.
         let raw = try agent.listKeysRaw(as: FakeAgent.asNobody)
