@@ -85,7 +85,7 @@ final class AgentHome {
     }
 }
 
-@Suite struct AgentCLITests {
+@Suite(.offThePool, .offThePool) struct AgentCLITests {
     static let golden = KeystoreHome.golden
 
     /// Detached by default: the export line for eval, a 0600 socket in a 0700 directory, one agent per socket,
@@ -442,7 +442,7 @@ final class AgentHome {
 
 /// A TPM-bound identity: its PIN is checked by the TPM once, at `login --agent`; after that the agent signs
 /// without the TPM at all (here, with the TPM gone).
-@Suite(.serialized, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct AgentTPMCLITests {
     @Test func aTPMBoundIdentityAddedOnceSignsWithNoFurtherTPMUse() throws {
         let agent = try AgentHome()

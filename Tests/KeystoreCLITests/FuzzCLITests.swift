@@ -8,7 +8,7 @@ import Testing
     static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent", "sep7"]
 
     /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
-    @Test(arguments: targets)
+    @Test(.offThePool, arguments: targets)
     func savedInputsStillPass(target: String) throws {
         let directories = ["corpus", "crashers"].map { Self.repository.appendingPathComponent("fuzz/\($0)/\(target)").path }
             .filter { FileManager.default.fileExists(atPath: $0) }

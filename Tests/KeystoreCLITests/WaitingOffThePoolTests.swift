@@ -23,4 +23,10 @@ import Testing
         let took = started.duration(to: .now)
         #expect(took < .seconds(6), "\(waits) two-second waits took \(took)")
     }
+
+    /// A synchronous test under `.offThePool` runs on the tests' own threads: its waits block one of those.
+    @Test(.offThePool) func aSynchronousTestOffThePoolRunsOnATestThread() {
+        let thread = Thread.current.name ?? ""
+        #expect(thread.hasPrefix("keystore test "), "\(thread)")
+    }
 }
