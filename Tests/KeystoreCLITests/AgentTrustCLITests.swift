@@ -237,10 +237,10 @@ final class SharedDirectory {
             import socket, sys
             silent = socket.socket(socket.AF_UNIX); silent.connect(sys.argv[1])
             asking = socket.socket(socket.AF_UNIX); asking.connect(sys.argv[1]); asking.settimeout(5)
-            asking.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\\n')
             try:
+                asking.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\\n')
                 print("answered" if asking.recv(4096) else "closed")
-            except ConnectionResetError:
+            except (ConnectionResetError, BrokenPipeError):  # closed before or after the request arrived
                 print("closed")
             except socket.timeout:
                 print("timeout")
