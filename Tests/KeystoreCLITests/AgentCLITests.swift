@@ -85,7 +85,7 @@ final class AgentHome {
     }
 }
 
-@Suite struct AgentCLITests {
+@Suite(.offThePool, .offThePool) struct AgentCLITests {
     static let golden = KeystoreHome.golden
 
     /// Detached by default: the export line for eval, a 0600 socket in a 0700 directory, one agent per socket,
@@ -279,9 +279,11 @@ final class AgentHome {
             if stat(directory, &info) == 0 && info.st_mode & 0o001 == 0 { chmod(directory, info.st_mode & 0o7777 | 0o711) }
         }
         chmod(agent.socket, 0o666)
-        // keystore as that user refuses the socket itself (its directory is not that user's) ...
-        let other = try agent.keystore(agent: agent.socket).run(
-            ["agent", "list", "--socket", agent.socket], prefix: FakeAgent.asNobody)
+        // keystore as that user (a copy it can read) refuses the socket itself (its directory is not that user's) ...
+        let copy = try FilesForAnotherUser([KeystoreProcess.binary])
+        var asOther = agent.keystore(agent: agent.socket)
+        asOther.program = copy.path(of: KeystoreProcess.binary)
+        let other = try asOther.run(["agent", "list", "--socket", agent.socket], prefix: FakeAgent.asNobody)
         #expect(other.status == 8 && other.stdout.isEmpty && other.stderr.contains("Refusing the agent socket"), "\(other.stderr)")
         // ... and a client that asks anyway is closed by the agent unanswered.
         let raw = try agent.listKeysRaw(as: FakeAgent.asNobody)
@@ -441,7 +443,7 @@ final class AgentHome {
 
 /// A TPM-bound identity: its PIN is checked by the TPM once, at `login --agent`; after that the agent signs
 /// without the TPM at all (here, with the TPM gone).
-@Suite(.serialized, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct AgentTPMCLITests {
     @Test func aTPMBoundIdentityAddedOnceSignsWithNoFurtherTPMUse() throws {
         let agent = try AgentHome()

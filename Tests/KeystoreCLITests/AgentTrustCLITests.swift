@@ -11,19 +11,24 @@ final class FakeAgent {
 
     let record: String
     private let running: KeystoreProcess.Running
+    /// The script, copied where nobody can read it, for a fake run as nobody.
+    private let copy: FilesForAnotherUser?
 
-    /// Listens at `socket`; `options` are the script's (`--as-uid`, `--pid`, …); `prefix` runs it as another user.
+    /// Listens at `socket`; `options` are the script's (`--as-uid`, `--pid`, …); `prefix` runs it as nobody
+    /// (`asNobody`), from a copy of the script of nobody's own. Throws within seconds, with the script's stderr, if
+    /// it does not start.
     init(socket: String, scratch: String, options: [String] = [], prefix: [String] = []) throws {
         record = scratch + "/fake-agent-\(UUID().uuidString).record"
         #expect(FileManager.default.createFile(atPath: record, contents: nil, attributes: [.posixPermissions: 0o666]))
         chmod(record, 0o666)  // past the umask, for a fake running as nobody
-        running = try KeystoreProcess(program: "/usr/bin/python3").start([Self.script, socket, record] + options, prefix: prefix)
-        var info = stat()
-        for _ in 0..<500 {
-            guard lstat(socket, &info) != 0 || !((try? String(contentsOf: running.scratch.appendingPathComponent("stdout"), encoding: .utf8))?.contains("ready") ?? false) else { break }
-            usleep(10_000)
+        copy = prefix.isEmpty ? nil : try FilesForAnotherUser([Self.script])
+        running = try KeystoreProcess(program: "/usr/bin/python3")
+            .start([copy?.path(of: Self.script) ?? Self.script, socket, record] + options, prefix: prefix)
+        let stdout = running.scratch.appendingPathComponent("stdout")
+        try running.waitUntilReady("the fake agent") {
+            var info = stat()
+            return lstat(socket, &info) == 0 && ((try? String(contentsOf: stdout, encoding: .utf8))?.contains("ready") ?? false)
         }
-        try #require(lstat(socket, &info) == 0, "the fake agent did not start")
     }
 
     /// Everything any client sent it.
@@ -48,7 +53,7 @@ final class SharedDirectory {
 
 /// What an agent client trusts (issue 28, items 1 and 2): only a socket of its own user, in a private directory,
 /// answered by a server of its own uid; and it never signals a pid it was told.
-@Suite struct AgentTrustCLITests {
+@Suite(.offThePool, .offThePool) struct AgentTrustCLITests {
     static let golden = KeystoreHome.golden
     static let rootAndSetpriv = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
@@ -77,6 +82,21 @@ final class SharedDirectory {
         #expect(start.stderr == "keystore: The agent's socket directory \(shared.path)/keystore-0 is not private to you (owner uid 65534, mode 0755); "
                 + "give --socket a path in a directory of your own (mode 0700).\n", "\(start.stderr)")
         #expect(fake.received.isEmpty, "the fake agent received \(fake.received.count) bytes")
+    }
+
+    /// A helper that does not start fails its test within seconds and says why (its own stderr), instead of the
+    /// test waiting out a loop and reporting only that a socket is missing.
+    @Test func aFakeAgentThatDoesNotStartFailsWithinSecondsSayingWhy() throws {
+        let shared = try SharedDirectory()
+        let started = ContinuousClock.now
+        var failure = ""
+        do {
+            _ = try FakeAgent(socket: shared.path + "/agent.sock", scratch: shared.path, options: ["--no-such-option"])
+        } catch {
+            failure = "\(error)"
+        }
+        #expect(started.duration(to: .now) < .seconds(3))
+        #expect(failure.contains("unrecognized arguments: --no-such-option"), "\(failure)")
     }
 
     /// In the user's own private directory, a socket file that another user owns is refused.
@@ -207,7 +227,8 @@ final class SharedDirectory {
     func withNoThreadToSpareAConnectionIsClosed() throws {
         let shared = try SharedDirectory()
         let socket = shared.path + "/run/agent.sock"
-        var process = KeystoreProcess()
+        let copy = try FilesForAnotherUser([KeystoreProcess.binary])
+        var process = KeystoreProcess(program: copy.path(of: KeystoreProcess.binary))
         process.environment["KEYSTORE_HOME"] = shared.path + "/home"
         let running = try process.start(["agent", "start", "--foreground", "--socket", socket, "--log", shared.path + "/agent.log"],
                                         prefix: FakeAgent.asNobody + ["/usr/bin/prlimit", "--nproc=1:1"])
@@ -215,18 +236,16 @@ final class SharedDirectory {
             kill(running.pid, SIGKILL)
             _ = try? running.wait(timeout: 10)
         }
-        var info = stat()
-        for _ in 0..<500 { guard lstat(socket, &info) != 0 else { break }; usleep(10_000) }
-        try #require(lstat(socket, &info) == 0, "the agent did not start")
+        try running.waitUntilReady("the agent") { var info = stat(); return lstat(socket, &info) == 0 }
         // A silent connection, then one that asks: the second must be dealt with (answered or closed) at once.
         let client = """
             import socket, sys
             silent = socket.socket(socket.AF_UNIX); silent.connect(sys.argv[1])
             asking = socket.socket(socket.AF_UNIX); asking.connect(sys.argv[1]); asking.settimeout(5)
-            asking.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\\n')
             try:
+                asking.sendall(b'{"jsonrpc":"2.0","id":1,"method":"status"}\\n')
                 print("answered" if asking.recv(4096) else "closed")
-            except ConnectionResetError:
+            except (ConnectionResetError, BrokenPipeError):  # closed before or after the request arrived
                 print("closed")
             except socket.timeout:
                 print("timeout")

@@ -233,13 +233,13 @@ import Testing
 
     /// The product an app depends on reaches no tpm2-tss, as SwiftPM itself resolves the graph.
     @Test(.timeLimit(.minutes(5)))
-    func theAppProductHasNoTPM2TSSInItsGraph() throws {
+    func theAppProductHasNoTPM2TSSInItsGraph() async throws {
         var swift = KeystoreProcess(program: "swift")
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-describe-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: temporary) }
         swift.environment["TMPDIR"] = temporary
-        let described = try swift.run(["package", "--package-path", Self.root.path, "describe", "--type", "json"], timeout: 240)
+        let described = try await swift.run(["package", "--package-path", Self.root.path, "describe", "--type", "json"], timeout: 240)
         try #require(described.status == 0, "\(described.stderr)")
         let package = try #require(try JSONSerialization.jsonObject(with: Data(described.stdoutBytes)) as? [String: Any])
         let targets = try #require(package["targets"] as? [[String: Any]])

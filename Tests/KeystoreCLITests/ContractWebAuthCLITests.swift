@@ -30,7 +30,7 @@ final class SEP45Server: InteropServer {
 
 /// `keystore web-auth --account C…` against a SEP-45 server made of stellar-sdk's code: the golden identity's key is
 /// the contract account's signer.
-@Suite(.serialized)
+@Suite(.offThePool, .serialized)
 final class ContractWebAuthInteropCLITests {
     static let fixtures = try! ContractWebAuthChallengeFixtures.load()
     static let account = fixtures.cases[0].clientAccount
@@ -179,7 +179,7 @@ final class ContractWebAuthInteropCLITests {
 }
 
 /// What needs no server: the stellar-sdk fixtures signed offline, and arguments refused by their shape.
-@Suite struct ContractWebAuthCLITests {
+@Suite(.offThePool, .offThePool) struct ContractWebAuthCLITests {
     static let fixtures = try! ContractWebAuthChallengeFixtures.load()
 
     func offline(_ fixture: ContractWebAuthChallengeFixtures.Case, _ extra: [String] = [], stdin: String = "") throws -> KeystoreProcess.Result {

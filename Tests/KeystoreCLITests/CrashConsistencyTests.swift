@@ -9,7 +9,7 @@ import Glibc
 /// only) and at random moments: afterwards the identity opens with the old PIN or the new one (or is cleanly
 /// gone, for remove), never neither, no leftover temporary file is taken for a vault, and the next write
 /// clears such leftovers. `KEYSTORE_LONG_TESTS=1` runs 300 random kills per command instead of 20.
-@Suite(.serialized) struct CrashConsistencyTests {
+@Suite(.offThePool, .serialized) struct CrashConsistencyTests {
     static let kills = ProcessInfo.processInfo.environment["KEYSTORE_LONG_TESTS"] == "1" ? 300 : 20
     let name = KeystoreHome.golden.name
 

@@ -6,7 +6,7 @@ import StellarKeystore
 /// sign-up, sign-in, PIN change and session flow, and print a SEP-53 signature that verifies.
 @Suite struct ExampleAppTests {
     @Test(.timeLimit(.minutes(10)))
-    func theBasicPayAuthExampleBuildsRunsAndSigns() throws {
+    func theBasicPayAuthExampleBuildsRunsAndSigns() async throws {
         let package = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("Examples/BasicPayAuth").path
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-example-\(UUID().uuidString)").path
         // SwiftPM keeps its lock files for a scratch path in TMPDIR: a directory of the test's own, removed after.
@@ -20,7 +20,7 @@ import StellarKeystore
         }
         var swift = KeystoreProcess(program: "swift")
         swift.environment["TMPDIR"] = temporary
-        let build = try swift.run(["build", "--package-path", package, "--scratch-path", scratch, "--product", "BasicPayAuth"], timeout: 600)
+        let build = try await swift.run(["build", "--package-path", package, "--scratch-path", scratch, "--product", "BasicPayAuth"], timeout: 600)
         try #require(build.status == 0, "\(build.stdout)\n\(build.stderr)")
         // Run as a person would, with no directory given: it works in one of its own in TMPDIR (a directory of
         // the test's), and leaves nothing there.
@@ -29,7 +29,7 @@ import StellarKeystore
         defer { try? FileManager.default.removeItem(atPath: runTemporary) }
         var example = KeystoreProcess(program: scratch + "/debug/BasicPayAuth")
         example.environment["TMPDIR"] = runTemporary
-        let run = try example.run([])
+        let run = try await example.run([])
         try #require(run.status == 0, "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: runTemporary) == [], "the example left files behind")
         let lines = run.stdout.split(separator: "\n").map(String.init)

@@ -8,7 +8,7 @@ import Testing
     static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent", "sep7"]
 
     /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
-    @Test(arguments: targets)
+    @Test(.offThePool, arguments: targets)
     func savedInputsStillPass(target: String) throws {
         let directories = ["corpus", "crashers"].map { Self.repository.appendingPathComponent("fuzz/\($0)/\(target)").path }
             .filter { FileManager.default.fileExists(atPath: $0) }
@@ -23,9 +23,9 @@ import Testing
     /// libFuzzer on each target for a short while (KEYSTORE_FUZZ_SECONDS, 20 by default; 0 skips it). This is
     /// how CI fuzzes: `.ci/run` runs only `swift test`.
     @Test(.enabled(if: Self.briefRunSeconds > 0, "KEYSTORE_FUZZ_SECONDS=0"), .timeLimit(.minutes(20)))
-    func briefFuzzRunFindsNothing() throws {
+    func briefFuzzRunFindsNothing() async throws {
         let script = Self.repository.appendingPathComponent("fuzz/run").path
-        let result = try KeystoreProcess(program: script).run(["--seconds", String(Self.briefRunSeconds)], timeout: nil)
+        let result = try await KeystoreProcess(program: script).run(["--seconds", String(Self.briefRunSeconds)], timeout: nil)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == Self.targets.count, "\(result.stdout)")

@@ -42,9 +42,43 @@ struct KeystoreProcess {
         let pid: pid_t
         let scratch: URL
 
+        /// What it has written to standard error so far.
+        var stderrSoFar: String {
+            (try? String(contentsOf: scratch.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+        }
+
+        /// Whether it has exited; it is not reaped, so `wait` still collects its result.
+        var hasExited: Bool {
+            var info = siginfo_t()
+            return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid == pid
+        }
+
+        /// A helper (a fake agent, an agent) that must be ready before its test goes on: waits up to `seconds` for
+        /// `isReady`, and throws at once if it exits first, or at the deadline, saying so with its standard error.
+        func waitUntilReady(_ what: String, seconds: Double = 10, _ isReady: () -> Bool) throws {
+            let deadline = Date() + seconds
+            while !isReady() {
+                if hasExited { throw DidNotStart(description: "\(what) exited before it was ready; its stderr: \(stderrSoFar)") }
+                if Date() > deadline { throw DidNotStart(description: "\(what) was not ready after \(seconds) s; its stderr: \(stderrSoFar)") }
+                usleep(10_000)
+            }
+        }
+
         /// Waits for the exit; after `timeout` seconds the process is killed and the result says so (status 137),
         /// so that a hang (a prompt nobody answers) fails its test instead of stalling the suite.
+        ///
+        /// This blocks the calling thread: from an `async` test, `await` the `async` form, which waits off the pool.
         func wait(timeout: Double? = 120) throws -> Result {
+            try blockingWait(timeout: timeout)
+        }
+
+        /// `wait(timeout:)` on a thread of its own: the calling task is suspended and holds no pool thread meanwhile,
+        /// so a process that runs for minutes (a `swift build`) stops no other test.
+        func wait(timeout: Double? = 120) async throws -> Result {
+            try await OffThePool.run { try blockingWait(timeout: timeout) }
+        }
+
+        private func blockingWait(timeout: Double?) throws -> Result {
             defer { try? FileManager.default.removeItem(at: scratch) }
             var status: Int32 = 0
             if let timeout {
@@ -72,6 +106,12 @@ struct KeystoreProcess {
     func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
              timeout: Double? = 120) throws -> Result {
         try start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
+    }
+
+    /// `run` for `async` tests: the same, waiting off the pool.
+    func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
+             timeout: Double? = 120) async throws -> Result {
+        try await start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
     }
 
     /// Starts `keystore arguments…` in a new session. Without `terminal` it has no controlling terminal, so a
@@ -122,6 +162,11 @@ struct KeystoreProcess {
         }
         return Running(pid: pid, scratch: scratch)
     }
+}
+
+/// A helper process that did not get ready, with what it said.
+struct DidNotStart: Error, CustomStringConvertible {
+    let description: String
 }
 
 private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) throws -> R) rethrows -> R {

@@ -9,7 +9,7 @@ import StellarKeystore
 /// signer: every signature the TPM made is checked by the reference of OpenZeppelin's verifiers
 /// (fixtures/make-webauthn.py, Python `cryptography`), never by keystore itself. Serialized: the tests share the
 /// TPM's dictionary-attack counter, and each that adds failures clears them.
-@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 final class P256CLITests {
     let home = try! KeystoreHome()
     let pin = "270419"

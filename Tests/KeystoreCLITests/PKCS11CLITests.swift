@@ -7,7 +7,7 @@ import StellarKeys
 /// `keystore` with identities whose key is in a PKCS#11 token, as a user or a script sees it, against a private
 /// SoftHSM2 token per test (its own `SOFTHSM2_CONF`), checked with OpenSC's `pkcs11-tool` where an independent
 /// look is needed.
-@Suite(.enabled(if: SoftwareToken.isInstalled, "softhsm2 or opensc is not installed"))
+@Suite(.offThePool, .enabled(if: SoftwareToken.isInstalled, "softhsm2 or opensc is not installed"))
 final class PKCS11CLITests {
     let home = try! KeystoreHome()
     let token: SoftwareToken

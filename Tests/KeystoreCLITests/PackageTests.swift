@@ -45,19 +45,19 @@ enum ReleaseCopy {
     }
 
     /// bash running `script` in the copy, with the copy's HOME and TMPDIR.
-    static func bash(_ script: String, timeout: Double = 900) throws -> KeystoreProcess.Result {
+    static func bash(_ script: String, timeout: Double = 900) async throws -> KeystoreProcess.Result {
         let work = try made().work
         var bash = KeystoreProcess(program: "/bin/bash")
         bash.environment["HOME"] = work + "/home"
         bash.environment["TMPDIR"] = work + "/tmp"
-        return try bash.run(["-e", "-c", "cd '\(work)/package'\n" + script], timeout: timeout)
+        return try await bash.run(["-e", "-c", "cd '\(work)/package'\n" + script], timeout: timeout)
     }
 
     /// `scripts/package-deb`'s package, made at the first call.
-    static func debianPackage() throws -> String {
+    static func debianPackage() async throws -> String {
         if let deb = try made().deb { return deb }
         let work = try made().work
-        let run = try bash("scripts/package-deb '\(work)/out'", timeout: 1200)
+        let run = try await bash("scripts/package-deb '\(work)/out'", timeout: 1200)
         try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let deb = run.stdout.trimmingCharacters(in: .newlines)
         state.withLock { $0?.deb = deb }
@@ -65,11 +65,11 @@ enum ReleaseCopy {
     }
 
     /// The package unpacked (`dpkg -x`) into a scratch root, made at the first call.
-    static func unpacked() throws -> String {
+    static func unpacked() async throws -> String {
         if let root = try made().unpacked { return root }
-        let deb = try debianPackage()
+        let deb = try await debianPackage()
         let root = try made().work + "/root"
-        let run = try KeystoreProcess(program: "dpkg").run(["-x", deb, root])
+        let run = try await KeystoreProcess(program: "dpkg").run(["-x", deb, root])
         try #require(run.status == 0, "\(run.stderr)")
         state.withLock { $0?.unpacked = root }
         return root
@@ -86,12 +86,12 @@ enum ReleaseCopy {
     /// The install block, verbatim, in the copy with a temporary HOME: the binary runs, the man pages and
     /// completions are where it says.
     @Test(.timeLimit(.minutes(15)))
-    func theInstallBlockInstallsAsWritten() throws {
+    func theInstallBlockInstallsAsWritten() async throws {
         let block = try ReadmeTests.block(containing: "install -D -s")
-        let run = try ReleaseCopy.bash(block)
+        let run = try await ReleaseCopy.bash(block)
         try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let home = try ReleaseCopy.home
-        let installed = try KeystoreProcess(program: home + "/.local/bin/keystore").run(["--version"])
+        let installed = try await KeystoreProcess(program: home + "/.local/bin/keystore").run(["--version"])
         #expect(installed.status == 0 && installed.stdout.hasPrefix(Self.version), "\(installed.stderr)")
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.1"))
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/man/man1/keystore.tpm-protect.1"))
@@ -122,10 +122,10 @@ enum ReleaseCopy {
 
     /// Every path in the package with its mode and owner, and each link's target: nothing missing, nothing more.
     @Test(.timeLimit(.minutes(20)))
-    func thePackageHoldsExactlyTheseFiles() throws {
-        let deb = try ReleaseCopy.debianPackage()
+    func thePackageHoldsExactlyTheseFiles() async throws {
+        let deb = try await ReleaseCopy.debianPackage()
         #expect(URL(fileURLWithPath: deb).lastPathComponent == "keystore_\(Self.version)_\(Self.architecture).deb")
-        let listing = try KeystoreProcess(program: "dpkg-deb").run(["-c", deb])
+        let listing = try await KeystoreProcess(program: "dpkg-deb").run(["-c", deb])
         try #require(listing.status == 0, "\(listing.stderr)")
         // "drwxr-xr-x root/root 0 2026-11-24 17:25 ./usr/" → "drwxr-xr-x root/root ./usr/", a link's " -> target" kept.
         let entries = listing.stdout.split(separator: "\n").map { line in
@@ -157,9 +157,9 @@ enum ReleaseCopy {
     /// by dpkg-shlibdeps, the libraries loaded only when used recommended (by their Debian 12 and 13 names), the
     /// tools of the TPM and token tests suggested.
     @Test(.timeLimit(.minutes(20)))
-    func itsControlFieldsAreTheBinarysVersionAndLibraries() throws {
-        let deb = try ReleaseCopy.debianPackage()
-        let info = try KeystoreProcess(program: "dpkg-deb").run(["-f", deb])
+    func itsControlFieldsAreTheBinarysVersionAndLibraries() async throws {
+        let deb = try await ReleaseCopy.debianPackage()
+        let info = try await KeystoreProcess(program: "dpkg-deb").run(["-f", deb])
         try #require(info.status == 0, "\(info.stderr)")
         var fields: [String: String] = [:]
         var last = ""
@@ -169,7 +169,7 @@ enum ReleaseCopy {
             last = parts[0]
             fields[last] = parts.count > 1 ? parts[1] : ""
         }
-        let printed = try KeystoreProcess(program: ReleaseCopy.unpacked() + "/usr/bin/keystore").run(["--version"])
+        let printed = try await KeystoreProcess(program: ReleaseCopy.unpacked() + "/usr/bin/keystore").run(["--version"])
         #expect(fields["Version"] == Self.version && printed.stdout.split(separator: " ").first.map(String.init) == Self.version,
                 "control: \(fields["Version"] ?? "none"), --version: \(printed.stdout)")
         #expect(fields["Package"] == "keystore" && fields["Architecture"] == Self.architecture)
@@ -182,7 +182,7 @@ enum ReleaseCopy {
                 + "libtss2-mu0 | libtss2-mu-4.0.1-0t64, libtss2-rc0 | libtss2-rc0t64, libcurl4 | libcurl4t64, bash-completion")
         #expect(fields["Suggests"] == "swtpm, tpm2-tools, softhsm2")
         // Installed-Size is in KiB and counts at least the binary.
-        let binary = try FileManager.default.attributesOfItem(atPath: ReleaseCopy.unpacked() + "/usr/bin/keystore")[.size] as? Int ?? 0
+        let binary = try await FileManager.default.attributesOfItem(atPath: ReleaseCopy.unpacked() + "/usr/bin/keystore")[.size] as? Int ?? 0
         let installed = try #require(fields["Installed-Size"].flatMap { Int($0) })
         #expect(binary > 0 && installed >= binary / 1024 && installed < binary / 1024 + 2048, "\(installed) KiB")
         #expect(fields["Homepage"] == nil && fields["Description"]?.hasPrefix("encrypted local keystore for Stellar keys\n") == true)
@@ -191,11 +191,11 @@ enum ReleaseCopy {
     /// packaging/deb/changelog's top entry is the version `--version` prints, and the script refuses to build a
     /// package whose changelog says another.
     @Test(.timeLimit(.minutes(20)))
-    func theChangelogCarriesTheVersionAndADifferentOneIsRefused() throws {
+    func theChangelogCarriesTheVersionAndADifferentOneIsRefused() async throws {
         let changelog = ReadmeTests.root.appendingPathComponent("packaging/deb/changelog").path
-        let top = try KeystoreProcess(program: "dpkg-parsechangelog").run(["-l", changelog, "-S", "Version"])
+        let top = try await KeystoreProcess(program: "dpkg-parsechangelog").run(["-l", changelog, "-S", "Version"])
         #expect(top.status == 0 && top.stdout == Self.version + "\n", "\(top.stdout)\(top.stderr)")
-        _ = try ReleaseCopy.debianPackage()
+        _ = try await ReleaseCopy.debianPackage()
         let copy = try ReleaseCopy.package + "/packaging/deb/changelog"
         let original = try Data(contentsOf: URL(fileURLWithPath: copy))
         defer { try? original.write(to: URL(fileURLWithPath: copy)) }
@@ -204,7 +204,7 @@ enum ReleaseCopy {
         let out = try ReleaseCopy.work + "/tmp/refused"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try ReleaseCopy.bash("scripts/package-deb '\(out)'", timeout: 1200)
+        let run = try await ReleaseCopy.bash("scripts/package-deb '\(out)'", timeout: 1200)
         #expect(run.status == 1 && run.stderr.contains("keystore --version says \(Self.version), packaging/deb/changelog's top entry 0.0.1"),
                 "\(run.stdout)\n\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
@@ -214,8 +214,8 @@ enum ReleaseCopy {
     /// its ELF cache (`mldbm-elf-*`) in its temporary directory: a private one, removed, so that nothing of it
     /// outlives the test.
     @Test(.timeLimit(.minutes(20)))
-    func lintianFindsNoErrorOrWarning() throws {
-        let deb = try ReleaseCopy.debianPackage()
+    func lintianFindsNoErrorOrWarning() async throws {
+        let deb = try await ReleaseCopy.debianPackage()
         let system = FileManager.default.temporaryDirectory.path
         func leftovers() -> Set<String> {
             Set(((try? FileManager.default.contentsOfDirectory(atPath: system)) ?? []).filter { $0.hasPrefix("mldbm-") })
@@ -227,7 +227,7 @@ enum ReleaseCopy {
         var lintian = KeystoreProcess(program: "lintian")
         lintian.environment["HOME"] = try ReleaseCopy.home
         lintian.environment["TMPDIR"] = scratch
-        let run = try lintian.run(["--fail-on", "error,warning", deb], timeout: 300)
+        let run = try await lintian.run(["--fail-on", "error,warning", deb], timeout: 300)
         let findings = run.stdout.split(separator: "\n").filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }
         #expect(run.status == 0 && findings.isEmpty, "\(run.stdout)\n\(run.stderr)")
         #expect(leftovers().subtracting(before).isEmpty, "lintian left \(leftovers().subtracting(before)) in \(system)")
@@ -237,28 +237,28 @@ enum ReleaseCopy {
     /// an empty keystore, a new identity, a session and a signature made with it that checks out; its links work,
     /// and no library is loaded from beside it.
     @Test(.timeLimit(.minutes(20)))
-    func unpackedItSignsWithASession() throws {
-        let root = try ReleaseCopy.unpacked()
+    func unpackedItSignsWithASession() async throws {
+        let root = try await ReleaseCopy.unpacked()
         let home = try KeystoreHome()
         var keystore = try home.keystoreWithRuntime()
         keystore.program = root + "/usr/bin/keystore"
-        let version = try keystore.run(["--version"])
+        let version = try await keystore.run(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix(Self.version + " "), "\(version.stderr)")
-        let list = try keystore.run(["list"])
+        let list = try await keystore.run(["list"])
         #expect(list.status == 0 && list.stdout.isEmpty && list.stderr.contains("no identities"), "\(list.stderr)")
-        let signup = try keystore.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: Array("270419\n".utf8))
+        let signup = try await keystore.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: Array("270419\n".utf8))
         try #require(signup.status == 0, "\(signup.stderr)")
         let address = signup.stdout.trimmingCharacters(in: .newlines)
-        let login = try keystore.run(["login", "--session", "--pin-stdin"], stdin: Array("270419\n".utf8))
+        let login = try await keystore.run(["login", "--session", "--pin-stdin"], stdin: Array("270419\n".utf8))
         let prefix = "export KEYSTORE_SESSION="
         try #require(login.status == 0 && login.stdout.hasPrefix(prefix), "\(login.stderr)")
         keystore.environment["KEYSTORE_SESSION"] = String(login.stdout.dropFirst(prefix.count)).trimmingCharacters(in: .newlines)
         let payload: [UInt8] = [0x70, 0x6b, 0x67]
-        let signed = try keystore.run(["sign", "--hex", "706b67"])
+        let signed = try await keystore.run(["sign", "--hex", "706b67"])
         #expect(signed.status == 0 && signed.stderr.isEmpty, "\(signed.stderr)")
         let signature = try #require(Data(base64Encoded: signed.stdout.trimmingCharacters(in: .newlines)), "\(signed.stdout)")
         #expect(try PublicKey(accountID: address).isValidSignature(Array(signature), for: payload))
-        #expect(try keystore.run(["logout"]).status == 0)
+        #expect(try await keystore.run(["logout"]).status == 0)
         try Self.expectTheLinksWork(in: root + "/usr/bin")
         try Self.expectNoLibraryIsLoadedFromBesideIt(root + "/usr/bin/keystore")
     }
@@ -267,8 +267,8 @@ enum ReleaseCopy {
     /// read each page's NAME. A page with an empty line, as argument-parser once wrote them, does warn: the check
     /// can fail.
     @Test(.timeLimit(.minutes(20)))
-    func itsManPagesRenderWithoutWarnings() throws {
-        let directory = try ReleaseCopy.unpacked() + "/usr/share/man/man1"
+    func itsManPagesRenderWithoutWarnings() async throws {
+        let directory = try await ReleaseCopy.unpacked() + "/usr/share/man/man1"
         var man = KeystoreProcess(program: "man")
         man.environment["MANWIDTH"] = "80"
         man.environment["LC_ALL"] = "C.UTF-8"
@@ -276,24 +276,24 @@ enum ReleaseCopy {
         let pages = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         #expect(pages.count > 30)
         for page in pages {
-            let run = try man.run(["--warnings", "-l", directory + "/" + page])
+            let run = try await man.run(["--warnings", "-l", directory + "/" + page])
             #expect(run.status == 0 && run.stderr.isEmpty && run.stdout.contains("NAME"), "\(page): \(run.stderr)")
-            let whatis = try KeystoreProcess(program: "lexgrog").run([directory + "/" + page])
+            let whatis = try await KeystoreProcess(program: "lexgrog").run([directory + "/" + page])
             #expect(whatis.status == 0 && !whatis.stdout.contains("parse failed"), "\(page): \(whatis.stdout)")
         }
         let home = try KeystoreHome()
         let broken = home.path + "/broken.1"
         try ".Dd November 23, 2026\n.Dt BROKEN 1\n.Os\n.Sh NAME\n.Nm broken\n.Nd a page\n.Sh DESCRIPTION\nOne.\n\nTwo.\n"
             .write(toFile: broken, atomically: false, encoding: .utf8)
-        let warned = try man.run(["--warnings", "-l", broken])
+        let warned = try await man.run(["--warnings", "-l", broken])
         #expect(warned.stderr.contains("Empty input line"), "\(warned.stderr)")
     }
 
     /// systemd-analyze reads the two user units as systemd would, their ExecStart pointed at the unpacked binary and
     /// MANPATH at the unpacked pages (their Documentation=); a misspelt key is reported, so the check can fail.
     @Test(.timeLimit(.minutes(20)))
-    func itsSystemdUnitsVerify() throws {
-        let root = try ReleaseCopy.unpacked()
+    func itsSystemdUnitsVerify() async throws {
+        let root = try await ReleaseCopy.unpacked()
         let home = try KeystoreHome()
         let units = home.path + "/units"
         try FileManager.default.createDirectory(atPath: units, withIntermediateDirectories: true)
@@ -307,10 +307,10 @@ enum ReleaseCopy {
         analyze.program = "systemd-analyze"
         analyze.environment["HOME"] = home.path
         analyze.environment["MANPATH"] = root + "/usr/share/man"
-        let run = try analyze.run(["verify", "--user", units + "/keystore-agent.socket", units + "/keystore-agent.service"])
+        let run = try await analyze.run(["verify", "--user", units + "/keystore-agent.socket", units + "/keystore-agent.service"])
         #expect(run.status == 0 && run.stdout.isEmpty && run.stderr.isEmpty, "\(run.stdout)\n\(run.stderr)")
         try "[Service]\nExecStrat=/bin/true\nExecStart=/bin/true\n".write(toFile: units + "/typo.service", atomically: false, encoding: .utf8)
-        let typo = try analyze.run(["verify", "--user", units + "/typo.service"])
+        let typo = try await analyze.run(["verify", "--user", units + "/typo.service"])
         #expect(typo.stderr.contains("Unknown key 'ExecStrat'"), "\(typo.stderr)")
     }
 }

@@ -5,7 +5,7 @@ import StellarKeystore
 import StellarKeys
 
 /// Review of issue 31 (probes), against a private SoftHSM2 token per test as PKCS11CLITests sets one up.
-@Suite(.enabled(if: SoftwareToken.isInstalled, "softhsm2 or opensc is not installed"))
+@Suite(.offThePool, .enabled(if: SoftwareToken.isInstalled, "softhsm2 or opensc is not installed"))
 final class Review31PKCS11ProbeTests {
     let home = try! KeystoreHome()
     let token: SoftwareToken

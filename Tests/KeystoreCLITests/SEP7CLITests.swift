@@ -14,7 +14,7 @@ final class SEP7Server: InteropServer {
 }
 
 /// `sign-tx` of SEP-7 requests and `share-tx`, against stellar-sdk 16.1.1's SEP-7 code.
-@Suite(.serialized)
+@Suite(.offThePool, .serialized)
 final class SEP7CLITests {
     let server: SEP7Server
     let home: KeystoreHome

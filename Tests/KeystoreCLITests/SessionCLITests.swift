@@ -4,7 +4,7 @@ import StellarKeystore
 
 /// Signed-in sessions driven as a script drives them: `eval "$(keystore login --session)"`, then signing with
 /// only `KEYSTORE_SESSION` in the environment.
-@Suite struct SessionCLITests {
+@Suite(.offThePool, .offThePool) struct SessionCLITests {
     let home: KeystoreHome
     let runtime: String
 

@@ -12,7 +12,7 @@ import Glibc
 /// tests can end lockouts as an owner would; bindings say --allow-open-lockout). TPMLockoutCLITests covers a
 /// protected lockout. Serialized: the tests share the TPM's
 /// dictionary-attack counter, and each that adds failures clears them before it ends.
-@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 final class TPMCLITests {
     let home = try! KeystoreHome()
     let pin = "270419"

@@ -10,7 +10,7 @@ import Glibc
 /// setting that authorization cannot be undone by a test that does not hold the code. Each swtpm starts as a
 /// default Linux TPM does: an empty lockout authorization, 3 wrong PINs before lockout; the lockout-recovery time
 /// after a wrong lockout code is set to 1 s, so that a test can wait it out.
-@Suite(.enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 final class TPMLockoutCLITests {
     let home = try! KeystoreHome()
     let pin = "270419"

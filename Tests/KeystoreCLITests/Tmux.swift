@@ -5,12 +5,19 @@ import Foundation
 final class Tmux {
     static let isInstalled = FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")
     private let server = "keystore-test-\(UUID().uuidString.prefix(8))"
+    /// The server's socket file, as tmux names it (in TMUX_TMPDIR or /tmp, under tmux-UID/).
+    private var socket: String?
 
     init(running command: String, columns: Int = 120, rows: Int = 20) throws {
         _ = try run(["new-session", "-d", "-x", "\(columns)", "-y", "\(rows)", command])
+        socket = try run(["display-message", "-p", "#{socket_path}"]).trimmingCharacters(in: .newlines)
     }
 
-    deinit { _ = try? run(["kill-server"]) }
+    /// tmux 3.3a's `kill-server` leaves the socket file behind: it goes too.
+    deinit {
+        _ = try? run(["kill-server"])
+        if let socket, socket.hasSuffix("/" + server) { unlink(socket) }
+    }
 
     @discardableResult
     func run(_ arguments: [String]) throws -> String {

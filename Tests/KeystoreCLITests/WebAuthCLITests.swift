@@ -34,7 +34,7 @@ func jwtClaims(_ token: String) throws -> [String: Any] {
 }
 
 /// `keystore web-auth` against a real SEP-10 server made of stellar-sdk's code.
-@Suite(.serialized)
+@Suite(.offThePool, .serialized)
 final class WebAuthInteropCLITests {
     static let fixtures = try! WebAuthChallengeFixtures.load()
     let server: SEP10Server
@@ -183,7 +183,7 @@ final class WebAuthInteropCLITests {
 }
 
 /// What needs no server: offline checks, and addresses refused before any connection.
-@Suite struct WebAuthCLITests {
+@Suite(.offThePool, .offThePool) struct WebAuthCLITests {
     static let fixtures = try! WebAuthChallengeFixtures.load()
 
     /// The rules checked before the time bounds hold whatever the clock says; the honest fixture's bounds lie in
@@ -218,7 +218,7 @@ final class WebAuthInteropCLITests {
 }
 
 /// libcurl is loaded by `web-auth` alone: the dynamic loader's own trace (glibc's LD_DEBUG) shows it.
-@Suite struct WebAuthLoadingCLITests {
+@Suite(.offThePool, .offThePool) struct WebAuthLoadingCLITests {
     @Test func onlyWebAuthLoadsLibcurl() throws {
         let home = try KeystoreHome()
         try home.addGolden()

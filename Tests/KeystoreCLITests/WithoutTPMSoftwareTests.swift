@@ -18,7 +18,7 @@ enum TPMSoftware {
 /// keystore on a machine without tpm2-tss: it links none of it (nor libcrypto, which tpm2-tss loads), starts,
 /// lists and signs with a session; only a TPM command needs it, and says in one line what is missing. The
 /// libraries are hidden in a private mount namespace (each bound over by /dev/null), which takes root.
-@Suite(.enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
+@Suite(.offThePool, .enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
 struct WithoutTPMSoftwareTests {
     /// Runs the command with every tpm2-tss library unreadable as a library.
     static let hidden = ["unshare", "-m", "sh", "-c",
@@ -59,7 +59,7 @@ struct WithoutTPMSoftwareTests {
 }
 
 /// keystore without libcurl: nothing but `web-auth` notices, and it says in one line what is missing.
-@Suite(.enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
+@Suite(.offThePool, .enabled(if: TPMSoftware.canBeHidden, "hiding libraries needs root and unshare(1)"))
 struct WithoutLibcurlTests {
     static let hidden = ["unshare", "-m", "sh", "-c",
                          "for f in /usr/lib/*/libcurl*.so* /lib/*/libcurl*.so*; do [ -e \"$f\" ] && mount --bind /dev/null \"$f\"; done; exec \"$0\" \"$@\""]
