@@ -85,7 +85,7 @@ final class AgentHome {
     }
 }
 
-@Suite(.offThePool, .offThePool) struct AgentCLITests {
+@Suite(.offThePool) struct AgentCLITests {
     static let golden = KeystoreHome.golden
 
     /// Detached by default: the export line for eval, a 0600 socket in a 0700 directory, one agent per socket,

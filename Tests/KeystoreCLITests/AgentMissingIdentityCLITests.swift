@@ -4,7 +4,7 @@ import Testing
 /// With `KEYSTORE_AGENT` set, signing as an identity the agent does not hold (issue 41, 7.4): without a PIN to
 /// fall back on, one line that names the step (`keystore login --agent --name NAME`), exit 9; with a PIN, the
 /// vault signs without a warning on every call, since an identity not handed to the agent is no fault.
-@Suite struct AgentMissingIdentityCLITests {
+@Suite(.offThePool) struct AgentMissingIdentityCLITests {
     @Test func anIdentityTheAgentLacksNamesTheStepOnce() throws {
         let agent = try AgentHome()
         try agent.startInForeground()

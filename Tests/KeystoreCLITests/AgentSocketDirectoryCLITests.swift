@@ -5,7 +5,7 @@ import Testing
 /// `agent start --socket DIR/agent.sock` with `DIR` open to others (issue 41, 7.3): one message, in the foreground
 /// and detached alike, that names the directory as the agent's socket's and the fix (`chmod 700 DIR`); not the
 /// session directory, not "remove it", not `XDG_RUNTIME_DIR` (which `--socket` overrides), not "Nothing was sent".
-@Suite struct AgentSocketDirectoryCLITests {
+@Suite(.offThePool) struct AgentSocketDirectoryCLITests {
     @Test func aSocketDirectoryOpenToOthersNamesTheFix() throws {
         let home = try KeystoreHome()
         let directory = home.path + "/shared"

@@ -53,7 +53,7 @@ final class SharedDirectory {
 
 /// What an agent client trusts (issue 28, items 1 and 2): only a socket of its own user, in a private directory,
 /// answered by a server of its own uid; and it never signals a pid it was told.
-@Suite(.offThePool, .offThePool) struct AgentTrustCLITests {
+@Suite(.offThePool) struct AgentTrustCLITests {
     static let golden = KeystoreHome.golden
     static let rootAndSetpriv = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 

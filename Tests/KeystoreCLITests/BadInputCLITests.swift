@@ -112,7 +112,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     ]
 }
 
-@Suite(.offThePool, .offThePool) struct BadInputCLITests {
+@Suite(.offThePool) struct BadInputCLITests {
     /// Drops root for the permission cases: root reads and writes through any mode bits.
     static let unprivilegedPrefix: [String] = geteuid() == 0
         ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]

@@ -5,7 +5,7 @@ import StellarKeystore
 /// A batch request with a key twice means A to Swift's decoder and B to Python or jq, so a policy filter in front
 /// of the signer could pass one request and have the other signed. Every batch refuses it, signs nothing for it,
 /// and counts it as a failure.
-@Suite(.offThePool, .offThePool) struct BatchRepeatedKeyCLITests {
+@Suite(.offThePool) struct BatchRepeatedKeyCLITests {
     let home = try! KeystoreHome()
     let golden = KeystoreHome.golden
 

@@ -88,7 +88,7 @@ struct CLICase: CustomTestStringConvertible, Sendable {
     }
 }
 
-@Suite(.offThePool, .offThePool) struct CLICaseTests {
+@Suite(.offThePool) struct CLICaseTests {
     @Test func theCasesAreThere() {
         #expect(CLICase.all.count >= 20)
         #expect(CLICase.all.allSatisfy { !$0.arguments.isEmpty && $0.exit != nil && ($0.exit == 0 || !$0.stderr.isEmpty) })

@@ -4,7 +4,7 @@ import Testing
 /// `sign-tx` and `show-tx` for a co-signer: the golden identity is B, a signer of the fixtures' account A (master,
 /// B and C weighted 1, medium threshold 2). The payment signed by A and C already meets A's threshold, so B's
 /// signature would be extra (tx_bad_auth_extra).
-@Suite struct CoSignerCLITests {
+@Suite(.offThePool) struct CoSignerCLITests {
     let home = try! KeystoreHome()
     let fixtures = Multisig.loaded
     let network = ["--network", "testnet"]

@@ -6,7 +6,7 @@ import Testing
 /// `keystore` parses a command named in argv[1] without building the whole tree (KeystoreCommand.parse()). These pin
 /// that nothing a user sees changed: the table names exactly the tree's commands, and help texts and completion
 /// scripts are byte for byte those recorded in fixtures/cli from argument-parser's full parse.
-@Suite(.offThePool, .offThePool) struct CommandTableTests {
+@Suite(.offThePool) struct CommandTableTests {
     /// The one list names each command as its own configuration does (name, then aliases), and the tree is it.
     @Test func theListNamesEachCommandAsItsConfigurationDoes() {
         for (names, command) in KeystoreCommand.commands {

@@ -7,7 +7,7 @@ import Glibc
 /// Tab completion as bash does it: the script `keystore --generate-completion-script bash` prints, sourced into a
 /// bash of its own, and the function it registers for `keystore` called with the words typed so far, as bash calls
 /// it on Tab (issue 28, 9.11).
-@Suite(.offThePool, .offThePool) struct CompletionCLITests {
+@Suite(.offThePool) struct CompletionCLITests {
     /// Sources the script, calls the function `complete -p keystore` names, and prints what it offers, one a line.
     static let harness = #"""
         keystore="$1"; shift

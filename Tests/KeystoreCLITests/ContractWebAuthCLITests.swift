@@ -179,7 +179,7 @@ final class ContractWebAuthInteropCLITests {
 }
 
 /// What needs no server: the stellar-sdk fixtures signed offline, and arguments refused by their shape.
-@Suite(.offThePool, .offThePool) struct ContractWebAuthCLITests {
+@Suite(.offThePool) struct ContractWebAuthCLITests {
     static let fixtures = try! ContractWebAuthChallengeFixtures.load()
 
     func offline(_ fixture: ContractWebAuthChallengeFixtures.Case, _ extra: [String] = [], stdin: String = "") throws -> KeystoreProcess.Result {

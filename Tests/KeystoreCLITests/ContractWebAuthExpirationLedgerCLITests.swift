@@ -6,7 +6,7 @@ import TestFixtures
 /// "stock": build_challenge_authorization_entries on a stand-in RPC at ledger 1000000), which leaves the client's
 /// entries at expiration ledger 0 and signs the server's through 1000180. The server then checks, as the host's
 /// simulation would, that the client's signature is not expired, and logs the ledger it was signed through.
-@Suite(.serialized)
+@Suite(.offThePool, .serialized)
 final class ContractWebAuthExpirationLedgerCLITests {
     static let account = ContractWebAuthInteropCLITests.account
     static let serverLedger = 1_000_180

@@ -8,7 +8,7 @@ import Glibc
 /// What a copy of a vault that the PIN alone opens is worth, said where it is made and where costs are measured
 /// (issue 28, item 8). The figures are SECURITY.md's: hashcat's 1,667 guesses/s on one RTX 4090 at 64 MiB and 3
 /// passes, scaled by passes × memory: interactive 2 × 64 MiB, 400 s; moderate 3 × 256 MiB, 2,400 s.
-@Suite(.offThePool, .offThePool) struct CopiedVaultCLITests {
+@Suite(.offThePool) struct CopiedVaultCLITests {
     static let expected = ["interactive": "7 minutes", "moderate": "40 minutes"]
     static let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
 

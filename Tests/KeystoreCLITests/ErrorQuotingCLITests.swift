@@ -3,7 +3,7 @@ import Testing
 
 /// A path from the command line, named in an error, is shown as other text from outside is (issue 41, 7.8): an
 /// escape sequence or a bidi override in it never reaches the terminal raw.
-@Suite struct ErrorQuotingCLITests {
+@Suite(.offThePool) struct ErrorQuotingCLITests {
     @Test func anUnreadableInputPathIsEscaped() throws {
         let home = try KeystoreHome()
         let path = home.path + "/no\u{1B}[2J\u{202E}such"

@@ -8,7 +8,7 @@ import Glibc
 /// A keystore process that holds a key dies at once on a fatal signal, printing nothing: the Swift runtime's crash
 /// handler would print the memory at every register's address and, asked to (`SWIFT_BACKTRACE`, which anyone who
 /// starts the process may set), wait 30 s for a key that opens a debugger on the live process.
-@Suite(.offThePool, .offThePool) struct FatalSignalCLITests {
+@Suite(.offThePool) struct FatalSignalCLITests {
     /// What each child is given: the crash handler on, interactive, whatever a terminal would say.
     static let crashHandlerAsked: [String: String?] = ["SWIFT_BACKTRACE": "enable=yes,interactive=yes"]
 

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Secret hygiene of the process and its files.
-@Suite(.offThePool, .offThePool) struct HygieneCLITests {
+@Suite(.offThePool) struct HygieneCLITests {
     @Test func noCoreDumpWhileWaitingForAPIN() throws {
         let home = try KeystoreHome()
         try home.addGolden()

@@ -7,7 +7,7 @@ import Glibc
 
 /// `keystore import-stellar-cli`: stellar-cli's plaintext identity files (the layout of its config/secret.rs)
 /// become vaults; nothing secret is left behind only when asked, and never before the vault opens.
-@Suite(.offThePool, .offThePool) struct ImportStellarCLITests {
+@Suite(.offThePool) struct ImportStellarCLITests {
     static let golden = KeystoreHome.golden
     static let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
     /// Account 1 of that phrase (fixtures/vaults/vaults.json, golden-mnemonic).

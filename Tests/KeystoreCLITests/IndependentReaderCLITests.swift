@@ -4,7 +4,7 @@ import Testing
 /// docs/open_vault_ctypes.py is the independent check of the vault format: docs/FORMAT.md's recipe, Python's
 /// standard library and the system libsodium through ctypes, no line of keystore's code. These tests make vaults
 /// with the tool and have the script open them, so that the format and its description cannot drift apart.
-@Suite(.offThePool, .offThePool) struct IndependentReaderCLITests {
+@Suite(.offThePool) struct IndependentReaderCLITests {
     static let script = KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("docs/open_vault_ctypes.py").path
 
     /// The script's answer for the vault at `path` opened with `pin`: the seed on stdout, or its failure.

@@ -11,7 +11,8 @@ extension PackageTests {
     /// suite runs. Both must exit alike and print the same bytes: a defect that shows only under `-O` (`sign-tx
     /// --json` once read a summary freed with its review, and crashed) fails here.
     ///
-    /// Nested in `PackageTests`, so serialized with the tests that make that build.
+    /// Nested in `PackageTests`, so serialized with the tests that make that build; `async`, so that a test waiting
+    /// for its processes holds no thread of the pool while its time limit runs.
     @Suite struct InstallBuild {
         static let golden = KeystoreHome.golden
         let home = try! KeystoreHome()
@@ -22,10 +23,10 @@ extension PackageTests {
         }
 
         /// The README's install block run once in the package's copy; the binary it installs.
-        static func installed() throws -> String {
+        static func installed() async throws -> String {
             let binary = try ReleaseCopy.home + "/.local/bin/keystore"
             if FileManager.default.isExecutableFile(atPath: binary) { return binary }
-            let run = try ReleaseCopy.bash(try ReadmeTests.block(containing: "install -D -s"))
+            let run = try await ReleaseCopy.bash(try ReadmeTests.block(containing: "install -D -s"))
             try #require(run.status == 0, "\(run.stdout)\n\(run.stderr)")
             return binary
         }
@@ -41,8 +42,8 @@ extension PackageTests {
         /// Runs each call with the debug build and with the install build, with the same environment: the install
         /// build's status and output must be the debug build's, a success must print something, and `--json`
         /// must print one JSON value.
-        func expectBothBuildsAgree(_ calls: [Call], environment: [String: String?] = [:], succeed: Bool = true) throws {
-            let installed = try Self.installed()
+        func expectBothBuildsAgree(_ calls: [Call], environment: [String: String?] = [:], succeed: Bool = true) async throws {
+            let installed = try await Self.installed()
             for call in calls {
                 var debug = home.keystore
                 debug.environment["XDG_RUNTIME_DIR"] = home.runtime
@@ -50,8 +51,8 @@ extension PackageTests {
                 var release = debug
                 release.program = installed
                 let files = call.files.mapValues { Array($0.utf8) }
-                let expected = try debug.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
-                let result = try release.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
+                let expected = try await debug.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
+                let result = try await release.run(call.arguments, stdin: Array(call.stdin.utf8), files: files)
                 #expect(result.status == expected.status, "\(call): install build exit \(result.status), debug \(expected.status): \(result.stderr)")
                 #expect(result.stdout == expected.stdout, "\(call): install build printed \(result.stdout), debug \(expected.stdout)")
                 #expect(result.stderr == expected.stderr, "\(call): install build said \(result.stderr), debug \(expected.stderr)")
@@ -91,65 +92,65 @@ extension PackageTests {
         var name: [String] { ["--name", Self.golden.name] }
 
         @Test(.timeLimit(.minutes(20)))
-        func withThePIN() throws {
-            try expectBothBuildsAgree(try Self.signingCalls(name + ["--pin-fd", "3"], files: [3: Self.golden.pin + "\n"]))
+        func withThePIN() async throws {
+            try await expectBothBuildsAgree(try Self.signingCalls(name + ["--pin-fd", "3"], files: [3: Self.golden.pin + "\n"]))
             // The summary on standard error too, and sign-tx with an account file and --trim.
             let file = home.path + "/A.json"
             try #require(Multisig.loaded.accounts["A"]).write(to: URL(fileURLWithPath: file))
             let unsigned = Multisig.loaded.named("payment").copies[0].envelope
-            try expectBothBuildsAgree([
+            try await expectBothBuildsAgree([
                 Call(arguments: ["sign-tx", "--network", "testnet", "--account-file", file, unsigned] + name, stdin: Self.golden.pin + "\n"),
                 Call(arguments: ["sign-tx", "--network", "testnet", "--account-file", file, "--json", unsigned] + name, stdin: Self.golden.pin + "\n"),
             ].map { Call(arguments: $0.arguments + ["--pin-stdin"], stdin: $0.stdin) })
         }
 
         @Test(.timeLimit(.minutes(20)))
-        func withASession() throws {
-            let login = try home.keystoreWithRuntime().run(["login", "--session", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
+        func withASession() async throws {
+            let login = try await home.keystoreWithRuntime().run(["login", "--session", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
             try #require(login.status == 0, "\(login.stderr)")
             let token = String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
             defer { _ = try? home.keystoreWithRuntime().run(["logout"]) }
-            try expectBothBuildsAgree(try Self.signingCalls(name) + [Call(arguments: ["status"]), Call(arguments: ["status", "--json"])],
+            try await expectBothBuildsAgree(try Self.signingCalls(name) + [Call(arguments: ["status"]), Call(arguments: ["status", "--json"])],
                                       environment: ["KEYSTORE_SESSION": token])
         }
 
         /// The agent is the install build's too: it is a binary people run.
         @Test(.timeLimit(.minutes(20)))
-        func throughTheAgent() throws {
+        func throughTheAgent() async throws {
             var keystore = try home.keystoreWithRuntime()
-            keystore.program = try Self.installed()
+            keystore.program = try await Self.installed()
             let socket = home.runtime + "/keystore/agent.sock"
             let agent = try keystore.start(["agent", "start", "--foreground"])
             defer {
                 kill(agent.pid, SIGTERM)
                 _ = try? agent.wait(timeout: 20)
             }
-            for _ in 0..<500 where !((try? AgentClient.isListening(at: socket)) ?? false) { usleep(10_000) }
-            let add = try keystore.run(["login", "--agent", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
+            for _ in 0..<500 where !((try? AgentClient.isListening(at: socket)) ?? false) { try await Task.sleep(for: .milliseconds(10)) }
+            let add = try await keystore.run(["login", "--agent", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8))
             try #require(add.status == 0, "\(add.stderr)")
             // sign-auth of a V1 preimage is refused by an agent started without --allow-v1; the V2 ones are signed.
-            try expectBothBuildsAgree(try Self.signingCalls(name), environment: ["KEYSTORE_AGENT": socket])
-            try expectBothBuildsAgree([Call(arguments: ["agent", "list"]), Call(arguments: ["agent", "list", "--json"])],
+            try await expectBothBuildsAgree(try Self.signingCalls(name), environment: ["KEYSTORE_AGENT": socket])
+            try await expectBothBuildsAgree([Call(arguments: ["agent", "list"]), Call(arguments: ["agent", "list", "--json"])],
                                       environment: ["KEYSTORE_AGENT": socket])
         }
 
         @Test(.enabled(if: SoftwareToken.isInstalled, "softhsm2 is not installed"), .timeLimit(.minutes(20)))
-        func withATokenKey() throws {
+        func withATokenKey() async throws {
             let token = try SoftwareToken(label: "keystore-install", pin: "4711-token")
             defer { token.remove() }
             let environment = token.environment.mapValues { Optional($0) }
             var keystore = try home.keystoreWithRuntime()
             for (key, value) in token.environment { keystore.environment[key] = value }
-            let signup = try keystore.run(["signup", "--name", "hsm", "--pkcs11", token.modulePath, "--pin-stdin"], stdin: Array("4711-token\n".utf8))
+            let signup = try await keystore.run(["signup", "--name", "hsm", "--pkcs11", token.modulePath, "--pin-stdin"], stdin: Array("4711-token\n".utf8))
             try #require(signup.status == 0, "\(signup.stderr)")
             // A token key signs what a seed signs (the fixtures' authorization entries are the golden key's).
             let calls = try Self.signingCalls(["--name", "hsm", "--pin-fd", "3"], files: [3: "4711-token\n"], entries: false)
-            try expectBothBuildsAgree(calls, environment: environment)
+            try await expectBothBuildsAgree(calls, environment: environment)
         }
 
         /// The commands that need no key (or only the vault's public part), in text and JSON.
         @Test(.timeLimit(.minutes(20)))
-        func withoutAKey() throws {
+        func withoutAKey() async throws {
             let tx = try #require(Envelopes.loaded.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
             let multisig = Multisig.loaded.named("payment")
             let file = home.path + "/A.json"
@@ -159,7 +160,7 @@ extension PackageTests {
                 try (copy.element.envelope + "\n").write(toFile: path, atomically: false, encoding: .utf8)
                 return path
             }
-            let signed = try #require(try home.run(["sign", "--hex", "00", "--pin-stdin"] + name, stdin: Self.golden.pin + "\n").stdout
+            let signed = try #require(try await home.keystore.run(["sign", "--hex", "00", "--pin-stdin"] + name, stdin: Array("\(Self.golden.pin)\n".utf8)).stdout
                 .split(separator: "\n").first.map(String.init))
             var calls: [[String]] = [
                 ["list"], ["address"] + name,
@@ -171,11 +172,11 @@ extension PackageTests {
                 ["strkey", "decode", Self.golden.address],
             ]
             calls += calls.map { $0 + ["--json"] }
-            try expectBothBuildsAgree(calls.map { Call(arguments: $0) })
+            try await expectBothBuildsAgree(calls.map { Call(arguments: $0) })
             // A refusal is one line and the same exit from both.
             let refused = [Call(arguments: ["sign-tx", "--network", "testnet", "--json", "AAAA"] + name),
                            Call(arguments: ["verify", "--address", Self.golden.address, "--signature", signed, "--hex", "00", "--json"])]
-            try expectBothBuildsAgree(refused, succeed: false)
+            try await expectBothBuildsAgree(refused, succeed: false)
         }
     }
 }

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// `--kdf auto` and `keystore upgrade`: costs that fit the machine, and vaults that get stronger.
-@Suite(.offThePool, .offThePool) struct KDFAutoCLITests {
+@Suite(.offThePool) struct KDFAutoCLITests {
     /// Without --kdf, signup measures what this machine affords once, says what it chose, and keeps it.
     @Test func signupWithoutKdfSaysWhatAutoChose() throws {
         let home = try KeystoreHome()

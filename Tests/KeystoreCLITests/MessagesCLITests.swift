@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// What keystore says, and in what shape: text from outside escaped, JSON that two readers would read differently, empty payloads, JSON on failure, messages that could mislead. Each test was written failing first (issue 11 and later).
-@Suite(.offThePool, .offThePool) struct MessagesCLITests: CLIExpectations {
+@Suite(.offThePool) struct MessagesCLITests: CLIExpectations {
     // MARK: Control characters from untrusted text
 
     @Test func controlCharactersInAVaultAreEscaped() throws {

@@ -8,7 +8,7 @@ private let account3 = "GAOD5NRAEORFE34G5D4EOSKIJB6V4Z2FGPBCJNQI6MNICVITE6CSYIAE
 private let passphrasePhrase = "cable spray genius state float twenty onion head street palace net private method loan turn phrase state blanket interest dry amazing dress blast tube"
 private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ56L4D7JJID"
 
-@Suite(.offThePool, .offThePool) struct MnemonicCLITests {
+@Suite(.offThePool) struct MnemonicCLITests {
     @Test func recoverRestoresTheSEP5AccountsAndDeriveAddsMore() throws {
         let home = try KeystoreHome()
         let recovered = try home.run(["recover", "--pin-stdin", "--kdf", "interactive"], stdin: "\(phrase)\n270419\n")

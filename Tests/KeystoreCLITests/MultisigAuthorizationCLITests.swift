@@ -6,7 +6,7 @@ import Testing
 /// one Soroban entry in turn; the entry that comes out of the third is byte for byte what stellar-sdk builds for
 /// the three signatures (fixtures/multisig-entries.json), each says on whose behalf it signs and beside whom, and
 /// an entry the host would refuse is refused before any PIN.
-@Suite(.offThePool, .offThePool) struct MultisigAuthorizationCLITests {
+@Suite(.offThePool) struct MultisigAuthorizationCLITests {
     struct Case: Decodable { let name, network, envelope: String; let expiration: UInt32; let signed: [String: String] }
     struct Refusal: Decodable { let name, envelope, why: String; let expiration: UInt32 }
     struct File: Decodable { let account: String; let signers: [String: String]; let envelopes: [Case]; let refusals: [Refusal] }

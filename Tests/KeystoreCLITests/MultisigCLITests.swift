@@ -24,7 +24,7 @@ struct Multisig {
 
 /// `combine-tx`, and the thresholds of `show-tx`, `sign-tx` and `combine-tx` with `--account-file`, end to end.
 /// The golden vault's key is the signer B of the fixtures' accounts.
-@Suite(.offThePool, .offThePool) struct MultisigCLITests {
+@Suite(.offThePool) struct MultisigCLITests {
     let home = try! KeystoreHome()
     let fixtures = Multisig.loaded
     let network = ["--network", "testnet"]

@@ -5,7 +5,7 @@ import Testing
 /// An input file that is not a regular file (a FIFO nobody writes to, a directory, a device) is refused at once
 /// in one line, exit 2, as `--log` refuses one (issue 41, 7.9): before, `open` waited for a writer forever.
 /// Standard input, a pipe, still works.
-@Suite struct NonRegularInputCLITests {
+@Suite(.offThePool) struct NonRegularInputCLITests {
     let home = try! KeystoreHome()
     let name = KeystoreHome.golden.name
 

@@ -7,7 +7,7 @@ import Glibc
 
 /// Output that could not be written (a full disk, a file-size limit, a closed pipe with SIGPIPE ignored) is exit
 /// 11 with one line, never exit 0: `export --force > backup && remove` must not lose the key.
-@Suite(.offThePool, .offThePool) struct OutputFailureCLITests {
+@Suite(.offThePool) struct OutputFailureCLITests {
     let home = try! KeystoreHome()
     let golden = KeystoreHome.golden
     static let toFull = ["sh", "-c", "exec \"$0\" \"$@\" > /dev/full"]

@@ -54,7 +54,7 @@ enum PlantedLibrary {
     }
 }
 
-@Suite(.offThePool, .offThePool) struct PlantedLibraryTests {
+@Suite(.offThePool) struct PlantedLibraryTests {
     /// The test build keeps SwiftPM's `$ORIGIN`, and so shows that the check above sees a planted library loaded:
     /// when the installed build passes it, it is because the binary did not look beside itself.
     @Test func aBinaryWithOriginInItsRunpathLoadsALibraryPlantedBesideIt() throws {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Prompts on a terminal: Ctrl-Z at a prompt, and asking again. Each test was written failing first (issue 11 and later).
-@Suite(.offThePool, .offThePool) struct PromptCLITests: CLIExpectations {
+@Suite(.offThePool) struct PromptCLITests: CLIExpectations {
     // MARK: Ctrl-Z at a prompt
 
     @Test func echoStaysOffAfterCtrlZAndFg() throws {

@@ -9,7 +9,7 @@ import Testing
 /// the treasury's Horizon JSON) and fixtures/multisig-entries.json (the simulated Soroban call), and keep what
 /// would have been sent. What each machine makes must be what stellar-sdk makes of the same signatures, and every
 /// line of the README's output excerpts must be a line the commands printed.
-@Suite(.offThePool, .offThePool) struct ReadmeMultisigTests {
+@Suite(.offThePool) struct ReadmeMultisigTests {
     struct Person: Decodable { let secretSeed, address: String }
     struct Fixture: Decodable {
         let people: [String: Person]

@@ -4,7 +4,7 @@ import StellarKeystore
 @testable import keystore
 
 /// What the README tells a person to paste, run as written.
-@Suite(.offThePool, .offThePool) struct ReadmeTests {
+@Suite(.offThePool) struct ReadmeTests {
     static let root = KeystoreHome.fixtures.deletingLastPathComponent()
     static let readme = try! String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
 

@@ -3,7 +3,7 @@ import Testing
 
 /// Review of issue 32 (outside reviewer): CLI behaviour that breaks the project's rules for text read from outside.
 /// Each test fails on fd0e85e.
-@Suite(.offThePool, .offThePool) struct Review32ProbeTests {
+@Suite(.offThePool) struct Review32ProbeTests {
     let home = try! KeystoreHome()
 
     /// The envelope of fixtures/sep7.json's `plain` request (stellar-sdk 16.1.1), percent-encoded as a request

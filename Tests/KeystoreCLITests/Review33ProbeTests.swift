@@ -3,7 +3,7 @@ import Testing
 import StellarKeystore
 
 /// Review of issue 33 (socket activation, the .deb): probes that show defects on today's code.
-@Suite(.offThePool, .offThePool) struct Review33ProbeTests {
+@Suite(.offThePool) struct Review33ProbeTests {
     /// A service manager as systemd is one: it binds and listens itself, then forks and executes the agent in a
     /// child with the socket as descriptor 3 (LISTEN_PID the child's), and keeps listening after the child ends.
     /// (systemd-socket-activate, which the other tests use, executes the agent in its own place: the listener and

@@ -4,7 +4,7 @@ import Testing
 /// A seed or a recovery phrase typed as an argument is never repeated by the error it causes (argument-parser
 /// quotes unexpected arguments): where the error would repeat it, every command, text and JSON, exits 10 with a
 /// line that leaves it out; any other error is the one the command gives for harmless text in its place.
-@Suite(.offThePool, .offThePool) struct SecretArgumentCLITests {
+@Suite(.offThePool) struct SecretArgumentCLITests {
     static let seed = KeystoreHome.golden.seed
     static let phrase = ["illness", "spike", "retreat", "truth", "genius", "clock", "brain", "pass", "fit", "cave", "bargain", "toe"]
     static let commands = CommandTableTests.helps.filter { !$0.isEmpty }.map { $0.split(separator: " ").map(String.init) }

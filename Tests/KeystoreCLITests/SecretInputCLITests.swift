@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Reading secrets: a PIN source that fails or is too costly, a phrase with a typo, a message typed at the terminal. Each test was written failing first (issue 11 and later).
-@Suite(.offThePool, .offThePool) struct SecretInputCLITests: CLIExpectations {
+@Suite(.offThePool) struct SecretInputCLITests: CLIExpectations {
     // MARK: Errors while a secret is read or derived
 
     @Test(arguments: [

@@ -4,7 +4,7 @@ import StellarKeystore
 
 /// Signed-in sessions driven as a script drives them: `eval "$(keystore login --session)"`, then signing with
 /// only `KEYSTORE_SESSION` in the environment.
-@Suite(.offThePool, .offThePool) struct SessionCLITests {
+@Suite(.offThePool) struct SessionCLITests {
     let home: KeystoreHome
     let runtime: String
 

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// What sessions outlive and what they do not: key and PIN changes, and how long they last. Each test was written failing first (issue 11 and later).
-@Suite(.offThePool, .offThePool) struct SessionLifetimeCLITests: CLIExpectations {
+@Suite(.offThePool) struct SessionLifetimeCLITests: CLIExpectations {
     // MARK: Sessions across key and PIN changes
     @Test func changePINEndsTheIdentitysSessions() throws {
         let (home, process, token) = try goldenSession()

@@ -4,7 +4,7 @@ import Testing
 /// `keystore sign-auth` end to end, on envelopes and on bare preimages: the output is stellar-sdk's
 /// (fixtures/auth-preimages.json), every check runs before a PIN is asked, and failures print one line and
 /// nothing on standard output.
-@Suite(.offThePool, .offThePool) struct SignAuthCLITests {
+@Suite(.offThePool) struct SignAuthCLITests {
     struct Case: Decodable { let name, network, preimage, hash, signature: String }
     struct Envelope: Decodable { let name, network, envelope: String; let expiration: UInt32; let refusal, signed, signedNonStrict: String? }
     struct File: Decodable { let signer: String; let cases: [Case]; let envelopes: [Envelope] }

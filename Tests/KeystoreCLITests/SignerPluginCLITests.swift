@@ -5,7 +5,7 @@ import Testing
 /// (`add-signer-plugins` branch, docs/STELLAR-CLI.md). The harness does what that branch's host does: spawn the
 /// binary by that name with no arguments, write one JSON request, close standard input, wait, read standard output
 /// (standard error is left to the user).
-@Suite(.offThePool, .offThePool) struct SignerPluginCLITests {
+@Suite(.offThePool) struct SignerPluginCLITests {
     struct Preimages: Decodable {
         struct Case: Decodable { let name, network, preimage, hash, signature: String; let nonce: Int64; let expiration: UInt32 }
         let cases: [Case]

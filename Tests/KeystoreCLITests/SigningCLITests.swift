@@ -19,7 +19,7 @@ private func file(_ bytes: [UInt8]) throws -> String {
     return path
 }
 
-@Suite(.offThePool, .offThePool) struct SigningCLITests {
+@Suite(.offThePool) struct SigningCLITests {
     struct Vector: Decodable {
         let name: String
         let messageText: String?

@@ -5,7 +5,7 @@ import StellarKeystore
 /// The agent started as systemd starts it for keystore-agent.socket, by `systemd-socket-activate` (from the
 /// `systemd` package): it listens, and at the first connection executes the agent in its own place with the socket
 /// as descriptor 3 (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`).
-@Suite(.offThePool, .offThePool) struct SocketActivationCLITests {
+@Suite(.offThePool) struct SocketActivationCLITests {
     static let activate = "/usr/bin/systemd-socket-activate"
     static let installed = FileManager.default.isExecutableFile(atPath: activate)
     static let golden = KeystoreHome.golden

@@ -7,7 +7,7 @@ import Glibc
 /// `stellar keystore …`: stellar-cli runs `stellar-keystore` from PATH with the remaining arguments. Run under that
 /// name (a symlink, as the README installs it), keystore is the same tool; only its own name in usage lines and help
 /// reads `stellar keystore`.
-@Suite(.offThePool, .offThePool) struct StellarPluginCLITests {
+@Suite(.offThePool) struct StellarPluginCLITests {
     /// A directory holding `stellar-keystore`, a symlink to the built binary, removed with the value.
     final class PluginLink {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-plugin-\(UUID().uuidString)").path

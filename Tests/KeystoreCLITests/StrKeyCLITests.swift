@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite(.offThePool, .offThePool) struct StrKeyCLITests {
+@Suite(.offThePool) struct StrKeyCLITests {
     let keystore = KeystoreProcess()
     static let muxed = "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAJLK"
     static let account = "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"

@@ -73,7 +73,7 @@ final class PseudoTerminal {
 
 /// The interactive prompts, through a real (pseudo-)terminal: what a person sees and that what they type
 /// never shows.
-@Suite(.offThePool, .offThePool) struct TerminalCLITests {
+@Suite(.offThePool) struct TerminalCLITests {
     let home: KeystoreHome
     let terminal: PseudoTerminal
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The tmux helper leaves nothing behind: tmux 3.3a keeps its socket file after `kill-server`.
-@Suite(.offThePool, .offThePool) struct TmuxTests {
+@Suite(.offThePool) struct TmuxTests {
     @Test(.enabled(if: Tmux.isInstalled, "needs tmux"))
     func theServerSocketIsGoneWhenTheHelperEnds() throws {
         var socket = ""

@@ -15,7 +15,7 @@ struct Envelopes: Decodable {
 
 /// `keystore sign-tx` and `show-tx` end to end. The golden vault holds the key stellar-sdk signed the fixtures
 /// with, so every signed envelope must be stellar-sdk's, byte for byte.
-@Suite(.offThePool, .offThePool) struct TransactionCLITests {
+@Suite(.offThePool) struct TransactionCLITests {
     let home = try! KeystoreHome()
     let name = KeystoreHome.golden.name
     static let envelopes = Envelopes.loaded.envelopes

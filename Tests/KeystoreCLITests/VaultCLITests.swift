@@ -73,7 +73,7 @@ final class KeystoreHome {
     func vaults() -> [String: Data] { snapshot().filter { $0.key.hasSuffix(".vault") || $0.key.contains(".vault.") } }
 }
 
-@Suite(.offThePool, .offThePool) struct VaultCLITests {
+@Suite(.offThePool) struct VaultCLITests {
     /// The whole life of an identity, as a script drives it, with the PIN through each non-interactive channel.
     @Test func signupLoginChangePINExportRemove() throws {
         let home = try KeystoreHome()

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The files of a keystore as they may be found: names that look like other files, crafted wrong-PIN counters, an empty home, files that are not regular files, a counter that cannot be written, backups, a vault under another name. Each test was written failing first (issue 11 and later).
-@Suite(.offThePool, .offThePool) struct VaultFilesCLITests: CLIExpectations {
+@Suite(.offThePool) struct VaultFilesCLITests: CLIExpectations {
     // MARK: Names that look like temporary files
 
     @Test(arguments: ["wallet.tmp-1", "a.backup-2", "b.vault", "x.vault.y"])

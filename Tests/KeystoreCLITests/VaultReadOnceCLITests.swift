@@ -3,7 +3,7 @@ import Testing
 
 /// One vault read per command: a review reads the vault once, and approving it does not open the file again
 /// unless it changed meanwhile. Counted with `strace -e trace=openat` (installed by .ci/run).
-@Suite(.offThePool, .offThePool) struct VaultReadOnceCLITests {
+@Suite(.offThePool) struct VaultReadOnceCLITests {
     let home = try! KeystoreHome()
     let golden = KeystoreHome.golden
 

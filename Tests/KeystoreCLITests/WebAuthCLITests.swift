@@ -183,7 +183,7 @@ final class WebAuthInteropCLITests {
 }
 
 /// What needs no server: offline checks, and addresses refused before any connection.
-@Suite(.offThePool, .offThePool) struct WebAuthCLITests {
+@Suite(.offThePool) struct WebAuthCLITests {
     static let fixtures = try! WebAuthChallengeFixtures.load()
 
     /// The rules checked before the time bounds hold whatever the clock says; the honest fixture's bounds lie in
@@ -218,7 +218,7 @@ final class WebAuthInteropCLITests {
 }
 
 /// libcurl is loaded by `web-auth` alone: the dynamic loader's own trace (glibc's LD_DEBUG) shows it.
-@Suite(.offThePool, .offThePool) struct WebAuthLoadingCLITests {
+@Suite(.offThePool) struct WebAuthLoadingCLITests {
     @Test func onlyWebAuthLoadsLibcurl() throws {
         let home = try KeystoreHome()
         try home.addGolden()
