@@ -112,9 +112,9 @@ struct SignerPlugin {
         guard let hash = Hex.bytes(try field(request.tx_hash, "tx_hash")) else { throw SignerPluginError.hashMismatch }
         let review = try key.review(.transaction(envelope, network: network, expectedHash: hash))
         key.show(review)
-        let signer = try review.signer.ed25519Key()
-        let signed = try key.approve(review).signed
-        Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: signed.signature)))\"]")
+        let approval = try key.approve(review)
+        let signer = try approval.signer.ed25519Key()
+        Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: approval.signed.signature)))\"]")
     }
 
     private static func signAuthorization(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
@@ -132,10 +132,10 @@ struct SignerPlugin {
         let allowing: AuthorizationRisks = request.args?["allow-v1"] == "yes" ? .notAddressBound : []
         let review = try key.review(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
         if review.consentNeeded != nil { throw SignerPluginError.v1NotAllowed }
-        let signer = try review.signer.ed25519Key()
         key.show(review)
-        let signature = try key.approve(review).signed
-        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: signature)))
+        let approval = try key.approve(review)
+        let signer = try approval.signer.ed25519Key()
+        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: approval.signed)))
     }
 }
 
