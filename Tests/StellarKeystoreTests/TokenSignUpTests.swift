@@ -56,4 +56,24 @@ extension PKCS11Tests {
         }
         #expect(try loggedIn().keys(label: label, id: nil).isEmpty)
     }
+
+    /// A step after the vault is written can fail too (here clearing the wrong-PIN count, its file made a
+    /// directory): the identity then on disk names the new key, which stays.
+    @Test func aKeyPairAVaultRecordsIsKeptWhenALaterStepFails() throws {
+        let (keystore, remove) = try tokenKeystore()
+        defer { remove() }
+        let name: IdentityName = "late"
+        let label = "late-" + UUID().uuidString.prefix(8)
+        let throttle = keystore.vaults.attempts.path(of: name)
+        #expect(throws: (any Error).self) {
+            try keystore.signUp(name: name, inTokenOf: token.modulePath, token: token.label, key: .new(label: label)) {
+                try FileManager.default.createDirectory(atPath: throttle + "/kept", withIntermediateDirectories: true)
+                return try tokenPIN()
+            }
+        }
+        let recorded = try keystore.vaults.vault(named: name).token?.keyID
+        let keys = try loggedIn().keys(label: label, id: nil)
+        defer { for key in keys { delete(id: key.id) } }
+        #expect(recorded != nil && keys.map(\.id) == [recorded], "the vault names a key the token no longer holds")
+    }
 }

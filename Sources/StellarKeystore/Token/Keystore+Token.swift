@@ -115,7 +115,11 @@ extension Keystore {
             if case .new = choice { return CreatedInToken(created: created, key: key, made: true) }
             return CreatedInToken(created: created, key: key, made: false)
         } catch {
-            if case .new = choice { login.session.destroyKeyPair(id: key.keyID) }
+            // Destroyed only while no vault names it: a step after the vault was written (clearing its wrong-PIN
+            // count) can fail too, and the identity written then needs its key.
+            if case .new = choice, (try? vaults.vault(named: name))?.token?.keyID != key.keyID {
+                login.session.destroyKeyPair(id: key.keyID)
+            }
             throw error
         }
     }
