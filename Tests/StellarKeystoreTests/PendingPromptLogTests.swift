@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Synchronization
 @testable import StellarKeys
 @testable import StellarKeystore
 
@@ -25,5 +26,37 @@ import Testing
             written = running.log.contains { $0.contains("addKey other") }
         }
         #expect(written, "the held line was not written after the answer: \(running.log)")
+    }
+
+    /// A log that blocks (a pipe nobody reads) holds no question up: a write under way gets a moment to end, and
+    /// the question goes on; the lines that came meanwhile are written once the log takes them again.
+    @Test func aBlockedLogDoesNotHoldTheQuestionUp() throws {
+        let unblock = DispatchSemaphore(value: 0)
+        let writing = DispatchSemaphore(value: 0)
+        let written = Mutex<[String]>([])
+        let queue = LogQueue { text in
+            written.withLock { $0.append(text) }
+            if text == "first" {
+                writing.signal()
+                unblock.wait()
+            }
+        }
+        defer { unblock.signal() }
+        queue.append("first")
+        #expect(writing.wait(timeout: .now() + 5) == .success)
+        let start = Date()
+        let asked = DispatchSemaphore(value: 0)
+        Thread {
+            _ = queue.holding {
+                queue.append("second")
+                return true
+            }
+            asked.signal()
+        }.start()
+        #expect(asked.wait(timeout: .now() + 5) == .success, "the question waited on the blocked log")
+        #expect(Date().timeIntervalSince(start) < 3)
+        unblock.signal()
+        queue.drain(seconds: 5)
+        #expect(written.withLock { $0 } == ["first", "second"])
     }
 }
