@@ -15,6 +15,8 @@ enum CLIError: CommandLineError {
     case unreadableInput(source: String, reason: String)
     /// An input file that is not a regular file (a FIFO, a directory, a device): refused before a byte is read.
     case notRegularInput(source: String, kind: String)
+    /// A FIFO or pipe given as an input file that ended before a byte came: no writer, or one that wrote nothing.
+    case nothingWritten(source: String)
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
     case seedToNonTerminal
@@ -39,7 +41,9 @@ enum CLIError: CommandLineError {
         case .unreadableInput(let source, let reason):
             "Cannot read \(source): \(reason)."
         case .notRegularInput(let source, let kind):
-            "\(TerminalText.escaped(source, limit: nil)) is \(kind), not a regular file; it was not read."
+            "\(TerminalText.escaped(source, limit: nil)) is \(kind), not a regular file or a pipe; it was not read."
+        case .nothingWritten(let source):
+            "Nothing was written to \(TerminalText.escaped(source, limit: nil)) (a FIFO or pipe with no writer, or an empty one)."
         case .secretLineTooLong(let source):
             "The line read from \(source) is too long to be a PIN, a seed or a recovery phrase; check what is being passed."
         case .conflictingOptions(let options):
@@ -64,7 +68,7 @@ enum CLIError: CommandLineError {
         case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .unreadableSecret: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret: .invalidInput
         case .noTerminal, .conflictingOptions: .usage
         }
     }

@@ -84,14 +84,15 @@ enum Console {
     }
 
     /// An input file (a payload, an envelope, an account's JSON) opened for reading; one that does not exist or
-    /// cannot be read is bad input (exit 2), said with the system's reason. Only a regular file is read, as
-    /// `--log` takes only one: a FIFO would hold the command until some writer came (the open itself waits for
-    /// one, hence `O_NONBLOCK`), and a device could be endless. Standard input is the way to pipe.
+    /// cannot be read is bad input (exit 2), said with the system's reason. A regular file is read, and a pipe or
+    /// FIFO (`--account-file <(curl …)`) without waiting for a writer that may never come: the open does not wait
+    /// (`O_NONBLOCK`), and a read with no writer ends at once, which `readAll` refuses as nothing written. A
+    /// directory, a device (which could be endless) or a socket is refused.
     static func openInput(_ path: String) throws -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw CLIError.unreadableInput(source: path, reason: String(cString: strerror(errno))) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFIFO else {
             close(fd)
             throw CLIError.notRegularInput(source: path, kind: AtomicFile.kindName(info.st_mode))
         }
@@ -121,7 +122,13 @@ enum Console {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw CLIError.unreadableInput(source: source, reason: String(cString: strerror(errno))) }
-            if count == 0 { return bytes }
+            if count == 0 {
+                var info = stat()
+                if bytes.isEmpty, fd != STDIN_FILENO, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO {
+                    throw CLIError.nothingWritten(source: source)
+                }
+                return bytes
+            }
             guard bytes.count + count <= limit else { throw CLIError.inputTooLarge(source: source, limit: limit) }
             bytes.append(contentsOf: chunk[0..<count])
         }

@@ -2,9 +2,9 @@ import Foundation
 import Glibc
 import Testing
 
-/// An input file that is not a regular file (a FIFO nobody writes to, a directory, a device) is refused at once
-/// in one line, exit 2, as `--log` refuses one (issue 41, 7.9): before, `open` waited for a writer forever.
-/// Standard input, a pipe, still works.
+/// An input file that is a FIFO nobody writes to ends at once in one line, exit 2 (issue 41, 7.9): before, `open`
+/// waited for a writer forever. A pipe with a writer (`<(…)`) is read; a directory or a device is refused; standard
+/// input still works.
 @Suite(.offThePool) struct NonRegularInputCLITests {
     let home = try! KeystoreHome()
     let name = KeystoreHome.golden.name
@@ -23,7 +23,7 @@ import Testing
     static func expectRefused(_ result: KeystoreProcess.Result, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result.status == 2, "status \(result.status) (137: it waited for a writer): \(result.stderr)", sourceLocation: sourceLocation)
         #expect(result.stdout.isEmpty, sourceLocation: sourceLocation)
-        #expect(result.stderrLines == ["keystore: \(path) is a FIFO, not a regular file; it was not read."], "\(result.stderr)",
+        #expect(result.stderrLines == ["keystore: Nothing was written to \(path) (a FIFO or pipe with no writer, or an empty one)."], "\(result.stderr)",
                 sourceLocation: sourceLocation)
     }
 
@@ -50,9 +50,24 @@ import Testing
         let directory = home.path + "/dir"
         try #require(mkdir(directory, 0o700) == 0)
         let dir = try home.run(["show-tx", "--network", "testnet", "--file", directory], timeout: 5)
-        #expect(dir.status == 2 && dir.stderrLines == ["keystore: \(directory) is a directory, not a regular file; it was not read."], "\(dir.stderr)")
+        #expect(dir.status == 2 && dir.stderrLines == ["keystore: \(directory) is a directory, not a regular file or a pipe; it was not read."], "\(dir.stderr)")
         let payment = try #require(TransactionCLITests.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
         let piped = try home.run(["show-tx", "--network", "testnet"], stdin: payment.envelope + "\n", timeout: 20)
         #expect(piped.status == 0, "\(piped.stderr)")
+    }
+
+    /// A pipe with a writer is read as a file is: `--account-file <(curl …)`, `--file <(…)`.
+    @Test func aPipeWithAWriterIsRead() throws {
+        let payment = try #require(TransactionCLITests.envelopes.first { $0.name.hasPrefix("payment_native (testnet") })
+        let accounts = home.path + "/A.json"
+        try #require(Multisig.loaded.accounts["A"]).write(to: URL(fileURLWithPath: accounts))
+        let fromFiles = try home.run(["show-tx", "--network", "testnet", "--account-file", accounts, payment.envelope])
+        try #require(fromFiles.status == 0, "\(fromFiles.stderr)")
+        var bash = home.keystore
+        bash.program = "/bin/bash"
+        let script = "sleep 0.2; exec '\(KeystoreProcess.binary)' show-tx --network testnet --account-file <(sleep 0.3; cat '\(accounts)') "
+            + "--file <(echo '\(payment.envelope)')"
+        let throughPipes = try bash.run(["-c", script], timeout: 20)
+        #expect(throughPipes.status == 0 && throughPipes.stdout == fromFiles.stdout, "\(throughPipes.stderr)")
     }
 }
