@@ -93,8 +93,10 @@ extension PackageTests {
 
         @Test(.timeLimit(.minutes(20)))
         func withThePIN() async throws {
-            try await expectBothBuildsAgree(try Self.signingCalls(name + ["--pin-fd", "3"], files: [3: Self.golden.pin + "\n"]))
-            // The summary on standard error too, and sign-tx with an account file and --trim.
+            let pin = ["--pin-fd", "3"]
+            let logins = [["login"], ["login", "--json"]].map { Call(arguments: $0 + name + pin, files: [3: Self.golden.pin + "\n"]) }
+            try await expectBothBuildsAgree(try Self.signingCalls(name + pin, files: [3: Self.golden.pin + "\n"]) + logins)
+            // The summary on standard error too (no --quiet), and sign-tx with an account file: its thresholds.
             let file = home.path + "/A.json"
             try #require(Multisig.loaded.accounts["A"]).write(to: URL(fileURLWithPath: file))
             let unsigned = Multisig.loaded.named("payment").copies[0].envelope
