@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// With `KEYSTORE_AGENT` set, signing as an identity the agent does not hold (issue 41, 7.4): without a PIN to
 /// fall back on, one line that names the step (`keystore login --agent --name NAME`), exit 9; with a PIN, the

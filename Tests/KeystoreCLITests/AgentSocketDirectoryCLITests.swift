@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestFixtures
 
 /// `agent start --socket DIR/agent.sock` with `DIR` open to others (issue 41, 7.3): one message, in the foreground
 /// and detached alike, that names the directory as the agent's socket's and the fix (`chmod 700 DIR`); not the

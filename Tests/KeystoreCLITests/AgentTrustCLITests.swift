@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// `Tests/Interop/fake-agent.py` run for one test: a server that answers like an agent and keeps whatever it is

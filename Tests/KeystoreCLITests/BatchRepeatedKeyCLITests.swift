@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// A batch request with a key twice means A to Swift's decoder and B to Python or jq, so a policy filter in front

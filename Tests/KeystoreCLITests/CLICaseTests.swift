@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `keystore` behaviour as readable cases (fixtures/cli/cases/*.txt, in the manner of age's cmd/age/testdata):
 /// each block runs one command line in a fresh keystore and says what must come out. A block is:

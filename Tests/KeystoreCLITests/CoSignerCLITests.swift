@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `sign-tx` and `show-tx` for a co-signer: the golden identity is B, a signer of the fixtures' account A (master,
 /// B and C weighted 1, medium threshold 2). The payment signed by A and C already meets A's threshold, so B's

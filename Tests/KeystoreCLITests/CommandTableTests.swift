@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
+import TestFixtures
 @testable import keystore
 
 /// `keystore` parses a command named in argv[1] without building the whole tree (KeystoreCommand.parse()). These pin

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import SoftwareTPM
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// A path from the command line, named in an error, is shown as other text from outside is (issue 41, 7.8): an
 /// escape sequence or a bidi override in it never reaches the terminal raw.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The fuzzing harness (Sources/keystore-fuzz, fuzz/run): every saved input still passes, and a brief run finds
 /// nothing new.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// docs/open_vault_ctypes.py is the independent check of the vault format: docs/FORMAT.md's recipe, Python's
 /// standard library and the system libsodium through ctypes, no line of keystore's code. These tests make vaults

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif

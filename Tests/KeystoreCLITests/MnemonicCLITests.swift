@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// SEP-5 Test 1 and Test 4 (fixtures/sep5-mnemonics.json).
 private let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"

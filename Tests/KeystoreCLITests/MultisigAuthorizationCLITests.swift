@@ -1,6 +1,7 @@
 import Foundation
 import StellarKeys
 import Testing
+import TestFixtures
 
 /// `sign-auth --account G…`: three people, each with one signer of a multisig account in their own keystore, sign
 /// one Soroban entry in turn; the entry that comes out of the third is byte for byte what stellar-sdk builds for

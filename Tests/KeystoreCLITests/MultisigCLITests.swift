@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// fixtures/multisig.json (stellar-sdk 16.1.1, fixtures/make-multisig.py), as the CLI tests read it.
 struct Multisig {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestFixtures
 
 /// An input file that is a FIFO nobody writes to ends at once in one line, exit 2 (issue 41, 7.9): before, `open`
 /// waited for a writer forever. A pipe with a writer (`<(…)`) is read; a directory or a device is refused; standard

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import PythonCryptography
 import SoftwareTPM
 import StellarKeys

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif

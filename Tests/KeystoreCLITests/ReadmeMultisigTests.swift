@@ -1,6 +1,7 @@
 import Foundation
 import StellarKeys
 import Testing
+import TestFixtures
 
 /// The README's multi-signature recipe (its "Multi-signature" section), run as written. Each `# On NAME's machine`
 /// block runs in bash with NAME's own keystore and working directory; the files its first line names ("with

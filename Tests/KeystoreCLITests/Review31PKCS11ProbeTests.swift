@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import SoftwareToken
 import StellarKeystore
 import StellarKeys

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// Review of issue 32 (outside reviewer): CLI behaviour that breaks the project's rules for text read from outside.
 /// Each test fails on fd0e85e.

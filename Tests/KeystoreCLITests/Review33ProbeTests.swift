@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// Review of issue 33 (socket activation, the .deb): probes that show defects on today's code.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// Tests/Interop/sep7-server.py on 127.0.0.1: a SEP-7 requester made of stellar-sdk's code, its stellar.toml, the
 /// requests it signs for its origin (127.0.0.1:PORT), and its callback, which checks what is POSTed.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// A seed or a recovery phrase typed as an argument is never repeated by the error it causes (argument-parser
 /// quotes unexpected arguments): where the error would repeat it, every command, text and JSON, exits 10 with a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// Signed-in sessions driven as a script drives them: `eval "$(keystore login --session)"`, then signing with

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `keystore sign-auth` end to end, on envelopes and on bare preimages: the output is stellar-sdk's
 /// (fixtures/auth-preimages.json), every check runs before a PIN is asked, and failures print one line and

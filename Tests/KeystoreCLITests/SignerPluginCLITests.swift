@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `stellar-signer-keystore`: keystore under the name stellar-cli's proposed signer plugins run
 /// (`add-signer-plugins` branch, docs/STELLAR-CLI.md). The harness does what that branch's host does: spawn the

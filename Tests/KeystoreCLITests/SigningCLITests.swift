@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// The SEP-53 test key (fixtures/sep53-messages.json), imported with PIN 270419.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// The agent started as systemd starts it for keystore-agent.socket, by `systemd-socket-activate` (from the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 @Suite(.offThePool) struct StrKeyCLITests {
     let keystore = KeystoreProcess()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The tmux helper leaves nothing behind: tmux 3.3a keeps its socket file after `kill-server`.
 @Suite(.offThePool) struct TmuxTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import StellarKeystore
 
 /// fixtures/tx-envelopes.json (stellar-sdk), as the CLI tests read it.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// One vault read per command: a review reads the vault once, and approving it does not open the file again
 /// unless it changed meanwhile. Counted with `strace -e trace=openat` (installed by .ci/run).

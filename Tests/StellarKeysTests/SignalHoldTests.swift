@@ -1,4 +1,5 @@
 import Testing
+import TestFixtures
 import Synchronization
 @testable import StellarKeys
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// What the CLI tests cannot show, the keystore process having one thread there: in a process with many (this
 /// one), an ending signal sent during a hold is taken by another thread, and must be noted there, not acted on,
 /// until the hold ends. SIGHUP stands for the four; this process's own handler counts it, as an app's would.
-@Suite struct SignalHoldTests {
+@Suite(.offThePool) struct SignalHoldTests {
     static let received = Atomic<Int>(0)
 
     @Test func aSignalOnAnotherThreadDuringAHoldIsNotedAndActsOnlyAfterIt() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 @testable import StellarKeys
 @testable import StellarKeystore
 @testable import StellarKeystoreTPM
@@ -9,7 +10,7 @@ import SoftwareTPM
 /// NIST P-256 signing keys that live in the TPM, against the suite's own swtpm, their signatures checked by an
 /// independent verifier (pyca/cryptography). Serialized: the tests share the TPM's dictionary-attack counter, and
 /// each that adds failures clears them before it ends.
-@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct TPMSigningKeyTests {
     let authValue = SecureBytes.random(count: 32)
     let wrongAuthValue = SecureBytes.random(count: 32)

@@ -8,7 +8,7 @@ import SoftwareTPM
 
 /// TPM-bound vaults (format version 3) against the suite's own swtpm. Serialized: the tests share the TPM's
 /// dictionary-attack counter, and each that adds failures clears them before it ends.
-@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct TPMVaultTests {
     let pin = try! PIN("270419")
     let wrongPIN = try! PIN("270418")
@@ -296,7 +296,7 @@ struct DictionaryAttackStateAfter {
 }
 
 /// The TPM-bound vault kept in fixtures/vaults/tpm opens, forever, on the swtpm whose state is kept beside it.
-@Suite(.enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct GoldenTPMVaultTests {
     struct Entry: Decodable {
         let file, swtpmState, pin, name, address, secretSeed: String

@@ -41,7 +41,7 @@ extension UnixSocket {
 
 /// `--confirm` as a real approval: a question pending is withdrawn when its key goes, when its client goes, and
 /// when nobody answers; a yes is checked against the key once more.
-@Suite struct AgentConfirmationTests {
+@Suite(.offThePool) struct AgentConfirmationTests {
     static let address = AgentTests.address
 
     static func signPayload(_ id: Int, _ payload: String = "AAEC", address: String? = nil) -> String {

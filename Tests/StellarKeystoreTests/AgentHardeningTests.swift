@@ -5,7 +5,7 @@ import Testing
 import TestFixtures
 
 /// What a client trusts before it sends a byte, and what an agent gives a connection (issue 28, items 1, 2, 5, 6).
-@Suite struct AgentHardeningTests {
+@Suite(.offThePool) struct AgentHardeningTests {
     static let address = AgentTests.address
 
     // MARK: A client trusts only a socket of its own user

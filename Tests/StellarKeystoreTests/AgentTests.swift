@@ -72,7 +72,7 @@ extension UnixSocket {
     func send(_ text: String) -> Bool { write(Array(text.utf8)) }
 }
 
-@Suite struct AgentTests {
+@Suite(.offThePool) struct AgentTests {
     static let seed = "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO"
     static let address = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR"
 
@@ -417,7 +417,7 @@ extension UnixSocket {
 }
 
 /// The rule for which key a signing command uses, with the agent first.
-@Suite struct AgentSignerChoiceTests {
+@Suite(.offThePool) struct AgentSignerChoiceTests {
     let directory = TemporaryDirectory()
 
     func keystore(warnings: RunningAgent.LockedLines) throws -> Keystore {

@@ -39,7 +39,7 @@ final class ManagerSocket {
     }
 }
 
-@Suite struct InheritedSocketTests {
+@Suite(.offThePool) struct InheritedSocketTests {
     static let me = getpid()
 
     func passed(_ socket: ManagerSocket, count: String = "1", names: String? = nil, expectedPath: String? = nil) throws -> InheritedSocket? {

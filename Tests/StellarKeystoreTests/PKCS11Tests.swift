@@ -3,10 +3,11 @@ import SoftwareToken
 import StellarKeys
 @testable import StellarKeystore
 import Testing
+import TestFixtures
 
 /// The PKCS#11 boundary against SoftHSM2, loaded in this process, with OpenSC's pkcs11-tool as an independent
 /// client in a subprocess. Serialized: the token's login state is one per process (PKCS#11 section 5.6).
-@Suite(.serialized, .enabled(if: SoftwareToken.isInstalled, "SoftHSM2 and pkcs11-tool are not installed"))
+@Suite(.offThePool, .serialized, .enabled(if: SoftwareToken.isInstalled, "SoftHSM2 and pkcs11-tool are not installed"))
 struct PKCS11Tests {
     let token: SoftwareToken
     let module: PKCS11Module

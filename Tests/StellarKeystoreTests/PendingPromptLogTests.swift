@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 import Synchronization
 @testable import StellarKeys
 @testable import StellarKeystore
@@ -7,7 +8,7 @@ import Synchronization
 /// `--confirm`: nothing is written to the log between a question's summary and its answer (issue 41, 7.5). The
 /// log of a foreground agent is the terminal the question is on: another client's line written there lands on
 /// the pending prompt, and many can scroll its summary away. They are held, and written after the answer.
-@Suite struct PendingPromptLogTests {
+@Suite(.offThePool) struct PendingPromptLogTests {
     @Test func logLinesWaitForThePendingAnswer() throws {
         let (running, prompter, socket) = try AgentConfirmationTests.pendingRequest()
         defer { prompter.answer(false) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 @testable import StellarWebAuth
 
 /// Tests/Interop/fetch-server.py on 127.0.0.1, for the rules `WebAuthService.fetch` and `HTTP` keep over a real
@@ -49,7 +50,7 @@ final class FetchServer {
     }
 }
 
-@Suite struct FetchTests {
+@Suite(.offThePool) struct FetchTests {
     /// https anywhere; plain http only to this machine (127.0.0.0/8, ::1, localhost), refused before any
     /// connection otherwise, a name that merely starts like a loopback address included.
     @Test func onlyHTTPSOrPlainHTTPToLoopback() throws {

@@ -7,9 +7,9 @@ import Testing
 /// Swift Testing runs tests on the cooperative pool, one thread per core, and a time limit's clock starts before
 /// the test's body has a thread. Whatever blocks on a pool thread (a test waiting minutes for `swift build`) makes
 /// every other test wait for a thread while its clock runs.
-enum OffThePool {
+public enum OffThePool {
     /// The result of `blocking`, run on a new thread; the pool thread is free meanwhile.
-    static func run<T: Sendable>(_ blocking: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func run<T: Sendable>(_ blocking: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
             let thread = Thread { done.resume(with: Result { try blocking() }) }
             thread.name = "off the pool"
@@ -21,8 +21,8 @@ enum OffThePool {
 /// A few threads of the tests' own, as many as the cooperative pool has: a synchronous test that waits (for a
 /// process, in a `usleep` loop) blocks one of these, never a pool thread, and the tests run as many at a time as
 /// before.
-final class TestThreads: TaskExecutor {
-    static let shared = TestThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
+public final class TestThreads: TaskExecutor {
+    public static let shared = TestThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let queued = DispatchSemaphore(value: 0)
@@ -37,7 +37,7 @@ final class TestThreads: TaskExecutor {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         jobs.withLock { $0.append(job) }
         queued.signal()
@@ -56,14 +56,14 @@ final class TestThreads: TaskExecutor {
 ///
 /// Not for a test with a time limit: its clock runs from when it is queued, so it belongs on the pool, `async`,
 /// awaiting its processes (`KeystoreProcess.run` in an `async` test waits off the pool).
-struct OffThePoolTrait: TestTrait, SuiteTrait, TestScoping {
-    var isRecursive: Bool { true }
+public struct OffThePoolTrait: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
 
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         testCase == nil ? nil : self
     }
 
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         try await withTaskExecutorPreference(TestThreads.shared) {
             // The preference applies from the task's next enqueue: yield, so that the body starts on a test thread.
             await Task.yield()
@@ -74,5 +74,5 @@ struct OffThePoolTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == OffThePoolTrait {
     /// Each test runs on the tests' own threads, not the cooperative pool (`TestThreads`).
-    static var offThePool: Self { OffThePoolTrait() }
+    public static var offThePool: Self { OffThePoolTrait() }
 }
