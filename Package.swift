@@ -82,7 +82,7 @@ let package = Package(
                     dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         // An app's view of the library: public API only, no @testable.
-        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
         .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
     ]

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestFixtures
 import SoftwareTPM
 import StellarKeystore  // not @testable: the TPM calls of docs/LIBRARY.md, as an app writes them
 import StellarKeystoreTPM
 
-@Suite(.serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+@Suite(.offThePool, .serialized, .softwareTPM, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct TPMAppFlowTests {
     @Test func signUpBoundSignInAndUnbind() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
