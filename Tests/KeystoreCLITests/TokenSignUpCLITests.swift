@@ -12,15 +12,20 @@ extension PKCS11CLITests {
         try objects().split(separator: "\n").filter { $0.hasPrefix("Private Key Object") }.count
     }
 
-    @Test func aModulePathWithAControlCharacterMakesNoKey() throws {
-        // A copy of SoftHSM2 in a directory whose name holds a BEL: loadable, but no vault can record its path.
-        let directory = home.path + "/mod\u{7}dir"
+    /// A copy of SoftHSM2's module in `directory` (made in the home, removed with it).
+    func moduleCopy(in directory: String) throws -> String {
+        let directory = home.path + "/" + directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let copy = directory + "/libsofthsm2.so"
         // The file itself: Debian's path is a relative link, which a copy would leave dangling.
         try FileManager.default.copyItem(atPath: URL(fileURLWithPath: token.modulePath).resolvingSymlinksInPath().path, toPath: copy)
         chmod(copy, 0o644)
+        return copy
+    }
+
+    @Test func aModulePathWithAControlCharacterMakesNoKey() throws {
+        // A copy of SoftHSM2 in a directory whose name holds a BEL: loadable, but no vault can record its path.
+        let copy = try moduleCopy(in: "mod\u{7}dir")
         let signup = try run(["signup", "--name", "hsm", "--pkcs11", copy, "--pin-stdin"], stdin: "\(pin)\n")
         #expect(signup.status != 0 && signup.stderrLines.count == 1, "\(signup.stderr)")
         #expect(signup.stderr.contains("control character"), "\(signup.stderr)")
@@ -55,12 +60,7 @@ extension PKCS11CLITests {
     }
 
     @Test func aVaultWhoseModuleBecameAFIFOIsOneLineAtOnce() throws {
-        let directory = home.path + "/module"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let copy = directory + "/libsofthsm2.so"
-        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: token.modulePath).resolvingSymlinksInPath().path, toPath: copy)
-        chmod(copy, 0o644)
+        let copy = try moduleCopy(in: "module")
         let signup = try run(["signup", "--name", "hsm", "--pkcs11", copy, "--pin-stdin"], stdin: "\(pin)\n")
         try #require(signup.status == 0, "\(signup.stderr)")
         unlink(copy)
