@@ -19,17 +19,11 @@ final class FilesForAnotherUser {
         guard chown(directory, Self.uid, Self.uid) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
     }
 
-    /// Written through a close-on-exec descriptor: a descriptor open for writing that a process started meanwhile
-    /// by another test inherits would make running the copy fail with ETXTBSY (as FileManager's copy did).
     private static func copy(_ file: String, to copy: String) throws {
         var info = stat()
         guard stat(file, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-        let fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, info.st_mode & 0o755)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        try FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(contentsOf: bytes)
-        guard fchown(fd, uid, uid) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
+        try KeystoreProcess.writeProgram(Array(try Data(contentsOf: URL(fileURLWithPath: file))), to: copy, mode: info.st_mode & 0o755)
+        guard chown(copy, uid, uid) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
     }
 
     /// Where the copy of `file` is.

@@ -68,8 +68,7 @@ extension ReadmeTests {
         // the only commands on PATH.
         try Self.withScratch { scratch in
             for (name, script) in [("apt-get", "echo \"apt-get $1\""), ("swift", "echo \"swift $*\""), ("sudo", "echo sudo; exec \"$@\"")] {
-                try "#!/bin/sh\n\(script)\n".write(toFile: "\(scratch)/\(name)", atomically: false, encoding: .utf8)
-                chmod("\(scratch)/\(name)", 0o755)
+                try KeystoreProcess.writeProgram(Array("#!/bin/sh\n\(script)\n".utf8), to: "\(scratch)/\(name)")
             }
             try FileManager.default.createSymbolicLink(atPath: scratch + "/sh", withDestinationPath: "/bin/sh")
             var shell = KeystoreProcess(program: "/bin/sh")
