@@ -72,18 +72,29 @@ extension PKCS11Tests {
     func theFileLoadedIsTheFileChecked() throws {
         let directory = try moduleDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A copy of SoftHSM2: a file of its own (device and inode) that no test has loaded, so that loading it
+        // here really maps it.
+        let copy = directory + "/copy.so"
+        try FileManager.default.copyItem(atPath: Self.softHSMFile, toPath: copy)
+        chmod(copy, 0o644)
         let link = directory + "/mod.so"
-        #expect(symlink(Self.softHSMFile, link) == 0)
+        #expect(symlink(copy, link) == 0)
         // The link is followed once, by the check; what is opened then is the file it named, whatever the link
-        // says by the time the module is mapped.
+        // says by the time the module is mapped: here a file that is no library at all, which a load by the
+        // link's path would fail on.
         let opened = try ModuleFile(path: link)
+        var expected = stat()
+        #expect(stat(copy, &expected) == 0)
+        #expect(opened.identity == ModuleFile.Identity(device: UInt64(expected.st_dev), inode: UInt64(expected.st_ino)))
         unlink(link)
         #expect(symlink(token.confPath, link) == 0)
-        var expected = stat()
-        #expect(stat(Self.softHSMFile, &expected) == 0)
-        #expect(opened.path == Self.softHSMFile)
-        #expect(opened.identity == ModuleFile.Identity(device: UInt64(expected.st_dev), inode: UInt64(expected.st_ino)))
-        #expect(try PKCS11Module(opened).path == Self.softHSMFile)
+        // And the file itself replaced: a load by the resolved path would map the stand-in.
+        let standIn = directory + "/stand-in"
+        try FileManager.default.copyItem(atPath: token.confPath, toPath: standIn)
+        #expect(rename(standIn, copy) == 0)
+        let module = try PKCS11Module(opened)
+        #expect(module.path == opened.path && URL(fileURLWithPath: module.path).lastPathComponent == "copy.so")
+        #expect(module.interfaceVersion.hasPrefix("2.") || module.interfaceVersion.hasPrefix("3."))
     }
 
     static let openSC = "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so"
