@@ -135,6 +135,26 @@ extension PackageTests {
                                             environment: ["KEYSTORE_SESSION": token], named: "stellar-signer-keystore")
         }
 
+        /// A SEP-7 request whose origin is checked and whose callback gets the signed envelope, printed as JSON: the
+        /// POST went out before `sign-tx --json` crashed. Its server is started and waited for synchronously, so it
+        /// runs off the pool, with no time limit.
+        @Test(.offThePool)
+        func aSEP7RequestPostedToItsCallback() async throws {
+            let installed = try await Self.installed()
+            let server = try SEP7Server()
+            let uri = try server.request("valid")
+            let arguments = ["sign-tx", "--pin-stdin", "--allow-local-origin", "--network", "testnet", "--submit-callback", "--json", "--quiet", uri] + name
+            var release = home.keystore
+            release.program = installed
+            let expected = try await home.keystore.run(arguments, stdin: Array("\(Self.golden.pin)\n".utf8))
+            let result = try await release.run(arguments, stdin: Array("\(Self.golden.pin)\n".utf8))
+            let signed = try server.signed("valid")
+            #expect(expected.status == 0 && result.status == 0, "install build \(result.status): \(result.stderr); debug: \(expected.stderr)")
+            #expect(result.stdout == expected.stdout && result.stdout.contains(signed), "\(result.stdout)")
+            let posts = try server.posts()
+            #expect(posts.count == 2 && posts.allSatisfy { $0["valid"] as? Bool == true }, "\(posts)")
+        }
+
         /// The commands that write: the same seed imported, opened, its PIN changed, exported, listed and removed,
         /// by each build in a keystore of its own.
         @Test(.timeLimit(.minutes(20)))
