@@ -56,14 +56,17 @@ let package = Package(
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
-        .executableTarget(
-            name: "keystore",
+        // The command line's body: parsing, prompts, hints, exit codes and printing, a library so that tests run it
+        // in-process; the executable below only calls it.
+        .target(
+            name: "KeystoreCLI",
             dependencies: [
                 "StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: warningsAreErrors
         ),
+        .executableTarget(name: "keystore", dependencies: ["KeystoreCLI"], swiftSettings: warningsAreErrors),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
         .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
@@ -84,6 +87,6 @@ let package = Package(
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "KeystoreCLI", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
     ]
 )

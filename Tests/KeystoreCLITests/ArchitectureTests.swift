@@ -69,7 +69,7 @@ import Testing
     /// consuming `approve` freed (`sign-tx --json` crashed in the install build only).
     @Test func nothingReadFromAReviewIsKept() throws {
         let kept = try Regex(#"(let|var) [a-zA-Z_, ()]+ =\s*(try\s+)?(await\s+)?\(?review\.(summary|signer)"#)
-        for target in Self.libraries + ["keystore"] {
+        for target in Self.libraries + ["KeystoreCLI"] {
             for path in Self.sources(target) {
                 for (number, line) in try Self.text(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
                 where line.contains(kept) {
@@ -200,7 +200,7 @@ import Testing
         let curl = try Regex(#"\b(curl_|keystore_curl_|CURLOPT_)"#)
         let pkcs11 = try Regex(#"\b(C_[A-Z][A-Za-z]+\?\(|keystore_pkcs11_|CK_FUNCTION_LIST)"#)
         var callers: [String: Set<String>] = [:]
-        for target in Self.libraries + ["keystore", "keystore-fuzz"] {
+        for target in Self.libraries + ["KeystoreCLI", "keystore", "keystore-fuzz"] {
             for path in Self.sources(target) {
                 let text = try Self.text(path)
                 if text.contains(sodium) { callers["libsodium", default: []].insert(path) }
@@ -219,7 +219,7 @@ import Testing
     /// not lose its hint in silence.
     @Test func hintsMatchCasesNotText() throws {
         let textMatch = try Regex(#"case .*where .*\.(hasPrefix|hasSuffix|contains|starts)\("#)
-        let lines = try Self.text("Sources/keystore/Hints.swift").split(separator: "\n").filter { $0.contains(textMatch) }
+        let lines = try Self.text("Sources/KeystoreCLI/Hints.swift").split(separator: "\n").filter { $0.contains(textMatch) }
         #expect(lines.isEmpty, "\(lines)")
         #expect(#"case .io(_, _, let reason) where reason.hasPrefix("HOME"): "x""#.contains(textMatch))
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Testing
 import TestFixtures
-@testable import keystore
+@testable import KeystoreCLI
 
 /// `keystore` parses a command named in argv[1] without building the whole tree (KeystoreCommand.parse()). These pin
 /// that nothing a user sees changed: the table names exactly the tree's commands, and help texts and completion

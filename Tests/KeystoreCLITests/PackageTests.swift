@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Synchronization
 import StellarKeystore
-@testable import keystore
+@testable import KeystoreCLI
 
 /// One copy of this package per test process, in which the README's install build is made (so that it cannot wait
 /// on this test run's own .build lock), with its own HOME and TMPDIR; removed when the process exits. The README's

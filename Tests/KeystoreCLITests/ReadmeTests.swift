@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestFixtures
 import StellarKeystore
-@testable import keystore
+@testable import KeystoreCLI
 
 /// What the README tells a person to paste, run as written.
 @Suite(.offThePool) struct ReadmeTests {

@@ -2,7 +2,7 @@ import StellarKeys
 import StellarTransactions
 import StellarText
 /// What can go wrong between a TPM-bound vault and the TPM. Each case says what happened in words an app can show;
-/// the command line adds what to type (`Sources/keystore/Hints.swift`). None carries a secret or a PIN.
+/// the command line adds what to type (`Sources/KeystoreCLI/Hints.swift`). None carries a secret or a PIN.
 public enum TPMError: KeystoreError, Equatable {
     /// No TPM at the configured TCTI, or no permission to use it.
     case unavailable(tcti: String, reason: String)

@@ -5,7 +5,11 @@ import StellarKeys
 import StellarTransactions
 import StellarText
 
-@main
+/// The `keystore` executable's whole body: its `main.swift` calls this and nothing else.
+public enum KeystoreTool {
+    public static func main() { KeystoreCommand.main() }
+}
+
 struct KeystoreCommand: ParsableCommand {
     static let version = "0.4.0"
     /// Every subcommand names it as its `_superCommandName`: argument-parser then skips, for a subcommand parsed

@@ -1,0 +1,3 @@
+import KeystoreCLI
+
+KeystoreTool.main()
