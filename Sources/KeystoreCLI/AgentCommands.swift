@@ -49,19 +49,11 @@ struct AgentStart: ParsableCommand {
         _superCommandName: "\(KeystoreCommand.name) agent",
         abstract: "Start the agent and print `export KEYSTORE_AGENT=PATH` for eval.",
         discussion: """
-            Detaches unless --foreground (or --confirm or --confirm-public, which need this terminal); stops on SIGTERM, SIGINT \
-            or SIGHUP, or with `agent stop`, dropping every key and removing its socket. If your agent already runs \
-            at that socket (with the same --ttl and --idle), its export line is printed again. The socket is mode 0600 \
-            in a 0700 directory, and a connection from another user is refused whatever its mode. Each request is \
-            logged with its time, method, identity and the caller's pid and executable: on standard error in the \
-            foreground, else to syslog, or to --log. Keys live only in this process's locked memory. A V1 \
-            authorization preimage (signAuthEntry), whose signature binds no address and could be replayed as the \
-            credential of another address that accepts the key (CAP-71-02), is refused unless --allow-v1.
-
-            Started by systemd for a socket it listens on (keystore-agent.socket: socket activation, LISTEN_FDS), \
-            the agent serves that socket, in the foreground, after the checks it makes on one of its own (yours, in \
-            a directory only you can enter; its mode narrowed to 0600), logs to standard error (the journal), and \
-            leaves the socket to systemd when it stops: the next connection starts it again.
+            Detaches unless --foreground (or --confirm or --confirm-public, which need this terminal); stops on SIGTERM, \
+            SIGINT or SIGHUP, or with `agent stop`, dropping every key. The socket is yours alone (0600 in a 0700 \
+            directory; other users' connections refused). Each request is logged: on standard error in the foreground, \
+            else to syslog, or to --log. Started by systemd (keystore-agent.socket), it serves the socket it is handed. \
+            A V1 preimage (signAuthEntry) is refused unless --allow-v1. See docs/guides/agent.md and docs/AGENT.md.
             """)
 
     @Option(help: ArgumentHelp("Where to listen (default: $XDG_RUNTIME_DIR/keystore/agent.sock).", valueName: "path"))

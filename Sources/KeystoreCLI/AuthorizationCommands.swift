@@ -10,33 +10,12 @@ struct SignAuth: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Sign the Soroban authorization entries that ask for this identity, after showing what they authorize.",
         discussion: """
-            Takes a simulated transaction envelope (base64 XDR) and signs each authorization entry whose \
-            credentials are this identity's account (SOROBAN_CREDENTIALS_ADDRESS, ADDRESS_V2 of CAP-71, or \
-            ADDRESS_WITH_DELEGATES, where every delegate node naming this account is signed, on behalf of the \
-            entry's address), valid through --expiration-ledger (required: keystore has no network to ask for the \
-            current ledger, and never guesses). With --account G…, the entries of that Stellar account, which lists \
-            this identity as one of its signers: its {public_key, signature} map is added, in key order, beside those \
-            of the account's other signers already on the entry (or on a delegate node naming the account), so that \
-            several people sign one entry in turn. With --account C…, the entries of that contract account instead: \
-            with --verifier and --context-rules, as an External(verifier, key) signer of an OpenZeppelin smart \
-            account (the signature is added to those already in its AuthPayload, valid only for those rules, one \
-            per context of the entry's tree, depth first); without them, with the account convention \
-            Vec[Map{public_key, signature}]. Prints the same envelope with those entries' expiration and \
-            signatures set; every other byte is as given. Refused before any PIN is asked: an envelope that already \
-            carries signatures (new entry signatures would void them), one with no entry for this identity (exit 2, \
-            naming the addresses it asks for), an entry that breaks CAP-71's delegate rules, a new expiration where \
-            the entry carries other signatures, and, unless accepted, a non-strict entry (its root is not this \
-            transaction's call; --allow-non-strict) and a V1 entry, whose signature binds no address and could be \
-            replayed as the credential of another address that accepts this key (--allow-v1; or simulate again \
-            for V2 credentials). The person about to type the PIN on the terminal may instead answer yes when asked. \
-            Entries for other addresses and the source account's are left as they are. \
-            A P-256 key in the TPM (signup --tpm --p256) signs only as a smart account's External signer, in the \
-            --signature-form its verifier checks. \
-            With --preimage, the input is a bare HashIDPreimage, as Freighter's and SEP-43's signAuthEntry receive \
-            it: prints the Ed25519 signature of its SHA-256 in base64 (with --context-rules, of the smart account's \
-            digest; --json: {"signedAuthEntry", "signerAddress"}); one for another network is refused, a V1 one \
-            needs --allow-v1. The network is required, as for sign-tx. The summary goes to standard error; --quiet \
-            drops it. With --pin-stdin and the input on standard input, the PIN is the first line.
+            Takes a simulated envelope (base64 XDR) and signs each authorization entry whose credentials are this \
+            identity's account, or, with --account G…/C…, an account it signs for (a multisig account's signer, a \
+            contract account, or with --verifier and --context-rules an OpenZeppelin smart account's External signer), \
+            valid through --expiration-ledger. Prints the envelope with only those entries changed. Refused before any \
+            PIN unless accepted: a non-strict entry (--allow-non-strict) and a V1 entry (--allow-v1). --preimage signs a \
+            bare HashIDPreimage. See docs/guides/smart-accounts.md.
             """)
 
     @OptionGroup var key: SigningKeyOptions

@@ -11,15 +11,11 @@ struct CombineTx: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Combine the signatures of copies of one transaction envelope, signed apart, into one envelope.",
         discussion: """
-            Each FILE holds one copy (base64 XDR); with no FILE, standard input holds one copy a line. Every copy \
-            must have the same transaction hash on the network (required, as for sign-tx). Prints the first copy \
-            with the other copies' new signatures appended in order, each signature once; nothing else changes. \
-            A signature whose hint is a known signer's (--signer, a signer in an --account-file, an identity in \
-            this keystore) is checked, and left out with a line on standard error if it is not valid; the others \
-            are kept and listed on standard error as not checked. For a fee bump, the outer signatures are \
-            combined (copies must hold the same inner ones). With --account-file, standard error also shows \
-            whether the signatures meet each account's thresholds, and --trim removes the signatures the network \
-            would refuse the transaction for (tx_bad_auth_extra).
+            Each FILE holds one copy (base64 XDR); with no FILE, standard input holds one a line. Every copy must be the \
+            same transaction on the network. Prints the first copy with the others' signatures appended, each once; \
+            nothing else changes. A signature by a known signer (--signer, an --account-file, an identity here) is \
+            checked and left out if not valid; the others are kept and listed as not checked. --account-file shows the \
+            thresholds; --trim removes the signatures the network would refuse. See docs/guides/multisig.md.
             """)
 
     @Argument(help: ArgumentHelp("Files holding one copy each (default: standard input, one copy a line).", valueName: "file"),

@@ -6,19 +6,8 @@ import StellarWebAuth
 
 extension SignTx {
     static let requestHelp = """
-        A SEP-7 request (web+stellar:tx?xdr=…) is read strictly: one of each parameter SEP-7 defines for tx, \
-        replace (fields to fill in) refused. When it names an origin_domain, its signature is checked against \
-        the URI_REQUEST_SIGNING_KEY of https://DOMAIN/.well-known/stellar.toml before anything else; a \
-        signature without an origin_domain, an origin_domain without a signature, no such key or a bad \
-        signature is exit 15, before any PIN; so is an origin_domain that is a port on this machine \
-        (localhost:PORT, whose stellar.toml would come over plain http), unless --allow-local-origin. The summary shows the origin (verified, by which key, or none), \
-        msg, callback, pubkey (a warning when it is not this key), chain and whether the request named its \
-        network. The network given must be the request's (one naming none is for the public network), else \
-        exit 2; with none given, the request's is used only after a yes typed at the terminal (no terminal: \
-        exit 64). With --submit-callback, the signed envelope is printed, then POSTed to the request's url: \
-        callback (https; http only to this machine) as the form field xdr; the server's status and answer \
-        follow on standard error, and one that is not 2xx is exit 13. --json adds the request's fields, and \
-        the callback's answer (POSTed before the object is printed).
+        The input may be a SEP-7 request (web+stellar:tx?…), its origin checked before any PIN (exit 15): see \
+        docs/guides/sep7.md.
         """
 
     /// A SEP-7 request: read, its origin checked (the only fetch, before the review), its network decided by the

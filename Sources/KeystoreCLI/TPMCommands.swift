@@ -137,13 +137,11 @@ struct TPMProtect: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Give the TPM a random lockout authorization, so that its wrong-PIN counter cannot be reset without it.",
         discussion: """
-            On most Linux machines the TPM's lockout authorization is empty, so any program that can open the TPM \
-            can reset its wrong-PIN counter and guess PINs without limit. This sets it to 32 random bytes, sent to \
-            the TPM encrypted, and prints them once as a lockout code: write it down and keep it offline. It is \
-            stored nowhere; 'keystore tpm-reset-lockout' takes it back. It changes the TPM for the whole machine: \
-            other tools that use the lockout hierarchy (tpm2_dictionarylockout, tpm2_clear with -c lockout) then \
-            need it too. Refuses to print the code to a pipe or file unless --print-code. When the lockout \
-            authorization is set already, it says so and changes nothing.
+            On most Linux machines the TPM's lockout authorization is empty, so any program that can open the TPM can \
+            reset its wrong-PIN counter and guess PINs without limit. This sets it to 32 random bytes and prints them \
+            once as a lockout code to keep offline; 'keystore tpm-reset-lockout' takes it back. It changes the TPM for \
+            the whole machine: other tools that use the lockout hierarchy then need it too. Refuses a pipe or file \
+            unless --print-code; changes nothing when set already.
             """)
 
     @OptionGroup var keystore: HomeOptions

@@ -55,15 +55,10 @@ struct SignTx: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Sign a Stellar transaction envelope (base64 XDR), after showing what it does.",
         discussion: """
-            Prints the same envelope with one signature appended; nothing else in it changes. The input may also \
-            be a SEP-7 request (web+stellar:tx?xdr=…; see below). The network is \
-            required (--network, --network-passphrase, or STELLAR_NETWORK / STELLAR_NETWORK_PASSPHRASE). Before \
-            the key is used, a summary of the transaction goes to standard error (and to the terminal when the \
-            PIN is typed there); --quiet drops it. An envelope this key has signed already is printed unchanged. \
-            With --pin-stdin and the envelope on standard input, the PIN is the first line. With --batch, \
-            standard input is newline-delimited JSON requests {"id": …, "envelope": "…"} (see the README). With \
-            --account-file, the summary shows whether the signatures meet each account's thresholds, this one's \
-            included; --trim removes the signatures the network would refuse the transaction for.
+            Prints the same envelope with one signature appended; nothing else changes. The network is required \
+            (--network, --network-passphrase, or $STELLAR_NETWORK). A summary of what it does goes to standard error \
+            first (--quiet drops it). --batch reads JSON lines {"id": …, "envelope": "…"}; --account-file and --trim: \
+            docs/guides/multisig.md.
 
 
             """ + SignTx.requestHelp)

@@ -12,40 +12,11 @@ struct WebAuth: ParsableCommand {
         _superCommandName: KeystoreCommand.name,
         abstract: "Sign in to a Stellar service (SEP-10, or SEP-45 for a contract account) and print the token it issues.",
         discussion: """
-            Reads https://DOMAIN/.well-known/stellar.toml (WEB_AUTH_ENDPOINT, SIGNING_KEY, NETWORK_PASSPHRASE), \
-            asks the endpoint for a challenge for this identity's account (home_domain: DOMAIN, or a URL's host), \
-            and checks it: a v1 transaction for the stellar.toml's network, from the server's key, sequence number \
-            0, time bounds around now (10 s of grace), no memo but an ID, a first manage_data operation from the \
-            account named "DOMAIN auth" with a 64-byte nonce, every other operation a manage_data from the server \
-            (but client_domain, from the client domain's key), web_auth_domain equal to the endpoint's host, and \
-            exactly one signature, the server's. Only then is the summary shown and the PIN asked (or the session \
-            used); the signed challenge is sent back and the token (a JWT) printed. A broken rule is exit 12 and \
-            nothing is signed or sent; a server or network failure is exit 13. https only; http:// only to this \
-            machine (loopback). --json adds the token's claims, unverified: a client cannot check the server's \
-            signature on it. With --client-domain, the challenge must carry that domain's client_domain \
-            operation, which --client-domain-name's identity signs too; its key must be the client domain's \
-            stellar.toml SIGNING_KEY. With --challenge, nothing is fetched: the challenge (argument, or standard \
-            input) is checked against --server-key, --home-domain, --web-auth-domain and the network, and the \
-            signed challenge printed (base64), for a script with its own HTTP client.
-
-            With --account C…, the identity signs in as that contract account (SEP-45, draft 0.1.1), as a key \
-            the account's __check_auth accepts: with the account convention (Vec[Map{public_key, signature}]), or \
-            with --verifier and --context-rules as the External(verifier, key) signer of an OpenZeppelin smart \
-            account. The stellar.toml gives WEB_AUTH_FOR_CONTRACTS_ENDPOINT, WEB_AUTH_CONTRACT_ID, SIGNING_KEY and \
-            NETWORK_PASSPHRASE. Before the summary and the PIN, every authorization entry must call \
-            web_auth_verify on WEB_AUTH_CONTRACT_ID with no sub-invocations and one map of SEP-45's keys only \
-            (account, home_domain, web_auth_domain: the endpoint's host with its port if it names one, \
-            web_auth_domain_account, a nonce the same in every entry, client_domain and client_domain_account only \
-            if asked for); there must be exactly one entry for the server, signed by SIGNING_KEY on the network, \
-            one unsigned for the account and one for the client domain if asked for, and nothing else. SEP-45 \
-            leaves the signatures' expiration ledger to the client, and keystore has no network to learn the \
-            current ledger: the account's entry (and the client domain's) is signed valid through \
-            --expiration-ledger, else the ledger the server put in it, else (stellar-sdk's servers leave it 0) the \
-            ledger through which the server's own signature is valid, after which the challenge is dead anyway; \
-            the summary says which. A ledger after the server's is refused. V1 entries, which bind no address, need --allow-v1 or a yes typed at \
-            the terminal. No Soroban RPC is used: the SEP's simulation step is not made. With \
-            --challenge, --web-auth-contract names the contract and the entries (base64) are checked, signed and \
-            printed.
+            Reads https://DOMAIN/.well-known/stellar.toml, fetches a challenge for this identity's account, and checks \
+            every rule of SEP-10 before the summary and the PIN: a broken rule is exit 12, and nothing is signed or \
+            sent; a server or network failure is exit 13. Prints the token. With --account C…, signs in as that contract \
+            account (SEP-45), with --verifier and --context-rules as a smart account's signer. With --challenge, nothing \
+            is fetched: the challenge given is checked and printed signed. See docs/guides/sign-in.md.
             """)
 
     @OptionGroup var key: SigningKeyOptions

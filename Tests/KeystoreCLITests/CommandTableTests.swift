@@ -56,4 +56,29 @@ import TestFixtures
         let result = try KeystoreProcess().run(["sign", "--hex"])
         #expect(result.status == 64 && result.stderr == "keystore: Missing value for '--hex <hex>' (see --help)\n", "\(result.stderr)")
     }
+
+    /// Every command's and subcommand's own configuration, with the words that name it.
+    static func everyCommand() -> [(words: String, command: ParsableCommand.Type)] {
+        func walk(_ words: String, _ command: ParsableCommand.Type) -> [(words: String, command: ParsableCommand.Type)] {
+            [(words, command)] + command.configuration.subcommands.flatMap { walk(words + " " + ($0.configuration.commandName ?? $0._commandName), $0) }
+        }
+        return KeystoreCommand.commands.flatMap { walk($0.names[0], $0.command) }
+    }
+
+    /// `--help` is for a person in a hurry: no command's discussion is longer than 8 lines as argument-parser
+    /// prints it at 80 columns (the recipes are in docs/guides, the reference in the man page's options). The root's
+    /// discussion is the exit-code table, the one list of exit codes an installed binary carries, and is not counted.
+    @Test func noCommandsDiscussionIsLongerThanEightLines() {
+        let commands = Self.everyCommand()
+        #expect(commands.count >= 35, "\(commands.map(\.words))")
+        for (words, command) in commands {
+            let help = KeystoreCommand.helpMessage(for: command, columns: 80).split(separator: "\n", omittingEmptySubsequences: false)
+            // OVERVIEW's paragraph is the abstract; what follows, up to USAGE, is the discussion.
+            let afterAbstract = help.drop { !$0.hasPrefix("OVERVIEW:") }.drop { !$0.isEmpty }
+            let discussion = afterAbstract.prefix { !$0.hasPrefix("USAGE:") }
+            let lines = discussion.drop { $0.isEmpty }.reversed().drop { $0.isEmpty }
+            #expect(lines.count <= 8, "keystore \(words): \(lines.count) lines of discussion")
+            #expect(help.contains { $0.hasPrefix("USAGE:") }, "keystore \(words)")
+        }
+    }
 }

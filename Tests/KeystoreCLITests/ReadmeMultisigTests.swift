@@ -3,13 +3,13 @@ import StellarKeys
 import Testing
 import TestFixtures
 
-/// The README's multi-signature recipe (its "Multi-signature" section), run as written. Each `# On NAME's machine`
+/// The multi-signature recipe (docs/guides/multisig.md, once the README's "Multi-signature" section), run as written. Each `# On NAME's machine`
 /// block runs in bash with NAME's own keystore and working directory; the files its first line names ("with
 /// payment.xdr") are the only ones carried over from the machine that made them. stellar-cli, curl and the network
 /// are shell functions that answer with fixtures/readme-multisig.json (made by stellar-sdk: the unsigned payment,
 /// the treasury's Horizon JSON) and fixtures/multisig-entries.json (the simulated Soroban call), and keep what
 /// would have been sent. What each machine makes must be what stellar-sdk makes of the same signatures, and every
-/// line of the README's output excerpts must be a line the commands printed.
+/// line of the guide's output excerpts must be a line the commands printed.
 @Suite(.offThePool) struct ReadmeMultisigTests {
     struct Person: Decodable { let secretSeed, address: String }
     struct Fixture: Decodable {
@@ -28,11 +28,9 @@ import TestFixtures
     let fixture = try! JSONDecoder().decode(Fixture.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("readme-multisig.json")))
     let entries = try! JSONDecoder().decode(Entries.self, from: Data(contentsOf: KeystoreHome.fixtures.appendingPathComponent("multisig-entries.json")))
 
-    /// The README's section, from its heading to the next one of its level.
+    /// The recipe: the whole of docs/guides/multisig.md (once the README's "Multi-signature" section).
     static func section() throws -> String {
-        let start = try #require(ReadmeTests.readme.range(of: "\n### Multi-signature\n"))
-        let rest = ReadmeTests.readme[start.upperBound...]
-        return String(rest[..<(rest.range(of: "\n### ")?.lowerBound ?? rest.endIndex)])
+        try ReadmeTests.document("docs/guides/multisig.md")
     }
 
     /// The section's `sh` blocks that begin `# On NAME's machine`, in order, with NAME.
@@ -78,7 +76,7 @@ import TestFixtures
 
         """#
 
-    @Test func threePeopleOnThreeMachinesSignAsTheREADMESays() throws {
+    @Test func threePeopleOnThreeMachinesSignAsTheGuideSays() throws {
         let section = try Self.section()
         let blocks = Self.machineBlocks(in: section)
         #expect(blocks.map(\.person) == ["alice", "bob", "carol", "alice", "alice", "bob"], "\(blocks.map(\.header))")

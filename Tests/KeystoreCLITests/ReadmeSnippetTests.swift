@@ -4,7 +4,7 @@ import Testing
 import Glibc
 #endif
 
-/// More of what the README, SECURITY.md and docs/LIBRARY.md tell a person to paste, checked as written.
+/// More of what the README, the guides, SECURITY.md and docs/LIBRARY.md tell a person to paste, checked as written.
 extension ReadmeTests {
     /// The code block in `language` of `text` that contains `marker`.
     static func block(_ language: String, containing marker: String, in text: String) throws -> String {
@@ -48,7 +48,8 @@ extension ReadmeTests {
     /// with sudo: the first updates the package lists, installs what the tool needs and runs `keystore signup`;
     /// the second installs what the tests need too and runs them. `.ci/run` runs the second as written.
     @Test func theSetUpLinesInstallWhatEachNeedsAndCIRunsTheSecond() throws {
-        let lines = try Self.block(containing: "apt-get install").split(separator: "\n").map(String.init)
+        // In the README itself: where a person installing looks first (the guides' apt-get lines come after).
+        let lines = try Self.block("sh", containing: "apt-get install", in: Self.readme).split(separator: "\n").map(String.init)
         try #require(lines.count == 2, "the set-up is two commands: \(lines)")
         func packages(_ command: String) throws -> Set<String> {
             let install = try #require(command.range(of: "apt-get install")).upperBound
@@ -91,12 +92,12 @@ extension ReadmeTests {
         #expect(ignored.status == 0, "\(ignored.stderr)")
     }
 
-    /// The README's Library block, verbatim, compiles as an app's `main.swift` (top-level code, as `swift package
+    /// docs/LIBRARY.md's whole flow in one screen (once the README's Library block), verbatim, compiles as an app's `main.swift` (top-level code, as `swift package
     /// init --type executable` makes it, where a `let` is a global) against the library this run built: swiftc
     /// with the build's modules, through the SIL diagnostics that check what is consumed (seconds, not a package
     /// build). `path` is the app's own, given beside it.
     @Test func theLibraryBlockCompilesAsAnAppsMain() throws {
-        let block = try Self.block("swift", containing: "import StellarKeystore", in: Self.readme)
+        let block = try Self.block("swift", containing: "let signature = try await sign(\"hi\")", in: Self.document("docs/LIBRARY.md"))
         try Self.withScratch { scratch in
             try block.write(toFile: scratch + "/main.swift", atomically: false, encoding: .utf8)
             try "let path = \"/nonexistent\"\n".write(toFile: scratch + "/given.swift", atomically: false, encoding: .utf8)
@@ -165,7 +166,7 @@ extension ReadmeTests {
         }
     }
 
-    /// The two lines that start a software TPM and point keystore at it, as README and SECURITY.md give them, run
+    /// The two lines that start a software TPM and point keystore at it, as docs/guides/tpm.md and SECURITY.md give them, run
     /// in a temporary HOME (on free ports rather than 2321 and 2322, which someone's TPM may hold): `tpm-status`
     /// then reads that TPM. The swtpm is stopped and its state removed.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm"), "swtpm is not installed"))
