@@ -14,7 +14,7 @@ struct SignMessage: ParsableCommand {
             one final newline (as `echo` adds; the same bytes `stellar message sign` signs). An empty file or \
             standard input is refused. \
             With --pin-stdin, the PIN is the first line of standard input and the message the rest. \
-            With --batch, standard input is newline-delimited JSON requests (see the README).
+            With --batch, standard input is newline-delimited JSON requests (docs/guides/scripting.md).
             """)
 
     @OptionGroup var key: SigningKeyOptions
@@ -77,7 +77,7 @@ struct Sign: ParsableCommand {
         discussion: """
             The payload comes from --file, --hex, --base64, or standard input byte for byte (an empty file or \
             standard input is refused; --hex '' signs the empty payload). \
-            With --batch, standard input is newline-delimited JSON requests (see the README).
+            With --batch, standard input is newline-delimited JSON requests (docs/guides/scripting.md).
             """)
 
     @OptionGroup var key: SigningKeyOptions
