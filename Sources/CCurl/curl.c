@@ -17,7 +17,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
     // A bare soname is looked up in LD_LIBRARY_PATH, this executable's RUNPATH, ld.so.cache and the default
-    // directories; its constructor runs on load. The installed build has no RUNPATH (README: --disable-local-rpath),
+    // directories; its constructor runs on load. The installed build has no RUNPATH (docs/guides/building.md: --disable-local-rpath),
     // so a libcurl.so.4 planted beside the binary is never the one loaded.
     void *curl = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!curl) {

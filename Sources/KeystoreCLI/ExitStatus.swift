@@ -37,7 +37,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
-    /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (README, Exit codes).
+    /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (docs/guides/scripting.md, Exit codes).
     var kind: String {
         switch self {
         case .success: "success"
