@@ -11,7 +11,7 @@ package struct TPMResidentKey: AuthorizationSigning {
     package let name: IdentityName
     let vault: TPMKeyVault
     let authValue: SecureBytes
-    let tpm: TPMSealer
+    let tpm: any TPMKeySigning
     var form: P256SignatureForm = .webAuthn
 
     package var signerKey: AuthorizationSigner.Key { .p256(vault.publicKey) }
@@ -57,7 +57,7 @@ extension Keystore {
     /// Opens the P-256 key with `pin`: the TPM signs one throwaway digest, so that a wrong PIN is found (and
     /// counted, by the TPM and as every PIN here is) before anything is signed.
     func openTPMKey(_ vault: TPMKeyVault, pin: PIN) throws -> TPMResidentKey {
-        let tpm = try tpm()
+        guard let tpm = try tpm() as? any TPMKeySigning else { throw TPMError.notSupported }
         let (before, _) = try vaults.attempts.record(vault.name)
         do {
             let key = TPMResidentKey(name: vault.name, vault: vault, authValue: try vault.authValue(pin: pin), tpm: tpm)
