@@ -9,8 +9,7 @@ extension Keystore {
     /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used. A key
     /// in a token is never opened here: `purpose` says, before any PIN, why it cannot be (`.export` for a backup).
     public func signIn(name: IdentityName, for purpose: KeyInTokenRefusal = .open, pin: () throws -> PIN) throws -> Signer {
-        try refuseKeyInToken(try vaults.vault(named: name), purpose)
-        _ = try vaultReadyForPIN(name)
+        _ = try vaultReadyForPIN(name, for: purpose)
         let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
         return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)
     }
@@ -31,8 +30,7 @@ extension Keystore {
     @discardableResult
     public func changePIN(name: IdentityName, kdf: KDFChoice? = nil, checkingCurrentFirst: Bool = true,
                           from current: () throws -> PIN, to new: () throws -> PIN) throws -> Vault {
-        try refuseKeyInToken(try vaults.vault(named: name), .changePIN)
-        let seen = try vaultReadyForPIN(name)
+        let seen = try vaultReadyForPIN(name, for: .changePIN)
         let currentPIN = try current()
         if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
         let newPIN = try new()
