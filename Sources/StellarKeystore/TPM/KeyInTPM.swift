@@ -21,8 +21,12 @@ package struct KeyInTPM: StoredKey {
     package var token: PKCS11KeyReference? { nil }
     package var isTPMBound: Bool { true }
 
-    /// Refused, every one: there is no seed, and its PIN is the TPM's to check.
-    package func vault(for use: KeyInTokenRefusal) throws -> Vault { throw VaultError.p256Key(path: path) }
+    /// Refused, every one: there is no seed, and its PIN is the TPM's to check. A session is refused as what it
+    /// would be for: a key that signs only smart accounts' authorizations.
+    package func vault(for use: KeyInTokenRefusal) throws -> Vault {
+        if use == .session { throw ReviewError.onlySmartAccounts }
+        throw VaultError.p256Key(path: path)
+    }
     package func accountKey() throws -> PublicKey { throw VaultError.p256Key(path: path) }
 
     package func checkReadyForPIN(in keystore: Keystore) throws {
@@ -33,10 +37,24 @@ package struct KeyInTPM: StoredKey {
         try keystore.openTPMKey(keyVault, pin: pin)
     }
 
+    /// The agent opens the key in its own TPM with the PIN (it must have been given the TPM).
+    package func hand(to client: AgentClient, ttl: Int?, pin: PIN, in keystore: Keystore) throws {
+        try client.addTPMKey(name: name, address: key.agentAddress, keystore: keystore.directory, pin: pin, ttl: ttl)
+    }
+
     /// The key goes with its vault, so its PIN is proved by the TPM first.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {
         try checkReadyForPIN(in: keystore)
         _ = try open(pin: pin(), in: keystore)
         return try keystore.vaults.remove(name, pin: nil, includingBackups: includingBackups)
+    }
+}
+
+extension Keystore {
+    /// The vault of identity `name` if it is a P-256 key in the TPM; nil for any other, and for none or a damaged
+    /// one. For the signing agent's server, which opens such a key itself (`checkReadyForPIN`, `openTPMKey`);
+    /// anything else asks the stored key (`VaultStore.key(named:)`).
+    func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
+        ((try? vaults.key(named: name)) as? KeyInTPM)?.keyVault
     }
 }

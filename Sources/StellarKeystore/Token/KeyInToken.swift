@@ -36,6 +36,11 @@ package struct KeyInToken: StoredKey {
         try keystore.vaults.openToken(reading, pin: pin)
     }
 
+    /// The agent logs in to the token itself, reading the vault and trying the PIN there.
+    package func hand(to client: AgentClient, ttl: Int?, pin: PIN, in keystore: Keystore) throws {
+        try client.addToken(name: name, address: reading.vault.publicKey.accountID, keystore: keystore.directory, pin: pin, ttl: ttl)
+    }
+
     /// Without its PIN: the key is not in its vault, which only names it, so removing the vault loses nothing the
     /// token does not keep, and the token's PIN proves nothing about the file.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {

@@ -31,6 +31,11 @@ package struct SealedSeed: StoredKey {
         return CheckedKey(Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil))
     }
 
+    package func hand(to client: AgentClient, ttl: Int?, pin: PIN, in keystore: Keystore) throws {
+        let (keyPair, root) = try keystore.vaults.unlock(reading, pin: pin)
+        try client.add(Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil), keystore: keystore.directory, ttl: ttl)
+    }
+
     /// The PIN is tried under the lock that the removal holds, on the vault it removes.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {
         try checkReadyForPIN(in: keystore)

@@ -42,12 +42,15 @@ package protocol StoredKey: Sendable {
     func checkReadyForPIN(in keystore: Keystore) throws
     /// The key opened with `pin` to sign, the PIN counted (`PINAttempts`) as every PIN tried here is.
     func open(pin: PIN, in keystore: Keystore) throws -> any AuthorizationSigning
+    /// Has the agent behind `client` hold the key for at most `ttl` seconds, opened with `pin`: a sealed seed
+    /// opened here and sent, a token's or a TPM's key opened by the agent itself with the PIN.
+    func hand(to client: AgentClient, ttl: Int?, pin: PIN, in keystore: Keystore) throws
     /// Deletes the identity after `pin` proved whatever its PIN proves here (see `VaultStore.remove`).
     func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal
 }
 
-/// Whose PIN opens a stored key.
-package enum KeyPIN: Sendable, Equatable {
+/// Whose PIN opens a stored key: an app asks for the identity's own PIN, or for the token's.
+public enum KeyPIN: Sendable, Equatable {
     /// The identity's own PIN, chosen at sign-up (a sealed seed's, a TPM key's authorisation).
     case vault
     /// The token's user PIN, which the token checks and counts.
