@@ -161,7 +161,7 @@ public final class AgentClient: Sendable {
     /// Hands `signer`'s key to the agent, to hold for at most `ttl` seconds (and the agent's own limits). The seed
     /// goes as 32 raw bytes after the agent's go-ahead, from guarded memory to the socket: never in JSON, never
     /// in a string.
-    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
+    package func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
         try state.withLock { channel in
             let params: [(String, AgentJSON)] = [("name", .string(signer.name.rawValue)), ("keystore", .string(keystore)),
                                                  ("address", .string(signer.address))] + (ttl.map { [("ttl", .integer($0))] } ?? [])
