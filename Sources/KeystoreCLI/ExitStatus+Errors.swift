@@ -102,7 +102,7 @@ extension SessionError: CommandLineError {
 extension VaultError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .invalidName, .p256Key, .notP256Key: .invalidInput
+        case .invalidName, .p256Key: .invalidInput
         case .notFound: .vaultNotFound
         case .alreadyExists, .derivedNameTaken, .beingCreated: .vaultExists
         case .incorrectPIN: .incorrectPIN

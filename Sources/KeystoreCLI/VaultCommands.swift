@@ -230,76 +230,61 @@ struct Login: ParsableCommand {
         // An agent that is not there is said before the PIN, not after it was typed for nothing.
         let agentClient = agent ? AgentClient(socketPath: try AgentSocketOptions.path(nil)) : nil
         if let agentClient { _ = try agentClient.status() }
-        if try keystore.isP256Key(name) { return try logInToTPMKey(name, keystore: keystore, agent: agentClient) }
-        if try keystore.vaults.vault(named: name).isInToken { return try logInToToken(name, keystore: keystore, agent: agentClient) }
-        let signer = try keystore.signIn(name: name) { try pin.read() }
+        guard session else { return try logIn(name, keystore: keystore, agent: agentClient) }
+        // A session holds a seed: the library refuses, before any PIN, a key that has none.
+        let signer = try keystore.signIn(name: name, for: .session) { try pin.read() }
+        noteIfWeak(name, keystore: keystore)
+        let ttl = ttl ?? SessionDuration(seconds: SessionStore.defaultTTL)
+        let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
+        if identity.json {
+            struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
+            try Console.printJSON(Output(name: name.rawValue, address: signer.address, token: token.stringValue, expiresIn: ttl.seconds))
+        } else {
+            Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
+            Console.note("signed in as \(name.rawValue) (\(signer.address)) for \(ttl)")
+            // Typed bare at a prompt, the line above is only shown: the shell itself is not signed in.
+            if isatty(STDOUT_FILENO) != 0 {
+                Console.note("this shell does not have the session yet: run eval \"$(keystore login --session)\" to set \(SigningKeyOptions.sessionVariable), or paste the export line above")
+            }
+        }
+    }
+}
+
+extension Login {
+    /// Without a session: the key's PIN tried (the token's for a key in a token), and with --agent the key handed
+    /// to the agent, which opens a token's or a TPM's key itself. What is printed is the key's: an address, or a
+    /// P-256 key's public key, which has no address.
+    private func logIn(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
+        let read: (KeyPIN) throws -> PIN = { whose in whose == .token ? try pin.readToken() : try pin.read() }
+        let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: read) }
+            ?? keystore.logIn(name: name, pin: read)
+        noteIfWeak(name, keystore: keystore)
+        let shown: String
+        var report = IdentityReport(name: name.rawValue)
+        switch opened.key {
+        case .ed25519(let publicKey):
+            shown = publicKey.accountID
+            report.address = shown
+            if opened.token != nil { report.keySource = "pkcs11" }
+        case .p256(let publicKey):
+            shown = Hex.string(publicKey.point)
+            (report.tpm, report.keySource, report.p256PublicKey) = (true, "tpm-p256", shown)
+        }
+        if let agent {
+            let who = if case .p256 = opened.key { "P-256 key" } else { shown }
+            let tokenNote = opened.token.map { ", logged in to \($0.tokenDescription)" } ?? ""
+            Console.note("\(name.rawValue) (\(who)) is in the agent at \(agent.socketPath)\(tokenNote)\(ttl.map { " for \($0)" } ?? "")")
+        }
+        if identity.json {
+            try Console.printJSON(report)
+        } else {
+            Console.print(shown)
+        }
+    }
+
+    private func noteIfWeak(_ name: IdentityName, keystore: Keystore) {
         if keystore.isWeakerThanThisMachineAffords(name) == true, let level = keystore.calibration()?.level {
             Console.note("\(name.rawValue)'s vault is cheaper to attack than this machine affords (\(level.rawValue)); 'keystore upgrade --name \(name.rawValue)' re-encrypts it under the same PIN")
-        }
-        if let agentClient {
-            try keystore.addToAgent(signer, client: agentClient, ttl: ttl.map { .seconds($0.seconds) })
-            Console.note("\(name.rawValue) (\(signer.address)) is in the agent at \(agentClient.socketPath)\(ttl.map { " for \($0)" } ?? "")")
-        }
-        if session {
-            let ttl = ttl ?? SessionDuration(seconds: SessionStore.defaultTTL)
-            let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
-            if identity.json {
-                struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
-                try Console.printJSON(Output(name: name.rawValue, address: signer.address, token: token.stringValue, expiresIn: ttl.seconds))
-            } else {
-                Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
-                Console.note("signed in as \(name.rawValue) (\(signer.address)) for \(ttl)")
-                // Typed bare at a prompt, the line above is only shown: the shell itself is not signed in.
-                if isatty(STDOUT_FILENO) != 0 {
-                    Console.note("this shell does not have the session yet: run eval \"$(keystore login --session)\" to set \(SigningKeyOptions.sessionVariable), or paste the export line above")
-                }
-            }
-            return
-        }
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: signer.address))
-        } else {
-            Console.print(signer.address)
-        }
-    }
-}
-
-extension Login {
-    /// A key in a token: the token's PIN is tried (and with --agent the agent logs in to the token itself); a
-    /// session, which keeps its key in a file, cannot hold one.
-    private func logInToToken(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
-        if session { throw KeystoreUseError.keyInToken(name.rawValue, .session) }
-        let address = try keystore.address(of: name)
-        if let agent {
-            let key = try keystore.addTokenToAgent(name: name, client: agent, ttl: ttl.map { .seconds($0.seconds) }) { try pin.readToken() }
-            Console.note("\(name.rawValue) (\(address)) is in the agent at \(agent.socketPath), logged in to \(key.tokenDescription)\(ttl.map { " for \($0)" } ?? "")")
-        } else {
-            try keystore.logIn(toTokenOf: name) { try pin.readToken() }
-        }
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: address, keySource: "pkcs11"))
-        } else {
-            Console.print(address)
-        }
-    }
-}
-
-extension Login {
-    /// A P-256 key in the TPM: its PIN is tried in the TPM (with --agent, the agent opens it in its own TPM); it
-    /// has no address, so its public key is printed.
-    private func logInToTPMKey(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
-        if session { throw ReviewError.onlySmartAccounts }
-        let key: P256PublicKey
-        if let agent {
-            key = try keystore.addTPMKeyToAgent(name: name, client: agent, ttl: ttl.map { .seconds($0.seconds) }) { try pin.read() }
-            Console.note("\(name.rawValue) (P-256 key) is in the agent at \(agent.socketPath)\(ttl.map { " for \($0)" } ?? "")")
-        } else {
-            key = try keystore.logIn(toTPMKeyOf: name) { try pin.read() }
-        }
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, tpm: true, keySource: "tpm-p256", p256PublicKey: Hex.string(key.point)))
-        } else {
-            Console.print(Hex.string(key.point))
         }
     }
 }

@@ -62,8 +62,7 @@ extension Keystore {
         throws -> (vault: Vault, level: KDFParameters.Level, changed: Bool)
     {
         let level = try level(for: choice).level
-        let vault = try vaults.vault(named: name)
-        try refuseKeyInToken(vault, .reencrypt)
+        let vault = try vaults.key(named: name).vault(for: .reencrypt)
         guard let kdf = vault.kdf else { throw KeystoreUseError.keyInToken(name.rawValue, .reencrypt) }
         let target = level.parameters
         let isThere = choice == .auto ? kdf.opsLimit * kdf.memLimit >= target.opsLimit * target.memLimit : kdf == target

@@ -9,10 +9,30 @@ extension Keystore {
     /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used. A key
     /// in a token is never opened here: `purpose` says, before any PIN, why it cannot be (`.export` for a backup).
     public func signIn(name: IdentityName, for purpose: KeyInTokenRefusal = .open, pin: () throws -> PIN) throws -> Signer {
-        try refuseKeyInToken(try vaults.vault(named: name), purpose)
-        _ = try vaultReadyForPIN(name)
+        _ = try vaultReadyForPIN(name, for: purpose)
         let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
         return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)
+    }
+
+    /// An identity's key as `logIn(name:pin:)` or `addToAgent(name:client:ttl:pin:)` left it: its PIN was right
+    /// and the key is there (in its vault, its token or this machine's TPM).
+    public struct OpenedKey: Sendable {
+        public let name: IdentityName
+        /// An Ed25519 key (its account's), or a P-256 key in the TPM (a smart account's External signer).
+        public let key: AuthorizationSigner.Key
+        /// The token that holds it, for a key in a token.
+        public let token: PKCS11KeyReference?
+    }
+
+    /// Opens identity `name`'s key, whatever keeps it, with its PIN (counted, as every PIN tried here is), and
+    /// lets it go: the PIN is right and the key there. `pin` is asked, once the key is ready for it (no wait after
+    /// wrong PINs running, the TPM not in lockout, the token there), for the PIN that `KeyPIN` names.
+    @discardableResult
+    public func logIn(name: IdentityName, pin: (KeyPIN) throws -> PIN) throws -> OpenedKey {
+        let key = try vaults.key(named: name)
+        try key.checkReadyForPIN(in: self)
+        _ = try key.open(pin: pin(key.pin), in: self)
+        return OpenedKey(name: name, key: key.key, token: key.token)
     }
 
     /// `signIn` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main
@@ -31,8 +51,7 @@ extension Keystore {
     @discardableResult
     public func changePIN(name: IdentityName, kdf: KDFChoice? = nil, checkingCurrentFirst: Bool = true,
                           from current: () throws -> PIN, to new: () throws -> PIN) throws -> Vault {
-        try refuseKeyInToken(try vaults.vault(named: name), .changePIN)
-        let seen = try vaultReadyForPIN(name)
+        let seen = try vaultReadyForPIN(name, for: .changePIN)
         let currentPIN = try current()
         if checkingCurrentFirst { _ = try vaults.unlock(name, pin: currentPIN) }
         let newPIN = try new()

@@ -17,8 +17,7 @@ extension Keystore {
     /// TPM secret), atomically; its sessions end. Refused when it is bound already.
     @discardableResult
     public func bindToTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
-        try refuseKeyInToken(try vaults.vault(named: name), .bindTPM)
-        let seen = try vaultReadyForPIN(name)
+        let seen = try vaultReadyForPIN(name, for: .bindTPM)
         if seen.isTPMBound { throw KeystoreUseError.alreadyBound(name.rawValue) }
         try checkTPMReadyToBind()
         let current = try pin()
@@ -29,8 +28,7 @@ extension Keystore {
     /// PIN, which the TPM checks; its sessions end.
     @discardableResult
     public func unbindFromTPM(name: IdentityName, pin: () throws -> PIN) throws -> Vault {
-        try refuseKeyInToken(try vaults.vault(named: name), .unbindTPM)
-        let seen = try vaultReadyForPIN(name)
+        let seen = try vaultReadyForPIN(name, for: .unbindTPM)
         if !seen.isTPMBound { throw KeystoreUseError.notBound(name.rawValue) }
         let current = try pin()
         return try vaults.changePIN(name, from: current, to: current, boundToTPM: false, expecting: seen)

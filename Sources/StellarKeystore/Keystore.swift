@@ -80,17 +80,13 @@ public struct Keystore: Sendable {
             var token: PKCS11KeyReference?
             var p256PublicKey: P256PublicKey?
             do {
-                let vault = try vaults.vault(named: name)
-                address = vault.publicKey.accountID
-                isTPMBound = vault.isTPMBound
-                token = vault.token
-            } catch VaultError.p256Key {
-                do {
-                    p256PublicKey = try vaults.tpmKeyVault(named: name).publicKey
-                    isTPMBound = true
-                } catch {
-                    problem = Self.message(of: error)
+                let key = try vaults.key(named: name)
+                switch key.key {
+                case .ed25519(let publicKey): address = publicKey.accountID
+                case .p256(let publicKey): p256PublicKey = publicKey
                 }
+                isTPMBound = key.isTPMBound
+                token = key.token
             } catch VaultError.notFound {
                 problem = "removed; only its backups remain"
             } catch {
@@ -109,24 +105,15 @@ public struct Keystore: Sendable {
 
     /// The address of an identity, without a PIN.
     public func address(of name: IdentityName) throws -> String {
-        try vaults.vault(named: name).publicKey.accountID
+        try vaults.key(named: name).accountKey().accountID
     }
 
     /// Deletes an identity after its PIN (nil: without one, an explicit choice) and ends its sessions; see
     /// `VaultStore.remove` for its backups. A token's key needs no PIN to forget: it stays in the token.
     public func remove(name: IdentityName, pin: (() throws -> PIN)?, includingBackups: Bool = false) throws -> VaultStore.Removal {
         guard let pin else { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
-        // A token's key is not in its vault, which only names it: removing the vault loses nothing the token
-        // does not keep, and the token's PIN proves nothing about the file.
-        if (try? vaults.vault(named: name))?.isInToken == true { return try vaults.remove(name, pin: nil, includingBackups: includingBackups) }
-        // A P-256 key in the TPM goes with its vault, so its PIN is proved by the TPM first.
-        if let vault = try tpmKeyVault(name) {
-            try checkReadyForPIN(vault)
-            _ = try openTPMKey(vault, pin: pin())
-            return try vaults.remove(name, pin: nil, includingBackups: includingBackups)
-        }
-        _ = try vaultReadyForPIN(name)
-        return try vaults.remove(name, pin: pin(), includingBackups: includingBackups)
+        // What the PIN proves (and whether one is asked) is the key's kind's to say.
+        return try vaults.key(named: name).remove(pin: pin, includingBackups: includingBackups, in: self)
     }
 
     // MARK: Internals
@@ -144,9 +131,13 @@ public struct Keystore: Sendable {
         return vault
     }
 
-    /// Refuses, before any PIN is asked, what a key in a token cannot do.
-    func refuseKeyInToken(_ vault: Vault, _ refusal: KeyInTokenRefusal) throws {
-        if vault.isInToken { throw KeystoreUseError.keyInToken(vault.name.rawValue, refusal) }
+    /// The sealed vault of identity `name`, for `use` (what its key's kind cannot do is refused first), ready for
+    /// its PIN as `vaultReadyForPIN` says: all read from one reading of the file, before any PIN is asked.
+    func vaultReadyForPIN(_ name: IdentityName, for use: KeyInTokenRefusal) throws -> Vault {
+        let key = try vaults.key(named: name)
+        let vault = try key.vault(for: use)
+        try key.checkReadyForPIN(in: self)
+        return vault
     }
 
     /// `vaultReadyForPIN` for a vault already read.
@@ -198,7 +189,8 @@ public enum KeystoreUseError: KeystoreError, Equatable {
 
 }
 
-/// What a key in a token cannot do, and why.
+/// What a use case needs of a stored key's vault (its seed, or the PIN's encryption of it), which a key in a token,
+/// or in the TPM, refuses (`StoredKey.vault(for:)`); the reasons here are a token's.
 public enum KeyInTokenRefusal: String, Sendable, Equatable {
     case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session
 

@@ -14,7 +14,7 @@ import StellarKeystore
 /// lockout. Every command runs in an HMAC session
 /// salted to the primary, with parameter encryption where the command has a parameter to encrypt, so neither the
 /// authorisation value, the secret, nor a lockout code crosses the bus in the clear.
-public struct TPM: TPMSealer {
+public struct TPM: TPMSealer, TPMKeySigning {
     /// A tpm2-tss TCTI configuration: `device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`, …
     public let tcti: String
     /// Whether a new binding may be made while the TPM's lockout authorization is empty. By default it may not:
@@ -121,7 +121,7 @@ public struct TPM: TPMSealer {
         }
     }
 
-    public func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8]) {
+    package func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8]) {
         precondition(authValue.count <= Self.authValueBytes)
         guard digest.count == Self.coordinateBytes else {
             throw TPMError.failed(operation: "sign", detail: "a digest of \(digest.count) bytes is not a SHA-256 digest")

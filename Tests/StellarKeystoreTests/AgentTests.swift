@@ -444,7 +444,7 @@ extension UnixSocket {
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: true)).source == .vault(needsPIN: true))
         #expect(warnings.lines.isEmpty, "\(warnings.lines)")
 
-        try keystore.addToAgent(try keystore.signIn(name: .default, pin: pin), client: client)
+        try keystore.addToAgent(name: .default, client: client) { _ in try pin() }
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .agent)
         // A sign-in never through the agent, which could show it only as a hash: the vault, without a warning.
         #expect(try keystore.signInKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .vault(needsPIN: true))

@@ -161,7 +161,7 @@ public final class AgentClient: Sendable {
     /// Hands `signer`'s key to the agent, to hold for at most `ttl` seconds (and the agent's own limits). The seed
     /// goes as 32 raw bytes after the agent's go-ahead, from guarded memory to the socket: never in JSON, never
     /// in a string.
-    public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
+    package func add(_ signer: Signer, keystore: String, ttl: Int? = nil) throws {
         try state.withLock { channel in
             let params: [(String, AgentJSON)] = [("name", .string(signer.name.rawValue)), ("keystore", .string(keystore)),
                                                  ("address", .string(signer.address))] + (ttl.map { [("ttl", .integer($0))] } ?? [])
@@ -179,13 +179,13 @@ public final class AgentClient: Sendable {
     /// Has the agent log in to the token of identity `name` of `keystore` (a key in a PKCS#11 token, whose
     /// address is `address`) with `pin`, and hold that session for at most `ttl` seconds. The PIN goes as raw bytes
     /// after the agent's go-ahead, as a seed does; the agent reads the vault itself and checks the key.
-    public func addToken(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
+    package func addToken(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
         try add(name: name, address: address, keystore: keystore, pin: pin, kind: "token", ttl: ttl)
     }
 
     /// Has the agent open identity `name`'s P-256 key in its TPM with `pin` (the TPM counts a wrong one), and
     /// hold it for at most `ttl` seconds; `address` is the key's name in the protocol (`p256:` and its hex).
-    public func addTPMKey(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
+    package func addTPMKey(name: IdentityName, address: String, keystore: String, pin: PIN, ttl: Int? = nil) throws {
         try add(name: name, address: address, keystore: keystore, pin: pin, kind: "tpmKey", ttl: ttl)
     }
 

@@ -23,8 +23,7 @@ public struct SigningKey: Sendable {
         switch holder {
         case .agent, .agentP256: .agent
         case .session: .session
-        case .vault(let reading): reading.vault.isInToken ? .token : .vault(needsPIN: true)
-        case .tpmKey: .vault(needsPIN: true)
+        case .stored(let key): key.source
         case .held: .held
         }
     }
@@ -33,8 +32,8 @@ public struct SigningKey: Sendable {
         case agent(AgentSigner)
         case agentP256(AgentP256Signer)
         case session(SessionToken, SessionStore.Owner)
-        case vault(VaultStore.Reading)
-        case tpmKey(TPMKeyVault)
+        /// The key as its vault keeps it, opened with its PIN on approval.
+        case stored(any StoredKey)
         case held(any AuthorizationSigning)
     }
 
@@ -90,27 +89,22 @@ extension Keystore {
     /// falls through without a warning (most identities are never handed to it); where nothing follows, the
     /// error is `AgentError.identityNotHeld`, which names the identity.
     public func signingKey(as name: IdentityName? = nil, keys: KeySources = .vault) throws -> SigningKey {
-        var read: VaultStore.Reading?
-        func vault(_ identity: IdentityName) throws -> VaultStore.Reading {
-            if let read, read.vault.name == identity { return read }
-            let fresh = try vaults.reading(identity)
+        var read: (any StoredKey)?
+        func stored(_ identity: IdentityName) throws -> any StoredKey {
+            if let read, read.name == identity { return read }
+            let fresh = try vaults.key(named: identity)
             read = fresh
             return fresh
         }
-        // A P-256 key in the TPM (its vault is not a Stellar key's): the agent's when it holds it, else opened in the
-        // TPM with its PIN. A session never holds one.
-        if name != nil || keys.sessionToken == nil {
-            do {
-                _ = try vault(name ?? .default)
-            } catch VaultError.p256Key {
-                return try tpmKey(try vaults.tpmKeyVault(named: name ?? .default), keys: keys)
-            } catch {
-                // Reported below, where a session may still name another identity.
-            }
+        // A P-256 key (in the TPM; it has no Stellar account): the agent's when it holds it, else opened with its
+        // PIN. A session never holds one.
+        if name != nil || keys.sessionToken == nil, let key = try? stored(name ?? .default), case .p256(let publicKey) = key.key {
+            return try p256Key(key, publicKey, keys: keys)
         }
+        // Any other error is reported below, where a session may still name another identity.
         if let agent = keys.agent, name != nil || keys.sessionToken == nil {
             let identity = name ?? .default
-            let address = try vault(identity).vault.publicKey.accountID
+            let address = try stored(identity).accountKey().accountID
             do {
                 let signer = try agent.signer(for: address, name: identity)
                 return SigningKey(name: identity, publicKey: signer.publicKey, holder: .agent(signer), keystore: self)
@@ -132,9 +126,9 @@ extension Keystore {
                 // old key, and signing with it while the address shows the new one signs for an account the
                 // person no longer means.
                 let current = session.identity == identity(session.identity.name)
-                    ? try vault(session.identity.name).vault
-                    : try VaultStore(directory: session.identity.keystore).vault(named: session.identity.name)
-                guard current.publicKey == session.keyPair.publicKey else {
+                    ? try stored(session.identity.name).accountKey()
+                    : try VaultStore(directory: session.identity.keystore).key(named: session.identity.name).accountKey()
+                guard current == session.keyPair.publicKey else {
                     throw SessionError.vaultChanged(name: session.identity.name.rawValue)
                 }
                 return SigningKey(name: session.identity.name, publicKey: session.keyPair.publicKey, holder: .session(token, session.identity), keystore: self)
@@ -143,28 +137,27 @@ extension Keystore {
                 warn("\(error.message) Using the PIN instead.")
             }
         }
-        let identity = name ?? .default
-        let reading = try vault(identity)
-        try checkReadyForPIN(reading.vault)
-        return SigningKey(name: identity, publicKey: reading.vault.publicKey, holder: .vault(reading), keystore: self)
+        let key = try stored(name ?? .default)
+        try key.checkReadyForPIN(in: self)
+        return SigningKey(name: key.name, key: key.key, holder: .stored(key), keystore: self)
     }
 
-    /// A P-256 key in the TPM: the agent's when it holds it, else opened in the TPM with its PIN (a session never
-    /// holds one), on the same rule as an Ed25519 key's agent.
-    private func tpmKey(_ vault: TPMKeyVault, keys: KeySources) throws -> SigningKey {
+    /// A P-256 key: the agent's when it holds it, else opened with its PIN (a session never holds one), on the
+    /// same rule as an Ed25519 key's agent.
+    private func p256Key(_ key: any StoredKey, _ publicKey: P256PublicKey, keys: KeySources) throws -> SigningKey {
         if let agent = keys.agent {
             do {
-                let signer = try agent.signer(for: vault.publicKey, name: vault.name)
-                return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .agentP256(signer), keystore: self)
+                let signer = try agent.signer(for: publicKey, name: key.name)
+                return SigningKey(name: key.name, key: key.key, holder: .agentP256(signer), keystore: self)
             } catch AgentError.keyNotHeld(let address) {
-                guard keys.pinAvailable else { throw AgentError.identityNotHeld(name: vault.name.rawValue, address: address) }
+                guard keys.pinAvailable else { throw AgentError.identityNotHeld(name: key.name.rawValue, address: address) }
             } catch let error as AgentError {
                 guard keys.pinAvailable else { throw error }
                 warn("\(error.message) Using the PIN instead.")
             }
         }
-        try checkReadyForPIN(vault)
-        return SigningKey(name: vault.name, key: .p256(vault.publicKey), holder: .tpmKey(vault), keystore: self)
+        try key.checkReadyForPIN(in: self)
+        return SigningKey(name: key.name, key: key.key, holder: .stored(key), keystore: self)
     }
 
     /// The key that signs a SEP-10 sign-in for identity `name`: `signingKey(as:keys:)`'s rule without the agent,

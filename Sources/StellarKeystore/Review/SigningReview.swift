@@ -172,8 +172,8 @@ public struct Approval<Signed: Sendable>: Sendable {
 }
 
 extension SigningKey {
-    /// The key, opened to sign: the vault's with its PIN (the vault read when the key was found is not read
-    /// again unless its file changed), a token's or a P-256 key's in the TPM with theirs, the session's read
+    /// The key, opened to sign: a stored key with its PIN, as its kind opens it (a vault read when the key was
+    /// found is not read again unless its file changed), the session's read
     /// again (so that a session ended meanwhile signs nothing), the agent's as it is (the agent checks its own
     /// holding, and each Ed25519 signature it returns is checked), or the held one.
     func opened(pin: (IdentityName) throws -> PIN) throws -> any AuthorizationSigning {
@@ -191,16 +191,9 @@ extension SigningKey {
             let session = try keystore.sessions.session(for: token, identity: owner)
             guard session.keyPair.publicKey == publicKey else { throw SessionError.vaultChanged(name: name.rawValue) }
             return CheckedKey(Signer(name: name, keyPair: session.keyPair, isFromPhrase: nil))
-        case .tpmKey(let vault):
+        case .stored(let key):
             guard let keystore else { throw SessionError.ended }
-            return try keystore.openTPMKey(vault, pin: pin(name))
-        case .vault(let reading) where reading.vault.isInToken:
-            guard let keystore else { throw SessionError.ended }
-            return try keystore.vaults.openToken(reading, pin: pin(name))
-        case .vault(let reading):
-            guard let keystore else { throw SessionError.ended }
-            let (keyPair, root) = try keystore.vaults.unlock(reading, pin: pin(name))
-            return CheckedKey(Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil))
+            return try key.open(pin: pin(name), in: keystore)
         }
     }
 }

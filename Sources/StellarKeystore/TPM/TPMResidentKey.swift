@@ -11,7 +11,7 @@ package struct TPMResidentKey: AuthorizationSigning {
     package let name: IdentityName
     let vault: TPMKeyVault
     let authValue: SecureBytes
-    let tpm: TPMSealer
+    let tpm: any TPMKeySigning
     var form: P256SignatureForm = .webAuthn
 
     package var signerKey: AuthorizationSigner.Key { .p256(vault.publicKey) }
@@ -31,19 +31,6 @@ package struct TPMResidentKey: AuthorizationSigning {
 }
 
 extension Keystore {
-    /// The vault of identity `name` if it is a P-256 key in the TPM (format version 5); nil for any other vault,
-    /// and for none or a damaged one, whose error is the next reader's to report (a session may name the identity).
-    func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
-        do {
-            _ = try vaults.vault(named: name)
-            return nil
-        } catch VaultError.p256Key {
-            return try vaults.tpmKeyVault(named: name)
-        } catch {
-            return nil
-        }
-    }
-
     /// Refuses, before a PIN is asked, a P-256 key whose PIN could not be used: a wait after wrong PINs running,
     /// the TPM absent or in lockout.
     func checkReadyForPIN(_ vault: TPMKeyVault) throws {
@@ -57,7 +44,7 @@ extension Keystore {
     /// Opens the P-256 key with `pin`: the TPM signs one throwaway digest, so that a wrong PIN is found (and
     /// counted, by the TPM and as every PIN here is) before anything is signed.
     func openTPMKey(_ vault: TPMKeyVault, pin: PIN) throws -> TPMResidentKey {
-        let tpm = try tpm()
+        guard let tpm = try tpm() as? any TPMKeySigning else { throw TPMError.notSupported }
         let (before, _) = try vaults.attempts.record(vault.name)
         do {
             let key = TPMResidentKey(name: vault.name, vault: vault, authValue: try vault.authValue(pin: pin), tpm: tpm)
@@ -71,30 +58,6 @@ extension Keystore {
             throw error
         }
     }
-
-    /// Opens identity `name`'s P-256 key in the TPM with its PIN (counted) and lets it go: the PIN is right and
-    /// the key this TPM's. Its public key is returned.
-    @discardableResult
-    public func logIn(toTPMKeyOf name: IdentityName, pin: () throws -> PIN) throws -> P256PublicKey {
-        guard let vault = try tpmKeyVault(name) else { throw VaultError.notP256Key(name: name.rawValue) }
-        try checkReadyForPIN(vault)
-        _ = try openTPMKey(vault, pin: pin())
-        return vault.publicKey
-    }
-
-    /// Has the agent behind `client` open identity `name`'s P-256 key in its own TPM with the PIN (asked once
-    /// the TPM is ready here), and hold it for at most `ttl`. The agent must have been given the TPM.
-    @discardableResult
-    public func addTPMKeyToAgent(name: IdentityName, client: AgentClient, ttl: Duration? = nil, pin: () throws -> PIN) throws -> P256PublicKey {
-        guard let vault = try tpmKeyVault(name) else { throw VaultError.notP256Key(name: name.rawValue) }
-        try checkReadyForPIN(vault)
-        try client.addTPMKey(name: name, address: AuthorizationSigner.Key.p256(vault.publicKey).agentAddress, keystore: identity(name).keystore,
-                             pin: pin(), ttl: ttl.map { Int($0.components.seconds) })
-        return vault.publicKey
-    }
-
-    /// Whether identity `name` is a P-256 key in the TPM (format version 5).
-    public func isP256Key(_ name: IdentityName) throws -> Bool { try tpmKeyVault(name) != nil }
 
     // MARK: Making one
 

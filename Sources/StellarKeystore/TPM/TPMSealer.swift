@@ -29,11 +29,6 @@ public protocol TPMSealer: Sendable {
     /// the person allowed it.
     func createSigningKey(authValue: SecureBytes) throws -> TPMSigningKey
 
-    /// The ECDSA signature (r, s; each 32 bytes, big-endian) of `key` over the 32-byte SHA-256 `digest`, if
-    /// `authValue` is its authorisation value. A wrong one is counted by the TPM (`TPMError.wrongPIN`); in
-    /// lockout nothing is tried (`TPMError.lockedOut`); another TPM's key is `TPMError.boundElsewhere`.
-    func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8])
-
     /// What `key`'s public area says of it, read from its TPM2B_PUBLIC without asking the TPM.
     func attributes(of key: TPMSigningKey) throws -> TPMKeyAttributes
 
@@ -45,6 +40,17 @@ public protocol TPMSealer: Sendable {
     func unprotectLockout(code: LockoutCode) throws
     /// Ends a lockout and resets the counter; `code` nil where the lockout authorization is empty.
     func resetLockout(code: LockoutCode?) throws
+}
+
+/// A TPM that signs with the P-256 keys it made (`TPMSealer.createSigningKey`). Not public, and apart from
+/// `TPMSealer` because a public protocol cannot have a `package` requirement: a TPM signature is reached only
+/// through a review and a counted PIN (`TPMResidentKey`), never by an app calling the TPM. `StellarKeystoreTPM`'s
+/// `TPM` is one; a `TPMSealer` that is not cannot open a P-256 key (`TPMError.notSupported`).
+package protocol TPMKeySigning: TPMSealer {
+    /// The ECDSA signature (r, s; each 32 bytes, big-endian) of `key` over the 32-byte SHA-256 `digest`, if
+    /// `authValue` is its authorisation value. A wrong one is counted by the TPM (`TPMError.wrongPIN`); in
+    /// lockout nothing is tried (`TPMError.lockedOut`); another TPM's key is `TPMError.boundElsewhere`.
+    func signature(for digest: [UInt8], with key: TPMSigningKey, authValue: SecureBytes) throws -> (r: [UInt8], s: [UInt8])
 }
 
 /// The TPM's dictionary-attack protection as `TPM2_GetCapability` reports it (TPM 2.0 Part 2, 6.13).

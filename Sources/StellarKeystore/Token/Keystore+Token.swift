@@ -131,28 +131,4 @@ extension Keystore {
         warnAboutPermissions(name)
         return Created(name: name, address: key.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
     }
-
-    /// Logs in to the token that holds identity `name`'s key with its PIN (counted, as every PIN tried here is),
-    /// finds the key, and logs out: the PIN is right, and the token and the key are there. The identity's key
-    /// reference is returned.
-    @discardableResult
-    public func logIn(toTokenOf name: IdentityName, pin: () throws -> PIN) throws -> PKCS11KeyReference {
-        let reading = try vaults.reading(name)
-        guard let reference = reading.vault.token else { throw TokenError.notInToken(name: name.rawValue) }
-        try checkReadyForPIN(reading.vault)
-        _ = try vaults.openToken(reading, pin: pin())
-        return reference
-    }
-
-    /// Has the agent behind `client` log in to the token of identity `name` with its PIN, asked once the token
-    /// is ready, and hold that session for at most `ttl`: the agent reads the vault and tries the PIN itself.
-    @discardableResult
-    public func addTokenToAgent(name: IdentityName, client: AgentClient, ttl: Duration? = nil, pin: () throws -> PIN) throws -> PKCS11KeyReference {
-        let vault = try vaults.vault(named: name)
-        guard let reference = vault.token else { throw TokenError.notInToken(name: name.rawValue) }
-        try checkReadyForPIN(vault)
-        try client.addToken(name: name, address: vault.publicKey.accountID, keystore: identity(name).keystore, pin: pin(),
-                            ttl: ttl.map { Int($0.components.seconds) })
-        return reference
-    }
 }

@@ -129,8 +129,10 @@ public final class PKCS11Session: @unchecked Sendable {
         _ = functions.C_CloseSession?(handle)
     }
 
-    /// Logs in as the token's user, with the PIN passed to the module straight from `pin`'s memory.
-    public func login(pin: SecureBytes) throws {
+    /// Logs in as the token's user, with the PIN passed to the module straight from `pin`'s memory. Not public:
+    /// a login is the way to the token's signatures, and an app reaches them only through a review, with the PIN
+    /// counted (`TokenKey`).
+    package func login(pin: SecureBytes) throws {
         try lock.withLock { _ in
             guard let login = functions.C_Login else { throw TokenError.failed(operation: "log in", code: "CKR_FUNCTION_NOT_SUPPORTED") }
             func tryPIN() -> CK_RV {
@@ -237,7 +239,8 @@ public final class PKCS11Session: @unchecked Sendable {
 
     /// Signs `message` with the private key that has this ID (`CKM_EDDSA` without parameters: pure Ed25519,
     /// RFC 8032), looked up on every call so that a key deleted meanwhile is reported as missing.
-    public func sign(_ message: [UInt8], key id: [UInt8]) throws -> [UInt8] {
+    /// Not public: an app signs with a token's key only through a review (`TokenKey`).
+    package func sign(_ message: [UInt8], key id: [UInt8]) throws -> [UInt8] {
         try lock.withLock { _ in
             let found = try findObjects("look for the key", Self.ed25519PrivateKeys.adding(CKA_ID, id))
             guard let key = found.first else {

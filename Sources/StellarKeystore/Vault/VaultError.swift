@@ -31,8 +31,6 @@ public enum VaultError: KeystoreError, Equatable {
     case noHomeDirectory
     /// The vault is a P-256 key in the TPM (`TPMKeyVault`), asked for something only a Stellar (Ed25519) key does.
     case p256Key(path: String)
-    /// A P-256 key in the TPM was asked for, and the identity is another kind.
-    case notP256Key(name: String)
 
     public var message: String {
         switch self {
@@ -56,8 +54,6 @@ public enum VaultError: KeystoreError, Equatable {
             "The vault \(Self.shown(path)) is damaged (\(reason)); restore it from a backup."
         case .p256Key(let path):
             "The vault \(Self.shown(path)) is a P-256 key in this machine's TPM: it has no Stellar account, and signs only as a smart account's signer; nothing was done."
-        case .notP256Key(let name):
-            "Identity '\(name)' is not a P-256 key in the TPM."
         case .unsupportedVersion(let path, let version):
             "The vault \(Self.shown(path)) has format version \(version), newer than this program reads."
         case .unsafeParameters(let path):

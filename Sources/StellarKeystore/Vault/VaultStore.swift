@@ -146,21 +146,6 @@ public struct VaultStore: Sendable {
         try create(vault.encoded(), name: vault.name, replacing: replacing)
     }
 
-    /// The identity `name` that P-256 key's vault (format version 5) holds.
-    public func tpmKeyVault(named name: IdentityName) throws -> TPMKeyVault {
-        let path = path(of: name)
-        let bytes: [UInt8]?
-        do {
-            bytes = try AtomicFile.readWithStatus(path, limit: Vault.maximumFileSize)?.bytes
-        } catch let error as FileError {
-            throw VaultError.corrupt(path: path, reason: error.reason)
-        }
-        guard let bytes else { throw VaultError.notFound(name: name.rawValue, directory: directory) }
-        let vault = try TPMKeyVault(file: bytes, path: path)
-        guard vault.name == name else { throw VaultError.misnamed(path: path, inside: vault.name.rawValue) }
-        return vault
-    }
-
     private func create(_ encoded: [UInt8], name: IdentityName, replacing: Bool) throws -> String? {
         try createDirectory()
         return try withLock(writing: true) {
