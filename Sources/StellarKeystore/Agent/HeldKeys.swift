@@ -1,5 +1,6 @@
 import Glibc
 import StellarKeys
+import StellarText
 
 /// A key the agent holds: whose it is, where it came from, and when it goes.
 struct HeldKey {
@@ -24,6 +25,59 @@ extension KeystoreAgent {
     /// Holds `signer`'s key, for at most `ttl` seconds as well as the agent's own limit; a key it holds already
     /// (same address) is replaced, with the new limits.
     public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) { hold(signer, keystore: keystore, ttl: ttl) }
+
+    /// The kinds of key `addKey` hands over, by what follows its request.
+    enum KeyKind {
+        /// The 32 bytes of an Ed25519 seed.
+        case seed
+        /// The PIN of the PKCS#11 token that holds the identity's key.
+        case token
+        /// The PIN of a P-256 key in the agent's TPM.
+        case tpmKey
+
+        /// What the log adds after the address.
+        var logged: String {
+            switch self {
+            case .seed: ""
+            case .token: " (token)"
+            case .tpmKey: " (TPM)"
+            }
+        }
+    }
+
+    /// Opens identity `name`'s key in `keystore` with `secret` and holds it, for `addKey`: the one place the
+    /// agent opens keys, so that a connection only frames bytes. The key must be that of `address`, so that one
+    /// that arrived damaged, or a vault replaced since the client read it, is never held.
+    ///
+    /// A seed gives its key. A token's PIN logs in to the token that the identity's vault (read here) names, the
+    /// PIN counted as every PIN tried is: the agent then holds the logged-in session, never a key. A TPM key's PIN
+    /// opens it in the TPM the agent was given (`Options.tpm`), counted by the TPM and here: the agent holds it with
+    /// its authorisation value.
+    func holdKey(_ name: IdentityName, in keystore: String, address: String, kind: KeyKind, secret: SecureBytes, ttl: Int?) throws {
+        switch kind {
+        case .tpmKey:
+            guard let tpm = options.tpm else { throw AgentError.seedRefused("this agent was started without a TPM") }
+            let store = try Keystore(directory: keystore, tpm: tpm)
+            guard let vault = try store.tpmKeyVault(name), AuthorizationSigner.Key.p256(vault.publicKey).agentAddress == address else {
+                throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the TPM key \(TerminalText.escaped(address, limit: 160))")
+            }
+            try store.checkReadyForPIN(vault)
+            hold(try store.openTPMKey(vault, pin: PIN(secret)), keystore: keystore, ttl: ttl)
+        case .token:
+            let store = try VaultStore(directory: keystore)
+            let reading = try store.reading(name)
+            guard reading.vault.isInToken, reading.vault.publicKey.accountID == address else {
+                throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the token key of \(TerminalText.escaped(address, limit: 60))")
+            }
+            hold(try store.openToken(reading, pin: PIN(token: secret)), keystore: keystore, ttl: ttl)
+        case .seed:
+            let keyPair = try KeyPair(seed: secret)
+            guard keyPair.publicKey.accountID == address else {
+                throw AgentError.seedRefused("the seed is not the key of \(TerminalText.escaped(address, limit: 60))")
+            }
+            add(Signer(name: name, keyPair: keyPair, isFromPhrase: nil), keystore: keystore, ttl: ttl)
+        }
+    }
 
     /// The same for any key this process opened: a seed, or a token's key through its logged-in session.
     func hold(_ signer: any AuthorizationSigning, keystore: String, ttl: Int?) {
