@@ -33,7 +33,7 @@ package struct TPMResidentKey: AuthorizationSigning {
 extension Keystore {
     /// The vault of identity `name` if it is a P-256 key in the TPM (format version 5); nil for any other vault,
     /// and for none or a damaged one, whose error is the next reader's to report (a session may name the identity).
-    func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
+    package func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
         do {
             _ = try vaults.vault(named: name)
             return nil
@@ -46,7 +46,7 @@ extension Keystore {
 
     /// Refuses, before a PIN is asked, a P-256 key whose PIN could not be used: a wait after wrong PINs running,
     /// the TPM absent or in lockout.
-    func checkReadyForPIN(_ vault: TPMKeyVault) throws {
+    package func checkReadyForPIN(_ vault: TPMKeyVault) throws {
         if let wait = vaults.attempts.secondsUntilNextAttempt(vault.name) { throw VaultError.throttled(secondsLeft: wait) }
         let tpm = try tpm()
         let state = try tpm.dictionaryAttackState()
@@ -56,7 +56,7 @@ extension Keystore {
 
     /// Opens the P-256 key with `pin`: the TPM signs one throwaway digest, so that a wrong PIN is found (and
     /// counted, by the TPM and as every PIN here is) before anything is signed.
-    func openTPMKey(_ vault: TPMKeyVault, pin: PIN) throws -> TPMResidentKey {
+    package func openTPMKey(_ vault: TPMKeyVault, pin: PIN) throws -> TPMResidentKey {
         let tpm = try tpm()
         let (before, _) = try vaults.attempts.record(vault.name)
         do {

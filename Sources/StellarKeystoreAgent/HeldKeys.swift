@@ -1,5 +1,6 @@
 import Glibc
 import StellarKeys
+import StellarKeystore
 import StellarText
 
 /// A key the agent holds: whose it is, where it came from, and when it goes.
@@ -91,15 +92,8 @@ extension KeystoreAgent {
         wake()
     }
 
-    /// What `listKeys` reports of one key.
-    public struct KeyInfo: Sendable, Equatable {
-        public let name: String
-        public let keystore: String
-        public let address: String
-        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
-        public let expiresIn: Int?
-        public let idleExpiresIn: Int?
-    }
+    /// What `listKeys` reports of one key: the client's type, which reads the answer.
+    public typealias KeyInfo = AgentClient.KeyInfo
 
     public func heldKeys() -> [KeyInfo] {
         let now = options.now()

@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 import StellarTransactions
 import Synchronization
@@ -138,8 +139,8 @@ public enum ConfirmationScope: String, Sendable {
 
 extension KeystoreAgent {
     /// The range of `Options.confirmationTimeout`, in seconds.
-    public static let shortestConfirmationTimeout = 1
-    public static let longestConfirmationTimeout = 600
+    public static let shortestConfirmationTimeout = AgentProtocol.shortestConfirmationTimeout
+    public static let longestConfirmationTimeout = AgentProtocol.longestConfirmationTimeout
 
     /// `Options.confirmationTimeout`, within its range.
     var questionTimeout: Int {

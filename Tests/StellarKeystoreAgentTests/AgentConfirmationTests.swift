@@ -4,6 +4,7 @@ import TestFixtures
 @testable import StellarKeys
 @testable import StellarTransactions
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 
 /// A person at the agent's terminal, played by the test: each question is recorded, and waits for `answer` (or
 /// 8 s, so that no test can hang on it).

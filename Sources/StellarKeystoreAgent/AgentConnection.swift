@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 import StellarText
 
