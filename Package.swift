@@ -20,6 +20,9 @@ let package = Package(
         .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
         // TPM-bound vaults on Linux: plugs a TPM into StellarKeystore's vaults.
         .library(name: "StellarKeystoreTPM", targets: ["StellarKeystoreTPM"]),
+        // The signing agent's server, for an app that embeds one as the tool does (threads, signal handlers, a log):
+        // an app that only talks to an agent needs StellarKeystore alone, which has the client and the protocol.
+        .library(name: "StellarKeystoreAgent", targets: ["StellarKeystoreAgent"]),
         // SEP-10 and SEP-45 sign-in over HTTPS (libcurl, loaded when used). An app with its own HTTP client needs
         // only StellarKeystore: the checks are `WebAuthChallenge` and `ContractWebAuthChallenge`, in StellarTransactions.
         .library(name: "StellarWebAuth", targets: ["StellarWebAuth"]),
@@ -56,8 +59,8 @@ let package = Package(
         .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform", "CPKCS11"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // The signing agent's server: the socket it listens on, a thread per connection, the keys it holds, the
-        // questions it puts to its person, its log and its signals. An app that talks to an agent needs only
-        // StellarKeystore, which has the client and the protocol; no product offers the server, which the tool runs.
+        // questions it puts to its person, its log and its signals. Above the app library, so that an app that
+        // only talks to an agent links none of it.
         .target(name: "StellarKeystoreAgent", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText"], swiftSettings: warningsAreErrors),
         // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
