@@ -5,7 +5,8 @@ import PackageDescription
 // library that reaches for the command line does not compile. ARCHITECTURE.md says what lives where.
 //
 //   keystore (CLI) ──> StellarKeystoreTPM ──> StellarKeystore ──> StellarTransactions ──> StellarKeys ──> StellarText
-//                  └──> StellarWebAuth ─────────────────────────────┘                  CSodium, CPlatform
+//                  ├──> StellarKeystoreAgent ──┘                    │                  CSodium, CPlatform
+//                  └──> StellarWebAuth ─────────────────────────────┘
 //   StellarKeystoreTPM ──> CTSS2 (tpm2-tss, loaded at run time)
 //   StellarKeystore ──> CPKCS11 (a PKCS#11 module the user names, loaded at run time)
 //   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
@@ -19,6 +20,9 @@ let package = Package(
         .library(name: "StellarKeystore", targets: ["StellarKeystore"]),
         // TPM-bound vaults on Linux: plugs a TPM into StellarKeystore's vaults.
         .library(name: "StellarKeystoreTPM", targets: ["StellarKeystoreTPM"]),
+        // The signing agent's server, for an app that embeds one as the tool does (threads, signal handlers, a log):
+        // an app that only talks to an agent needs StellarKeystore alone, which has the client and the protocol.
+        .library(name: "StellarKeystoreAgent", targets: ["StellarKeystoreAgent"]),
         // SEP-10 and SEP-45 sign-in over HTTPS (libcurl, loaded when used). An app with its own HTTP client needs
         // only StellarKeystore: the checks are `WebAuthChallenge` and `ContractWebAuthChallenge`, in StellarTransactions.
         .library(name: "StellarWebAuth", targets: ["StellarWebAuth"]),
@@ -54,6 +58,10 @@ let package = Package(
         // Vaults, attempts, backups, sessions, import, and the `Keystore` façade an app or the CLI calls.
         .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform", "CPKCS11"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
+        // The signing agent's server: the socket it listens on, a thread per connection, the keys it holds, the
+        // questions it puts to its person, its log and its signals. Above the app library, so that an app that
+        // only talks to an agent links none of it.
+        .target(name: "StellarKeystoreAgent", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText"], swiftSettings: warningsAreErrors),
         // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
         .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
         // The command line's body: parsing, prompts, hints, exit codes and printing, a library so that tests run it
@@ -61,14 +69,14 @@ let package = Package(
         .target(
             name: "KeystoreCLI",
             dependencies: [
-                "StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
+                "StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreAgent", "StellarKeystoreTPM", "StellarWebAuth", "CPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: warningsAreErrors
         ),
         .executableTarget(name: "keystore", dependencies: ["KeystoreCLI"], swiftSettings: warningsAreErrors),
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
-        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarWebAuth"], swiftSettings: warningsAreErrors),
+        .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreAgent", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
         .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
         // A private SoftHSM2 token directory with one token, for the PKCS#11 tests.
@@ -81,12 +89,13 @@ let package = Package(
         .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures", "SoftwareToken"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarKeystoreAgentTests", dependencies: ["StellarKeystoreAgent", "StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarKeystoreTPMTests",
                     dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: warningsAreErrors),
         .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
         // An app's view of the library: public API only, no @testable.
         .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "KeystoreCLI", "keystore-fuzz", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "KeystoreCLI", "keystore-fuzz", "StellarKeystore", "StellarKeystoreAgent", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
     ]
 )

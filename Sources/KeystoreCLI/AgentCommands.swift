@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 internal import CPlatform
 import StellarKeystore
+import StellarKeystoreAgent
 import StellarKeystoreTPM
 import StellarKeys
 import StellarText

@@ -1,5 +1,6 @@
 import Glibc
 import StellarKeystore
+import StellarKeystoreAgent
 
 /// `--confirm`'s terminal: each request shown as the agent words it (network first, then who asks, then what),
 /// and answered on this terminal, one at a time. The agent decides what approves and when a question is

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import StellarKeystore
+import StellarKeystoreAgent
 import StellarKeys
 import StellarTransactions
 import StellarWebAuth

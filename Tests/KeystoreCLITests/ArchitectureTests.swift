@@ -5,7 +5,7 @@ import Testing
 /// file may call which C library.
 @Suite struct ArchitectureTests {
     static let root = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let libraries = ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreTPM", "StellarWebAuth"]
+    static let libraries = ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreAgent", "StellarKeystoreTPM", "StellarWebAuth"]
 
     /// The Swift files of `target`, by path relative to the package.
     static func sources(_ target: String) -> [String] {
@@ -273,6 +273,10 @@ import Testing
         #expect(!closure("StellarKeys").contains("StellarTransactions") && !closure("StellarTransactions").contains("StellarKeystore"))
         // Text is the bottom: it reads and shows text, and reaches nothing (no key, no C library).
         #expect(closure("StellarText").isEmpty && closure("StellarKeys").contains("StellarText"))
+        // The agent's server (threads, signals, a log) is a target of its own above the app library, which keeps
+        // the client and the protocol; no product an app depends on reaches it, and it reaches no TPM library.
+        #expect(closure("StellarKeystoreAgent").contains("StellarKeystore") && !closure("StellarKeystore").contains("StellarKeystoreAgent"))
+        #expect(!reached.contains("StellarKeystoreAgent") && !closure("StellarKeystoreAgent").contains("CTSS2"))
         // Sign-in needs the SEP-10 checks (StellarTransactions) and HTTP, not the vaults: the caller brings signers.
         #expect(!closure("StellarWebAuth").contains("StellarKeystore"))
     }

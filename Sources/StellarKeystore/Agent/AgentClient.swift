@@ -33,7 +33,7 @@ public final class AgentClient: Sendable {
 
     /// How long a call waits for its answer: longer than the longest an agent waits for a person's answer, so that
     /// its own answer (a timeout included) arrives first.
-    public static let answerTimeout = KeystoreAgent.longestConfirmationTimeout + 10
+    public static let answerTimeout = AgentProtocol.longestConfirmationTimeout + 10
 
     /// `socketPath` must be absolute (`absolutePath(_:)` makes a relative one so); a relative one is refused at
     /// the first call.
@@ -93,14 +93,28 @@ public final class AgentClient: Sendable {
                       isSocketActivated: result["socketActivated"] == .boolean(true))
     }
 
-    public func keys() throws -> [KeystoreAgent.KeyInfo] {
+    /// One key an agent holds, as `listKeys` reports it.
+    public struct KeyInfo: Sendable, Equatable {
+        public let name: String
+        public let keystore: String
+        public let address: String
+        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
+        public let expiresIn: Int?
+        public let idleExpiresIn: Int?
+
+        package init(name: String, keystore: String, address: String, expiresIn: Int?, idleExpiresIn: Int?) {
+            (self.name, self.keystore, self.address, self.expiresIn, self.idleExpiresIn) = (name, keystore, address, expiresIn, idleExpiresIn)
+        }
+    }
+
+    public func keys() throws -> [KeyInfo] {
         guard case .array(let listed)? = try call(.listKeys, [])["keys"] else { throw AgentError.badAnswer("listKeys lacks keys") }
         return try listed.map { value in
             guard let key = value.object, let name = key["name"]?.string, let keystore = key["keystore"]?.string,
                   let address = key["address"]?.string else { throw AgentError.badAnswer("a listed key lacks one of name, address, keystore") }
-            return KeystoreAgent.KeyInfo(name: name, keystore: keystore, address: address,
-                                         expiresIn: key["expiresIn"]?.integer(as: Int.self),
-                                         idleExpiresIn: key["idleExpiresIn"]?.integer(as: Int.self))
+            return KeyInfo(name: name, keystore: keystore, address: address,
+                           expiresIn: key["expiresIn"]?.integer(as: Int.self),
+                           idleExpiresIn: key["idleExpiresIn"]?.integer(as: Int.self))
         }
     }
 

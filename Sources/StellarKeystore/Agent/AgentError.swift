@@ -95,7 +95,7 @@ public enum AgentError: KeystoreError, Equatable {
             }
         }
 
-        var reason: String {
+        package var reason: String {
             switch self {
             case .directoryNotPrivate(let owner, let mode):
                 "its directory is not private to you (owner uid \(owner), mode \(String(mode, radix: 8).leftPadded(to: 4)))"
@@ -160,7 +160,7 @@ public enum AgentError: KeystoreError, Equatable {
     }
 
     /// The SEP-43 code an agent answers with.
-    var code: AgentProtocol.ErrorCode {
+    package var code: AgentProtocol.ErrorCode {
         switch self {
         case .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .refused, .badAnswer, .seedRefused: .invalidRequest
         case .rejected: .rejected
@@ -169,7 +169,7 @@ public enum AgentError: KeystoreError, Equatable {
     }
 
     /// The `data.reason` a client branches on.
-    var reason: String? {
+    package var reason: String? {
         switch self {
         case .keyNotHeld, .identityNotHeld, .noKeys: "no-key"
         case .rejected(let why): why.wireReason

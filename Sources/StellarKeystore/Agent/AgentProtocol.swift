@@ -7,6 +7,11 @@ public enum AgentProtocol {
     /// No request comes near this (an envelope is at most 256 KiB as base64); a longer one is refused unread.
     public static let largestRequest = 1 << 20
 
+    /// The range of the seconds a server waits for its person's answer before it withdraws a question: a client
+    /// waits for an answer that long and a little more.
+    public static let shortestConfirmationTimeout = 1
+    public static let longestConfirmationTimeout = 600
+
     /// SEP-43's error codes.
     public enum ErrorCode: Int, Sendable {
         case `internal` = -1
@@ -29,12 +34,14 @@ public struct AgentRequest: Sendable {
     /// The id as JSON text, ready to echo.
     public let id: [UInt8]
     public let method: AgentProtocol.Method
-    let params: [String: StrictJSON.Value]
+    package let params: [String: StrictJSON.Value]
 
     /// Why a line is not a request, with the id to answer it under (`null` when it could not be read).
     public struct Refusal: Error, Sendable, Equatable {
         public let id: [UInt8]
         public let message: String
+
+        package init(id: [UInt8], message: String) { (self.id, self.message) = (id, message) }
     }
 
     public init(line: [UInt8]) throws(Refusal) {
@@ -65,7 +72,7 @@ public struct AgentRequest: Sendable {
     }
 
     /// A string parameter; nil when absent.
-    func string(_ key: String) throws(Refusal) -> String? {
+    package func string(_ key: String) throws(Refusal) -> String? {
         switch params[key] {
         case nil: return nil
         case .string(let text)?: return text
@@ -73,12 +80,12 @@ public struct AgentRequest: Sendable {
         }
     }
 
-    func requiredString(_ key: String) throws(Refusal) -> String {
+    package func requiredString(_ key: String) throws(Refusal) -> String {
         guard let text = try string(key) else { throw Refusal(id: id, message: "'\(key)' is missing") }
         return text
     }
 
-    func base64(_ key: String) throws(Refusal) -> [UInt8]? {
+    package func base64(_ key: String) throws(Refusal) -> [UInt8]? {
         guard let text = try string(key) else { return nil }
         guard let bytes = Base64.decode(text) else { throw Refusal(id: id, message: "'\(key)' is not valid base64") }
         return bytes
@@ -86,7 +93,7 @@ public struct AgentRequest: Sendable {
 
     /// An array of smart-account context rule ids (each 0 to 2³²−1), at most `SmartAccountCredential.maximumContextRules`;
     /// nil when absent.
-    func ruleIDs(_ key: String) throws(Refusal) -> [UInt32]? {
+    package func ruleIDs(_ key: String) throws(Refusal) -> [UInt32]? {
         switch params[key] {
         case nil, .null?: return nil
         case .array(let elements)?:
@@ -106,7 +113,7 @@ public struct AgentRequest: Sendable {
     }
 
     /// The length of a token's PIN an `addKey` will send: 4 to 64 bytes, as `PIN(token:)` takes.
-    func pinLength() throws(Refusal) -> Int {
+    package func pinLength() throws(Refusal) -> Int {
         guard case .integer(let digits)? = params["pinLength"], let value = Int(digits), (4...64).contains(value) else {
             throw Refusal(id: id, message: "'pinLength' must be 4 to 64 bytes")
         }
@@ -114,7 +121,7 @@ public struct AgentRequest: Sendable {
     }
 
     /// A whole number of seconds from 1 to a day; nil when absent.
-    func seconds(_ key: String) throws(Refusal) -> Int? {
+    package func seconds(_ key: String) throws(Refusal) -> Int? {
         switch params[key] {
         case nil, .null?: return nil
         case .integer(let digits)?:
@@ -136,13 +143,13 @@ public indirect enum AgentJSON: Sendable, Equatable {
 
     public static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
 
-    var text: String {
+    package var text: String {
         var out = ""
         write(into: &out)
         return out
     }
 
-    func write(into out: inout String) {
+    package func write(into out: inout String) {
         switch self {
         case .string(let text): out += Self.quoted(text)
         case .integer(let value): out += String(value)
@@ -167,7 +174,7 @@ public indirect enum AgentJSON: Sendable, Equatable {
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as is (UTF-8).
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         // Addresses, signatures and envelopes: nothing to escape, and every answer has some.
         if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F }) { return "\"" + text + "\"" }
         var out = "\""
@@ -186,7 +193,7 @@ public indirect enum AgentJSON: Sendable, Equatable {
     }
 
     /// `{"jsonrpc":"2.0","id":…,"result":…}` and its newline.
-    static func result(id: [UInt8], _ result: AgentJSON) -> [UInt8] {
+    package static func result(id: [UInt8], _ result: AgentJSON) -> [UInt8] {
         Array(#"{"jsonrpc":"2.0","id":"#.utf8) + id + Array(#","result":"#.utf8) + Array(result.text.utf8) + [UInt8(ascii: "}"), 0x0A]
     }
 

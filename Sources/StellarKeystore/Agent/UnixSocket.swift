@@ -3,26 +3,27 @@ internal import CPlatform
 import StellarKeys
 import StellarText
 
-/// A Unix stream socket: the agent's only use of the socket calls, kept in this one file.
-final class UnixSocket: @unchecked Sendable {
-    private(set) var fd: Int32
+/// A Unix stream socket: the agent client's use of the socket calls, and what the server shares with it; the
+/// server's own half (listening, adopting and accepting) is `UnixSocket+Listening.swift` in StellarKeystoreAgent.
+package final class UnixSocket: @unchecked Sendable {
+    package private(set) var fd: Int32
 
-    private init(fd: Int32) { self.fd = fd }
+    package init(fd: Int32) { self.fd = fd }
 
     deinit { close() }
 
-    func close() {
+    package func close() {
         if fd >= 0 { _ = Glibc.close(fd) }
         fd = -1
     }
 
     /// `sun_path` holds 108 bytes with its terminating zero.
-    static let longestPath = 107
+    package static let longestPath = 107
 
     /// The address of `path`, refused (`socketPathTooLong`) when it cannot be one: empty, too long, or with a NUL.
-    static func checkedAddress(_ path: String) throws -> sockaddr_un { try address(path) }
+    package static func checkedAddress(_ path: String) throws -> sockaddr_un { try address(path) }
 
-    private static func address(_ path: String) throws -> sockaddr_un {
+    package static func address(_ path: String) throws -> sockaddr_un {
         let bytes = Array(path.utf8)
         guard !bytes.isEmpty, bytes.count <= longestPath, !bytes.contains(0) else { throw AgentError.socketPathTooLong(path) }
         var address = sockaddr_un()
@@ -34,42 +35,15 @@ final class UnixSocket: @unchecked Sendable {
         return address
     }
 
-    private static func stream() throws -> UnixSocket {
+    package static func stream() throws -> UnixSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw AgentError.system("socket", errno) }
         return UnixSocket(fd: fd)
     }
 
-    /// A listening socket at `path`, mode 0600. The mode is set after `bind`, not with the umask, which is the
-    /// whole process's and would change files other threads create meanwhile; until then the socket is in a
-    /// directory only its owner can enter, and the agent checks every peer's uid anyway.
-    static func listen(at path: String, backlog: Int32 = 64) throws -> UnixSocket {
-        var address = try address(path)
-        let socket = try stream()
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            throw errno == EADDRINUSE ? AgentError.socketInUse(path) : AgentError.system("bind \(path)", errno)
-        }
-        guard chmod(path, 0o600) == 0 else {
-            let code = errno
-            unlink(path)
-            throw AgentError.system("chmod \(path)", code)
-        }
-        guard Glibc.listen(socket.fd, backlog) == 0 else {
-            let code = errno
-            unlink(path)
-            throw AgentError.system("listen", code)
-        }
-        // Accepting never blocks: the agent's loop accepts until none is waiting.
-        _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
-        return socket
-    }
-
     /// A connection to the socket at `path`; nil when nothing listens there (no file, or a socket left by an
     /// agent that is gone).
-    static func connect(to path: String, timeout seconds: Int? = nil) throws -> UnixSocket? {
+    package static func connect(to path: String, timeout seconds: Int? = nil) throws -> UnixSocket? {
         var address = try address(path)
         let socket = try stream()
         // Before connect, which waits on a full queue for as long as the send timeout allows.
@@ -94,7 +68,7 @@ final class UnixSocket: @unchecked Sendable {
     /// uid, as the kernel recorded it when the server began to listen (`SO_PEERCRED`), the effective uid. The
     /// last is what counts, since it cannot be forged; the others refuse a planted socket with a clearer reason,
     /// and before it could learn anything from a connection.
-    static func connectToOwnServer(at path: String, timeout: Int) throws -> UnixSocket? {
+    package static func connectToOwnServer(at path: String, timeout: Int) throws -> UnixSocket? {
         guard path.hasPrefix("/") else { throw AgentError.socketPathNotAbsolute(path) }
         let me = geteuid()
         switch try directoryTrust(of: path) {
@@ -116,7 +90,7 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// Whether the directory of the socket at `path` is one only this process's user can change.
-    enum DirectoryTrust: Equatable {
+    package enum DirectoryTrust: Equatable {
         case privateToMe
         /// There is no such directory.
         case absent
@@ -125,7 +99,7 @@ final class UnixSocket: @unchecked Sendable {
 
     /// Its directory must be a real directory (not a symlink) owned by the effective uid, with no access for group
     /// or others.
-    static func directoryTrust(of path: String) throws -> DirectoryTrust {
+    package static func directoryTrust(of path: String) throws -> DirectoryTrust {
         let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         // "/agent.sock" is in "/", which is checked like any other directory (and is no one's private one).
         let directory = parent.isEmpty ? "/" : parent
@@ -145,93 +119,13 @@ final class UnixSocket: @unchecked Sendable {
         return .privateToMe
     }
 
-    /// The socket at descriptor `fd`, which the process that started this one left open for it to serve, and the
-    /// path it listens at: refused unless it is a Unix stream socket that listens, at a path in the file system
-    /// (not an abstract or unnamed one), and that path is a socket in a directory only this user can change, and
-    /// the user's own. A mode that lets group or others in (a socket bound under a loose umask) is narrowed to
-    /// 0600, as for a socket this process binds itself. It is made non-blocking, like `listen(at:)`'s, and
-    /// closed on exec.
-    static func adoptListening(_ fd: Int32) throws -> (socket: UnixSocket, path: String) {
-        func refused(_ reason: String) -> AgentError { .inheritedSocketRefused(reason) }
-        var info = stat()
-        guard fcntl(fd, F_GETFD) >= 0, fstat(fd, &info) == 0 else { throw refused("descriptor \(fd) is not open") }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { throw refused("descriptor \(fd) is not a socket") }
-        func option(_ name: Int32) -> Int32? {
-            var value: Int32 = 0, length = socklen_t(MemoryLayout<Int32>.size)
-            return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
-        }
-        guard option(SO_DOMAIN) == AF_UNIX, option(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else {
-            throw refused("descriptor \(fd) is not a Unix stream socket")
-        }
-        guard option(SO_ACCEPTCONN) == 1 else { throw refused("descriptor \(fd) is not listening") }
-        var address = sockaddr_un()
-        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        let pathBytes = withUnsafeBytes(of: address.sun_path) { raw in
-            Array(raw.prefix(max(0, Int(length) - MemoryLayout<sa_family_t>.size)).prefix { $0 != 0 })
-        }
-        // An abstract address begins with a zero byte: it has no file, so no owner or mode to check.
-        guard named == 0, let first = pathBytes.first, first == UInt8(ascii: "/") else {
-            throw refused("descriptor \(fd) listens at no path in the file system")
-        }
-        let path = String(decoding: pathBytes, as: UTF8.self)
-        switch try directoryTrust(of: path) {
-        case .privateToMe: break
-        case .absent: throw refused("its directory is gone (\(TerminalText.escaped(path, limit: nil)))")
-        case .distrusted(let why): throw refused("\(TerminalText.escaped(path, limit: nil)): \(why.reason)")
-        }
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
-            throw refused("\(TerminalText.escaped(path, limit: nil)) is not a socket")
-        }
-        guard info.st_uid == geteuid() else {
-            throw refused("\(TerminalText.escaped(path, limit: nil)): \(AgentError.SocketDistrust.socketNotOwned(owner: info.st_uid).reason)")
-        }
-        if info.st_mode & 0o077 != 0 {
-            guard chmod(path, 0o600) == 0 else { throw AgentError.system("chmod \(path)", errno) }
-        }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        return (UnixSocket(fd: fd), path)
-    }
-
-    /// What one `accept` gave.
-    enum Accepted {
-        case connection(UnixSocket)
-        /// None is waiting.
-        case none
-        /// This process has no descriptor left for it; the connection may still be waiting.
-        case outOfDescriptors
-        /// The system has no memory for it now.
-        case noMemory
-        /// It failed for this connection alone (it was reset before it could be accepted, a signal): try again.
-        case failed
-    }
-
-    /// The next waiting connection; the listening socket is non-blocking.
-    func accept() -> Accepted {
-        let client = Glibc.accept(fd, nil, nil)
-        if client >= 0 {
-            // The agent starts no process, so a descriptor cannot leak between accept and here.
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            return .connection(UnixSocket(fd: client))
-        }
-        switch errno {
-        case EMFILE, ENFILE: return .outOfDescriptors
-        case ENOBUFS, ENOMEM: return .noMemory
-        case EINTR, ECONNABORTED, EPROTO: return .failed
-        default: return .none  // EAGAIN, or an error no retry would mend: wait for the next wake-up
-        }
-    }
-
     /// Who is at the other end, as the kernel recorded it at `connect`: not forgeable by the peer.
-    struct Peer: Sendable, Equatable {
-        let pid: Int32
-        let uid: UInt32
+    package struct Peer: Sendable, Equatable {
+        package let pid: Int32
+        package let uid: UInt32
     }
 
-    func peer() -> Peer? {
+    package func peer() -> Peer? {
         var pid: Int32 = 0, uid: UInt32 = 0
         guard keystore_peer_credentials(fd, &pid, &uid) == 0 else { return nil }
         return Peer(pid: pid, uid: uid)
@@ -239,7 +133,7 @@ final class UnixSocket: @unchecked Sendable {
 
     /// Waits until one of `fds` can be read (or is closed), at most `milliseconds` (-1: forever); for each,
     /// whether it can. Nil if poll failed.
-    static func waitForInput(_ fds: [Int32], milliseconds: Int32) -> [Bool]? {
+    package static func waitForInput(_ fds: [Int32], milliseconds: Int32) -> [Bool]? {
         var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while true {
             let count = poll(&polled, nfds_t(polled.count), milliseconds)
@@ -252,7 +146,7 @@ final class UnixSocket: @unchecked Sendable {
     /// Waits until one of `fds` can be read or `watched` is hung up (closed by its peer, or shut down here), at
     /// most `milliseconds`. Input waiting on `watched` does not end the wait: a client that pipelined its next
     /// request is still there. Nil if poll failed.
-    static func waitForInput(_ fds: [Int32], orHangUpOf watched: Int32, milliseconds: Int32) -> (ready: [Bool], hungUp: Bool)? {
+    package static func waitForInput(_ fds: [Int32], orHangUpOf watched: Int32, milliseconds: Int32) -> (ready: [Bool], hungUp: Bool)? {
         // Events 0: poll still reports POLLHUP and POLLERR, which it always does.
         var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } + [pollfd(fd: watched, events: 0, revents: 0)]
         while true {
@@ -264,7 +158,7 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// Reads what is there, up to `buffer.count` bytes: 0 at the end of the stream, nil on an error.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         while true {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count < 0 && errno == EINTR { continue }
@@ -274,11 +168,11 @@ final class UnixSocket: @unchecked Sendable {
 
     /// Has the kernel name, with what is read from now on, the process that wrote it (SO_PASSCRED), for
     /// `read(into:sender:)`. Set before the request whose answer's writer matters is sent.
-    func identifyWriters() { var on: Int32 = 1; _ = setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<Int32>.size)) }
+    package func identifyWriters() { var on: Int32 = 1; _ = setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<Int32>.size)) }
 
     /// `read(into:)`, and the pid of the process that wrote what was read, as the kernel recorded it (0 if it did
     /// not say): on a socket a service manager listens on, `peer()` names the manager, and this the agent.
-    func read(into buffer: UnsafeMutableRawBufferPointer, sender: inout Int32) -> Int? {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, sender: inout Int32) -> Int? {
         while true {
             let count = keystore_receive_with_sender(fd, buffer.baseAddress, UInt(buffer.count), &sender)
             if count < 0 && errno == EINTR { continue }
@@ -287,21 +181,21 @@ final class UnixSocket: @unchecked Sendable {
     }
 
     /// Ends the connection both ways, waking a thread blocked on it; the descriptor stays its owner's to close.
-    func hangUp() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+    package func hangUp() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// Whether the peer has closed its end or sent something unasked: a kept connection in either state is of no
     /// more use.
-    var isStale: Bool {
+    package var isStale: Bool {
         var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&polled, 1, 0) != 0
     }
 
     /// Whether the last failed read ran out of time (`setTimeouts`), rather than failing otherwise.
-    static var timedOut: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
+    package static var timedOut: Bool { errno == EAGAIN || errno == EWOULDBLOCK }
 
     /// Writes all of `bytes`; false if the peer is gone. Never SIGPIPE.
-    func write(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(write) }
-    func write(_ secret: SecureBytes) -> Bool { secret.withUnsafeBytes(write) }
+    package func write(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(write) }
+    package func write(_ secret: SecureBytes) -> Bool { secret.withUnsafeBytes(write) }
 
     private func write(_ buffer: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
@@ -316,7 +210,7 @@ final class UnixSocket: @unchecked Sendable {
 
     /// A bound on each blocking receive and send, so that a client never waits forever on an agent that stopped
     /// answering.
-    func setTimeouts(seconds: Int) {
+    package func setTimeouts(seconds: Int) {
         var time = timeval(tv_sec: seconds, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))

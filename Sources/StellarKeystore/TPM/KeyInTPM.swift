@@ -49,12 +49,3 @@ package struct KeyInTPM: StoredKey {
         return try keystore.vaults.remove(name, pin: nil, includingBackups: includingBackups)
     }
 }
-
-extension Keystore {
-    /// The vault of identity `name` if it is a P-256 key in the TPM; nil for any other, and for none or a damaged
-    /// one. For the signing agent's server, which opens such a key itself (`checkReadyForPIN`, `openTPMKey`);
-    /// anything else asks the stored key (`VaultStore.key(named:)`).
-    func tpmKeyVault(_ name: IdentityName) throws -> TPMKeyVault? {
-        ((try? vaults.key(named: name)) as? KeyInTPM)?.keyVault
-    }
-}

@@ -55,10 +55,6 @@ public struct Vault: Sendable, Equatable {
     var salt: [UInt8] { sealed?.salt ?? [] }
 
     public var isTPMBound: Bool { tpmObject != nil }
-    /// Whether the key is in a PKCS#11 token, out of keystore's reach: nothing in the file is secret. Not public:
-    /// what differs between kinds of key is the stored key's to say (`StoredKey`); the signing agent's server
-    /// still asks it.
-    package var isInToken: Bool { token != nil }
 
     /// Encrypts `keyPair`'s seed under `pin` with fresh random salt and nonce; with `root`, also the SEP-5 account
     /// root that `keyPair` is account `root.account` of (format version 2). With `tpm`, the key also needs a

@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 import StellarTransactions
 import Synchronization
@@ -6,7 +7,7 @@ import StellarText
 
 /// A signing agent: keys unlocked once, held in this process's guarded memory, and used over a Unix socket by
 /// processes of the same user (docs/AGENT.md). The command-line tool runs one; an app could
-/// embed one the same way:
+/// embed one the same way, with this library (its own product; the client, `AgentClient`, is StellarKeystore's):
 ///
 /// ```swift
 /// let agent = try KeystoreAgent(socketPath: path, options: .init(log: { print($0) }))

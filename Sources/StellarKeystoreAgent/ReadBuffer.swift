@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 
 /// The bytes a connection has received and not yet handled, in one allocation of bounded size that holds no stale

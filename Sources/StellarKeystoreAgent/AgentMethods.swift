@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarText
 import StellarKeys
 import StellarTransactions
@@ -102,24 +103,23 @@ extension KeystoreAgent {
         }
     }
 
-    /// `request` signed by the held key for `address`, through the conversation every signing path has: its review
-    /// (every check that needs only the public key) and, when the agent asks its person, the review's summary as
-    /// the question; the key is taken again after a yes, and reviewed again for the key that signs. Without a
-    /// question nobody reads a summary, so none is made (`SigningKey.approveUnshown`).
+    /// `request` signed by the held key for `address`, through the conversation every signing path has, once:
+    /// its review (every check that needs only the public key), then, when the agent asks its person, the
+    /// review's summary as the question, then its approval. A request that fails its review, or needs a consent the
+    /// agent was not started to give, is refused before anyone is asked. After a yes the key is looked up again:
+    /// one removed, locked or expired while the question was open signs nothing (and dropping it withdrew the
+    /// question already). Without a question nobody reads a summary, so none is made (`approveUnshown`).
     private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller) throws -> (Signed, HeldKey) {
-        var checked: Error?
-        let key = try approved(address, by: peer, network: request.network) { key in
-            do {
-                let review = try SigningKey(holding: key.signer).review(request)
-                // A consent the agent was not started to give is refused before anyone is asked.
-                if let needed = review.consentNeeded { throw needed.refusal }
-                return Shown(lines: review.summary.text, network: review.summary.network, isElided: review.summary.isElided)
-            } catch {
-                checked = error
-                return nil
-            }
+        guard asks(about: request.network) else {
+            let key = try key(for: address, signing: true)
+            return (try SigningKey(holding: key.signer).approveUnshown(request), key)
         }
-        if let checked { throw checked }
-        return (try SigningKey(holding: key.signer).approveUnshown(request), key)
+        // Marked used when it signs, after the answer, not while a question waits.
+        let key = try key(for: address, signing: false)
+        let review = try SigningKey(holding: key.signer).review(request)
+        if let needed = review.consentNeeded { throw needed.refusal }
+        try ask(about: key, network: request.network, lines: review.summary.text, isElided: review.summary.isElided, by: peer)
+        _ = try self.key(for: key.address, signing: true)
+        return (try review.approve { throw ReviewError.noPIN }.signed, key)
     }
 }

@@ -1,5 +1,7 @@
 import Glibc
 import StellarKeys
+import StellarKeystore
+import StellarText
 
 /// A key the agent holds: whose it is, where it came from, and when it goes.
 struct HeldKey {
@@ -25,6 +27,61 @@ extension KeystoreAgent {
     /// (same address) is replaced, with the new limits.
     public func add(_ signer: Signer, keystore: String, ttl: Int? = nil) { hold(signer, keystore: keystore, ttl: ttl) }
 
+    /// The kinds of key `addKey` hands over, by what follows its request.
+    enum KeyKind {
+        /// The 32 bytes of an Ed25519 seed.
+        case seed
+        /// The PIN of the PKCS#11 token that holds the identity's key.
+        case token
+        /// The PIN of a P-256 key in the agent's TPM.
+        case tpmKey
+
+        /// What the log adds after the address.
+        var logged: String {
+            switch self {
+            case .seed: ""
+            case .token: " (token)"
+            case .tpmKey: " (TPM)"
+            }
+        }
+    }
+
+    /// Opens identity `name`'s key in `keystore` with `secret` and holds it, for `addKey`: the one place the
+    /// agent opens keys, so that a connection only frames bytes. The key must be that of `address`, so that one
+    /// that arrived damaged, or a vault replaced since the client read it, is never held.
+    ///
+    /// A seed gives its key. A token's PIN logs in to the token that the identity's vault (read here) names, the
+    /// PIN counted as every PIN tried is: the agent then holds the logged-in session, never a key. A TPM key's PIN
+    /// opens it in the TPM the agent was given (`Options.tpm`), counted by the TPM and here: the agent holds it with
+    /// its authorisation value.
+    func holdKey(_ name: IdentityName, in keystore: String, address: String, kind: KeyKind, secret: SecureBytes, ttl: Int?) throws {
+        switch kind {
+        case .tpmKey, .token:
+            // The stored key opens itself, whatever its kind: the agent checks only that it is the key the client
+            // named (a P-256 key's agent address is never a `G…` one) and, for a token's PIN, that a token holds it.
+            let store: Keystore
+            if kind == .tpmKey {
+                guard let tpm = options.tpm else { throw AgentError.seedRefused("this agent was started without a TPM") }
+                store = try Keystore(directory: keystore, tpm: tpm)
+            } else {
+                store = try Keystore(directory: keystore)
+            }
+            let key = try store.vaults.key(named: name)
+            guard key.key.agentAddress == address, (key.pin == .token) == (kind == .token) else {
+                let what = kind == .token ? "the token key of" : "the TPM key"
+                throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not \(what) \(TerminalText.escaped(address, limit: kind == .token ? 60 : 160))")
+            }
+            try key.checkReadyForPIN(in: store)
+            hold(try key.open(pin: kind == .token ? PIN(token: secret) : PIN(secret), in: store), keystore: keystore, ttl: ttl)
+        case .seed:
+            let keyPair = try KeyPair(seed: secret)
+            guard keyPair.publicKey.accountID == address else {
+                throw AgentError.seedRefused("the seed is not the key of \(TerminalText.escaped(address, limit: 60))")
+            }
+            add(Signer(name: name, keyPair: keyPair, isFromPhrase: nil), keystore: keystore, ttl: ttl)
+        }
+    }
+
     /// The same for any key this process opened: a seed, or a token's key through its logged-in session.
     func hold(_ signer: any AuthorizationSigning, keystore: String, ttl: Int?) {
         let now = options.now()
@@ -37,15 +94,8 @@ extension KeystoreAgent {
         wake()
     }
 
-    /// What `listKeys` reports of one key.
-    public struct KeyInfo: Sendable, Equatable {
-        public let name: String
-        public let keystore: String
-        public let address: String
-        /// Seconds left before the TTL, and before the idle limit; nil where there is none.
-        public let expiresIn: Int?
-        public let idleExpiresIn: Int?
-    }
+    /// What `listKeys` reports of one key: the client's type, which reads the answer.
+    public typealias KeyInfo = AgentClient.KeyInfo
 
     public func heldKeys() -> [KeyInfo] {
         let now = options.now()

@@ -3,6 +3,7 @@ import Testing
 @testable import StellarKeys
 @testable import StellarTransactions
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 import TestFixtures
 
 /// A clock in seconds the agent tests move by hand.

@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarText
 import StellarKeys
 

@@ -4,6 +4,7 @@ import TestFixtures
 import Synchronization
 @testable import StellarKeys
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 
 /// `--confirm`: nothing is written to the log between a question's summary and its answer (issue 41, 7.5). The
 /// log of a foreground agent is the terminal the question is on: another client's line written there lands on

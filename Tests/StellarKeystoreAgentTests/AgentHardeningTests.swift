@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StellarKeys
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 import TestFixtures
 
 /// What a client trusts before it sends a byte, and what an agent gives a connection (issue 28, items 1, 2, 5, 6).

@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 import StellarTransactions
 import Synchronization
@@ -138,36 +139,28 @@ public enum ConfirmationScope: String, Sendable {
 
 extension KeystoreAgent {
     /// The range of `Options.confirmationTimeout`, in seconds.
-    public static let shortestConfirmationTimeout = 1
-    public static let longestConfirmationTimeout = 600
+    public static let shortestConfirmationTimeout = AgentProtocol.shortestConfirmationTimeout
+    public static let longestConfirmationTimeout = AgentProtocol.longestConfirmationTimeout
 
     /// `Options.confirmationTimeout`, within its range.
     var questionTimeout: Int {
         min(max(options.confirmationTimeout, Self.shortestConfirmationTimeout), Self.longestConfirmationTimeout)
     }
 
-    /// What a request shows a person, built per method in `result(for:from:)` once its key is known.
-    struct Shown {
-        let lines: [String]
-        let network: StellarNetwork?
-        let isElided: Bool
+    /// Whether a request for `network` is put to the `confirm` callback before it is signed.
+    func asks(about network: StellarNetwork?) -> Bool {
+        options.confirm != nil && options.confirmationScope.covers(network)
     }
 
-    /// The key that signs a request, once the `confirm` callback (if any, and if `confirmationScope` covers
-    /// `network`) said yes to what `shown` gives of it. Questions are put one at a time, each on a thread of its
-    /// own, while the request's thread waits for the answer, the question's withdrawal (its key dropped), the
-    /// client's hang-up or the timeout, whichever comes first: the client's answer never waits for a callback
-    /// that ignores its cancellation. A no, or a question withdrawn, is SEP-43's −4. The key is taken again
-    /// after the yes: one dropped meanwhile signs nothing, and no copy of it waits through the question.
-    func approved(_ address: String?, by caller: AgentCaller, network: StellarNetwork?, showing shown: (HeldKey) -> Shown?) throws -> HeldKey {
-        guard let confirm = options.confirm, options.confirmationScope.covers(network) else {
-            return try key(for: address, signing: true)
-        }
-        let key = try key(for: address, signing: false)
-        // nil: the request failed its review, and is refused before anyone is asked.
-        guard let summary = shown(key) else { return key }
+    /// Returns once the `confirm` callback said yes to `lines` (a review's summary) for `key`. Questions are put one
+    /// at a time, each on a thread of its own, while the request's thread waits for the answer, the question's
+    /// withdrawal (its key dropped), the client's hang-up or the timeout, whichever comes first: the client's
+    /// answer never waits for a callback that ignores its cancellation. A no, or a question withdrawn, is SEP-43's
+    /// −4. The caller looks the key up again after the yes: one dropped meanwhile signs nothing.
+    func ask(about key: HeldKey, network: StellarNetwork?, lines: [String], isElided: Bool, by caller: AgentCaller) throws {
+        guard let confirm = options.confirm else { return }
         let question = try AgentConfirmation.Cancellation(address: key.address)
-        let confirmation = AgentConfirmation(caller: caller.chain, lines: summary.lines, network: network, isElided: summary.isElided,
+        let confirmation = AgentConfirmation(caller: caller.chain, lines: lines, network: network, isElided: isElided,
                                              timeout: questionTimeout, cancellation: question)
         // Registered where every drop of a key looks, and only while the key is still held: a key dropped between
         // the look-up and here withdraws nothing, so it is checked here.
@@ -190,7 +183,6 @@ extension KeystoreAgent {
         }
         guard asked else { throw AgentError.system("ask", EAGAIN) }
         try wait(for: question, from: caller)
-        return try self.key(for: key.address, signing: true)
     }
 
     /// Returns on a yes; throws on a no or a withdrawal, withdrawing the question itself on a hang-up or the

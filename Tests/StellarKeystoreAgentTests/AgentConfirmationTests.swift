@@ -4,6 +4,7 @@ import TestFixtures
 @testable import StellarKeys
 @testable import StellarTransactions
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 
 /// A person at the agent's terminal, played by the test: each question is recorded, and waits for `answer` (or
 /// 8 s, so that no test can hang on it).
@@ -129,6 +130,24 @@ extension UnixSocket {
             said = running.log.contains { $0.contains("signPayload withdrawn: the client left") }
         }
         #expect(said, "\(running.log)")
+    }
+
+    /// A request is reviewed once, before its question: one that its review refuses (a V1 preimage, which needs a
+    /// consent this agent was not started to give) is refused without anyone being asked.
+    @Test func aRequestItsReviewRefusesIsNeverPut() throws {
+        struct Preimages: Decodable { struct Case: Decodable { let name, network, preimage: String }; let cases: [Case] }
+        let v1 = try #require(try Fixtures.load(Preimages.self, "auth-preimages.json").cases.first { $0.name.hasPrefix("v1") })
+        let prompter = Prompter()
+        let running = try RunningAgent(confirm: { prompter.confirm($0) })
+        let local = try AgentTests.signer()
+        let client = AgentClient(socketPath: running.socketPath)
+        try client.add(local, keystore: "/keys")
+        let remote = try client.signer(for: Self.address, name: local.name)
+        let payload = AuthorizationPayload(preimage: try AuthorizationPreimage(base64: v1.preimage))
+        let network = try StellarNetwork(named: v1.network)
+        #expect(throws: AgentError.self) { try remote.signAuthorization(payload, on: network) }
+        #expect(prompter.requests.isEmpty, "\(prompter.requests.map(\.text))")
+        running.agent.waitForLog()
     }
 
     /// After a yes, the key is taken again: one past its TTL by then signs nothing, even though nothing dropped it

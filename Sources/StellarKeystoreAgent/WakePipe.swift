@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 
 /// A pipe used as a flag that `poll` can wait for: one end written to wake a thread, the other in its poll set.
 /// Both ends are non-blocking and closed on exec.

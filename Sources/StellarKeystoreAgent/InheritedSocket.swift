@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarText
 
 /// A listening socket this process was handed by the service manager that started it: systemd's socket activation

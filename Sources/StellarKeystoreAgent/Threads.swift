@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 
 /// Detached threads, one per connection: a blocking read holds only its own thread, and Dispatch's pool would
 /// cap how many clients can wait at once.

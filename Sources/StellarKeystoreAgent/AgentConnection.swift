@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeystore
 import StellarKeys
 import StellarText
 
@@ -133,15 +134,9 @@ struct AgentConnection {
 
     /// `addKey {name, keystore, address, ttl?}`: answered `{"send": 32}`; then exactly 32 bytes of seed, read
     /// straight into guarded memory (never into a buffer of ordinary memory, which is why the client must wait for
-    /// the go-ahead); then answered with the key's address. The seed must give `address`, so that a key that
-    /// arrived damaged is never held. The connection closes after it either way.
-    ///
-    /// With `token: true` and `pinLength` (4 to 64), the identity's key is in a PKCS#11 token: the agent answers
-    /// `{"send": pinLength}` and reads the token's PIN instead, reads the identity's vault in `keystore` itself,
-    /// which must name the token's key of `address`, and logs in to the token (the PIN counted as every PIN
-    /// tried is): it then holds the logged-in session, never a key. With `tpmKey: true` likewise for a P-256 key
-    /// in the TPM the agent was given (`Options.tpm`), named `p256:` and its hex: the agent opens it there with the
-    /// PIN (counted by the TPM and here) and holds it with its authorisation value.
+    /// the go-ahead); then answered with the key's address. With `token: true` or `tpmKey: true` and `pinLength`
+    /// (4 to 64), the agent answers `{"send": pinLength}` and reads the PIN instead. The connection only frames
+    /// this conversation: the agent opens the key (`KeystoreAgent.holdKey`). It closes after it either way.
     private func add(_ request: AgentRequest, bytesAfter: Int) -> Bool {
         do {
             let name = try IdentityName(try request.requiredString("name"))
@@ -151,52 +146,27 @@ struct AgentConnection {
             let isToken = request.params["token"] == StrictJSON.Value.boolean(true)
             let isTPMKey = request.params["tpmKey"] == StrictJSON.Value.boolean(true)
             guard !(isToken && isTPMKey) else { throw AgentError.seedRefused("a key is in a token or in the TPM, not both") }
-            let count = isToken || isTPMKey ? try request.pinLength() : 32
-            guard bytesAfter == 0 else { throw AgentError.seedRefused("the \(isToken || isTPMKey ? "PIN" : "seed") was sent before the agent asked for it") }
+            let kind: KeystoreAgent.KeyKind = isTPMKey ? .tpmKey : isToken ? .token : .seed
+            let secret = kind == .seed ? "seed" : "PIN"
+            let count = kind == .seed ? 32 : try request.pinLength()
+            guard bytesAfter == 0 else { throw AgentError.seedRefused("the \(secret) was sent before the agent asked for it") }
             guard socket.write(AgentJSON.result(id: request.id, .object([("send", .integer(count))]))) else { return false }
-            // One deadline for the whole seed, however it is trickled.
+            // One deadline for the whole seed or PIN, however it is trickled.
             let deadline = KeystoreAgent.monotonicSeconds() + Double(agent.options.requestTimeout)
-            let seed = try SecureBytes(count: count) { buffer throws(AgentError) in
+            let received = try SecureBytes(count: count) { buffer throws(AgentError) in
                 var filled = 0
                 while filled < count {
                     let left = Int32(((deadline - KeystoreAgent.monotonicSeconds()) * 1000).rounded(.up))
                     guard left > 0, UnixSocket.waitForInput([socket.fd], milliseconds: left)?.first == true else {
-                        throw AgentError.seedRefused("the whole \(isToken || isTPMKey ? "PIN" : "seed") did not arrive within \(agent.options.requestTimeout) s")
+                        throw AgentError.seedRefused("the whole \(secret) did not arrive within \(agent.options.requestTimeout) s")
                     }
                     guard let count = socket.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])), count > 0
-                    else { throw AgentError.seedRefused("the connection ended before the whole \(isToken || isTPMKey ? "PIN" : "seed") arrived") }
+                    else { throw AgentError.seedRefused("the connection ended before the whole \(secret) arrived") }
                     filled += count
                 }
             }
-            if isTPMKey {
-                guard let tpm = agent.options.tpm else { throw AgentError.seedRefused("this agent was started without a TPM") }
-                let store = try Keystore(directory: keystore, tpm: tpm)
-                guard let vault = try store.tpmKeyVault(name), AuthorizationSigner.Key.p256(vault.publicKey).agentAddress == address else {
-                    throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the TPM key \(TerminalText.escaped(address, limit: 160))")
-                }
-                try store.checkReadyForPIN(vault)
-                agent.hold(try store.openTPMKey(vault, pin: PIN(seed)), keystore: keystore, ttl: ttl)
-                log(["addKey \(name.rawValue) \(address) (TPM) ok"])
-                _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
-                return false
-            }
-            if isToken {
-                let store = try VaultStore(directory: keystore)
-                let reading = try store.reading(name)
-                guard reading.vault.isInToken, reading.vault.publicKey.accountID == address else {
-                    throw AgentError.seedRefused("\(name.rawValue) in \(TerminalText.escaped(keystore, limit: 200)) is not the token key of \(TerminalText.escaped(address, limit: 60))")
-                }
-                agent.hold(try store.openToken(reading, pin: PIN(token: seed)), keystore: keystore, ttl: ttl)
-                log(["addKey \(name.rawValue) \(address) (token) ok"])
-                _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
-                return false
-            }
-            let keyPair = try KeyPair(seed: seed)
-            guard keyPair.publicKey.accountID == address else {
-                throw AgentError.seedRefused("the seed is not the key of \(TerminalText.escaped(address, limit: 60))")
-            }
-            agent.add(Signer(name: name, keyPair: keyPair, isFromPhrase: nil), keystore: keystore, ttl: ttl)
-            log(["addKey \(name.rawValue) \(address) ok"])
+            try agent.holdKey(name, in: keystore, address: address, kind: kind, secret: received, ttl: ttl)
+            log(["addKey \(name.rawValue) \(address)\(kind.logged) ok"])
             _ = socket.write(AgentJSON.result(id: request.id, .object([("address", .string(address))])))
         } catch {
             let message = (error as? AgentRequest.Refusal)?.message ?? (error as? KeystoreError)?.message ?? "\(error)"

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 @testable import StellarKeys
 @testable import StellarKeystore
+@testable import StellarKeystoreAgent
 import TestFixtures
 
 /// A socket as a service manager hands one over: bound and listening in a directory of the test's, with the mode a
