@@ -11,13 +11,38 @@ import StellarText
 /// A write to standard output that fails (a full disk, a file-size limit, a closed pipe with SIGPIPE ignored) is
 /// remembered, and `main` turns it into exit 11: output that was lost must never look like success, as
 /// `export --force > backup && remove` would otherwise lose the key.
+///
+/// Which descriptors those are, which terminal prompts go to and which environment is read belong to the run, not
+/// the process: `current` is a task-local, so that the tests run many commands at once in one process, each on its
+/// own files. A task-local rather than a console passed down: every command, option group and prompt reads it,
+/// and threading a parameter through argument-parser's commands would change hundreds of call sites for no gain
+/// in what they say. The process's own run is the default, so `keystore` itself sets nothing.
 enum Console {
-    /// The errno of the first failed write to standard output; 0 while every write succeeded.
-    static let outputFailure = Atomic<Int32>(0)
+    /// Where one run of a command reads and writes: its standard descriptors, its controlling terminal, its
+    /// environment, and whether a write to its standard output failed.
+    struct Run: Sendable {
+        var input: Int32 = 0
+        var output: Int32 = 1
+        var error: Int32 = 2
+        /// The controlling terminal's path for prompts; nil when there is none, and a prompt fails at once.
+        var terminal: String? = "/dev/tty"
+        /// The environment variables, or nil for the process's own (read one by one with getenv).
+        var environment: [String: String]? = nil
+        /// The errno of the first failed write to standard output; 0 while every write succeeded.
+        let outputFailure = OutputFailure()
+    }
+
+    /// The first failed write's errno, shared by the copies of one `Run`.
+    final class OutputFailure: Sendable {
+        let code = Atomic<Int32>(0)
+    }
+
+    /// The run under way: the process's, unless a caller (a test) set another with `$current.withValue`.
+    @TaskLocal static var current = Run()
 
     /// Why standard output failed, once one of its writes did.
     static var outputError: OutputError? {
-        let code = outputFailure.load(ordering: .relaxed)
+        let code = current.outputFailure.code.load(ordering: .relaxed)
         return code == 0 ? nil : OutputError(code: code)
     }
 
@@ -47,7 +72,7 @@ enum Console {
     @discardableResult
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
         let failure = AtomicFile.writeAll(fd, bytes)
-        if failure != 0 && fd == STDOUT_FILENO { _ = outputFailure.compareExchange(expected: 0, desired: failure, ordering: .relaxed) }
+        if failure != 0 && fd == STDOUT_FILENO { _ = current.outputFailure.code.compareExchange(expected: 0, desired: failure, ordering: .relaxed) }
         return failure == 0
     }
 
@@ -63,7 +88,7 @@ enum Console {
         var info = stat()
         guard fstat(STDOUT_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return true }
         if fsync(STDOUT_FILENO) == 0 { return true }
-        _ = outputFailure.compareExchange(expected: 0, desired: errno, ordering: .relaxed)
+        _ = current.outputFailure.code.compareExchange(expected: 0, desired: errno, ordering: .relaxed)
         return false
     }
 
@@ -134,3 +159,10 @@ enum Console {
         }
     }
 }
+
+// The standard descriptors, as this module's code names them, are the current run's: in the process they are 0, 1
+// and 2, and a test that runs a command in-process gives it files of its own. Declared here, they shadow Glibc's
+// constants for every file of this module, so that a call site reads as the C it is and stays the same.
+var STDIN_FILENO: Int32 { Console.current.input }
+var STDOUT_FILENO: Int32 { Console.current.output }
+var STDERR_FILENO: Int32 { Console.current.error }

@@ -1,7 +1,8 @@
 import Glibc
 
 /// The environment variables keystore reads, looked up one by one: Foundation's `ProcessInfo.environment` builds
-/// a dictionary of every variable first, a measurable share of a session `sign` (`perf record`).
+/// a dictionary of every variable first, a measurable share of a session `sign` (`perf record`). A run given an
+/// environment of its own (`Console.Run.environment`, a test's) reads that instead of the process's.
 enum Environment {
     /// Every variable the libraries are given: where the keystore, sessions, TPM, networks and stellar-cli live.
     static let names = [
@@ -10,7 +11,8 @@ enum Environment {
     ]
 
     static subscript(name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
+        if let given = Console.current.environment { return given[name] }
+        return getenv(name).map { String(cString: $0) }
     }
 
     /// Those variables that are set, as the libraries take them.

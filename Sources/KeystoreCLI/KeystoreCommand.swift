@@ -5,9 +5,25 @@ import StellarKeys
 import StellarTransactions
 import StellarText
 
-/// The `keystore` executable's whole body: its `main.swift` calls this and nothing else.
+/// The `keystore` executable's whole body: its `main.swift` calls `main()` and nothing else.
 public enum KeystoreTool {
-    public static func main() { KeystoreCommand.main() }
+    /// The process: what only a process may do (protect its memory, take a full disk as an error rather than a
+    /// signal), one run of its command line on its own descriptors, terminal and environment, and the exit.
+    public static func main() {
+        // Before any secret is read: no core dump, no same-user debugger, no crash handler may ever see it.
+        ProcessProtection.enable()
+        // A full disk or a file-size limit must come back as an error we can report, not a signal.
+        signal(SIGXFSZ, SIG_IGN)
+        let status = run(CommandLine.arguments)
+        Glibc.exit(status)
+    }
+
+    /// Runs one command line (`commandLine[0]` is the name it was run under) on `console`, and returns its exit
+    /// status instead of exiting. It changes nothing of the process (no signal, no directory, no descriptor of
+    /// its own), so that tests run many at once in one process.
+    static func run(_ commandLine: [String], on console: Console.Run = Console.Run()) -> Int32 {
+        Console.$current.withValue(console) { KeystoreCommand.exitStatus(of: commandLine) }
+    }
 }
 
 struct KeystoreCommand: ParsableCommand {
@@ -63,51 +79,66 @@ struct KeystoreCommand: ParsableCommand {
         commands.first { $0.names.contains(name) }?.command
     }
 
-    /// Runs the command, turning our own errors into one line on stderr and their documented exit code.
-    static func main() {
-        // Before any secret is read: no core dump, no same-user debugger, no crash handler may ever see it.
-        ProcessProtection.enable()
-        // A full disk or a file-size limit must come back as an error we can report, not a signal.
-        signal(SIGXFSZ, SIG_IGN)
+    /// Runs the command line, turning our own errors into one line on stderr; returns the documented exit code.
+    static func exitStatus(of commandLine: [String]) -> Int32 {
+        let arguments = Array(commandLine.dropFirst())
+        func fail(_ message: String, _ status: ExitStatus) -> Int32 {
+            Self.fail(message, status, arguments: arguments)
+        }
+        func lostOutput() -> Int32? { Console.outputError.map { fail($0.message, $0.exitStatus) } }
         do {
-            if invokedName == SignerPlugin.name {
+            if (commandLine.first ?? "").split(separator: "/").last == SignerPlugin.name[...] {
                 try SignerPlugin.run(arguments: arguments)
-                if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
-                return
+                return lostOutput() ?? 0
             }
-            var command = try parse()
+            var command = try parse(arguments)
             try command.run()
-            if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
+            return lostOutput() ?? 0
         } catch let error as KeystoreError {
-            fail(Hints.withHint(error), ExitStatus(of: error))
+            return fail(Hints.withHint(error), ExitStatus(of: error))
         } catch let exit as ExitCode where exit.rawValue == ExitStatus.invalidSignature.rawValue {
-            Self.exit(withError: exit)  // `verify --json` has said so already
+            return exit.rawValue  // `verify --json` has said so already
         } catch {
             // argument-parser's own: help and --version exit 0 as it prints them; everything else is a usage
             // error, made one line like ours.
             if exitCode(for: error) == .success {
-                // Help, --version, completions: argument-parser prints them, but for bash's script, ours.
-                guard completionShellRequested == .bash else { Self.exit(withError: error) }
+                // Help, --version, completions: argument-parser's texts, but for bash's script, ours.
+                guard completionShellRequested(arguments) == .bash else { return status(printing: error) }
                 Console.print(Completions.script(for: .bash))
-                if let lost = Console.outputError { fail(lost.message, lost.exitStatus) }
-                Self.exit()
+                return lostOutput() ?? 0
             }
             // A completion (bash calls `keystore ---completion …` on Tab) prints no error into the line being typed.
-            if arguments.first == "---completion" { Self.exit(withError: ExitCode.failure) }
+            if arguments.first == "---completion" { return ExitCode.failure.rawValue }
             // `--pin 493817`: the way to give a PIN, not argument-parser's nearest option; the PIN is not repeated.
-            if SecretArguments.containPINOption(arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
+            if SecretArguments.containPINOption(arguments) { return fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
             // A mistyped command, before argument-parser blames whatever option follows it.
             if let first = arguments.first, !first.hasPrefix("-"), command(named: first) == nil, first != "help" {
                 let guess = nearestCommand(to: first).map { "; did you mean '\($0)'?" } ?? ""
-                fail("Unknown command '\(first)'\(guess) (see --help)", .usage)
+                return fail("Unknown command '\(first)'\(guess) (see --help)", .usage)
             }
             let words = message(for: error).split(whereSeparator: { $0.isWhitespace })
             let usage = words.joined(separator: " ")
             // `login 270419`: a PIN typed where no argument goes is refused without being repeated. Only here, where
             // the command line did not parse: a six-digit name or amount elsewhere is no one's PIN.
-            if SecretArguments.quotesPIN(usage, arguments: arguments) { fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
-            fail(usage + " (see --help)", .usage)
+            if SecretArguments.quotesPIN(usage, arguments: arguments) { return fail(CLIError.pinOnCommandLine.message, CLIError.pinOnCommandLine.exitStatus) }
+            return fail(usage + " (see --help)", .usage)
         }
+    }
+
+    /// What argument-parser's `exit(withError:)` does, without the exit: its text for `error` (help, a version, a
+    /// completion script) on stdout when that is success, else on stderr, and its exit code. The width is the
+    /// run's: `COLUMNS`, else its standard output's terminal, else 80, as argument-parser measures the process's.
+    private static func status(printing error: Error) -> Int32 {
+        var size = winsize()
+        let reported = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : nil
+        let columns = Environment["COLUMNS"].flatMap { Int($0) } ?? reported ?? 80
+        let text = fullMessage(for: error, columns: columns)
+        let code = exitCode(for: error)
+        if !text.isEmpty {
+            if code == .success { Console.print(text) } else { Console.write(Array((text + "\n").utf8), to: STDERR_FILENO) }
+        }
+        if code == .success, let lost = Console.outputError { return fail(lost.message, lost.exitStatus, arguments: []) }
+        return code.rawValue
     }
 
     /// The command line, parsed. argument-parser builds the whole command tree by reflection on every run
@@ -115,8 +146,7 @@ struct KeystoreCommand: ParsableCommand {
     /// own. Anything that shows the tree (help, `--version`, completion scripts) and any command line that does
     /// not parse that way goes through the full parse, so that help, usage and error texts stay exactly
     /// argument-parser's (fixtures/cli holds them; a test compares).
-    static func parse() throws -> ParsableCommand {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+    static func parse(_ arguments: [String]) throws -> ParsableCommand {
         let showsTree: Set<String> = ["-h", "--help", "-help", "help", "--version", "--generate-completion-script",
                                       "--experimental-dump-help"]
         if let name = arguments.first, let command = command(named: name),
@@ -124,14 +154,12 @@ struct KeystoreCommand: ParsableCommand {
            let parsed = try? command.parseAsRoot(Array(arguments.dropFirst())) {
             return parsed
         }
-        return try parseAsRoot()
+        return try parseAsRoot(arguments)
     }
-
-    private static var arguments: [String] { Array(CommandLine.arguments.dropFirst()) }
 
     /// The shell `--generate-completion-script` asked a script for: its value, else the one argument-parser
     /// detects from `$SHELL`.
-    private static var completionShellRequested: CompletionShell? {
+    private static func completionShellRequested(_ arguments: [String]) -> CompletionShell? {
         let option = "--generate-completion-script"
         guard let index = arguments.firstIndex(where: { $0 == option || $0.hasPrefix(option + "=") }) else { return nil }
         if arguments[index].hasPrefix(option + "=") { return CompletionShell(rawValue: String(arguments[index].dropFirst(option.count + 1))) }
@@ -148,15 +176,15 @@ struct KeystoreCommand: ParsableCommand {
         return nearest.count == 1 ? nearest[0] : nil
     }
 
-    /// Our one line on stderr, and with `--json` one object on stdout too, then the documented exit code. Every
+    /// Our one line on stderr, and with `--json` one object on stdout too; returns the documented exit code. Every
     /// error passes here: one that would repeat a secret typed as an argument (argument-parser quotes what it did
     /// not expect; a name that is a seed is quoted as a bad name) is the refusal instead.
-    private static func fail(_ message: String, _ status: ExitStatus) -> Never {
+    private static func fail(_ message: String, _ status: ExitStatus, arguments: [String]) -> Int32 {
         if SecretArguments.isQuoted(in: message, arguments: arguments) {
-            fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus)
+            return fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus, arguments: arguments)
         }
         Console.error(message)
-        if wantsJSON {
+        if wantsJSON(arguments) {
             struct Failure: Encodable {
                 struct Body: Encodable { let code: Int32; let kind, message: String }
                 let error: Body
@@ -164,12 +192,12 @@ struct KeystoreCommand: ParsableCommand {
             let body = Failure.Body(code: status.rawValue, kind: status.kind, message: TerminalText.escaped(message, limit: nil))
             try? Console.printJSON(Failure(error: body))
         }
-        Self.exit(withError: ExitCode(status.rawValue))
+        return status.rawValue
     }
 
     /// Whether `--json` was asked for, read from the arguments themselves, since a command line that failed to
     /// parse has no parsed flag to ask.
-    private static var wantsJSON: Bool {
-        CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains("--json")
+    private static func wantsJSON(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains("--json")
     }
 }

@@ -69,7 +69,7 @@ enum SecretInput {
     /// pipe; standard input and output stay free for data. `what` names the secret for the error when there is
     /// no terminal ("the PIN").
     static func prompt(_ question: String, asking what: String, instead alternatives: String) throws -> SecureBytes {
-        let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let tty = openTerminal(O_RDWR)
         guard tty >= 0 else { throw CLIError.noTerminal(what: what, alternatives: alternatives) }
         defer { close(tty) }
         // Echo goes off before the question shows, so that nothing typed in answer to it can be echoed.
@@ -92,15 +92,21 @@ enum SecretInput {
     /// A line for the person at the terminal (a PIN that will not do, before it is asked again); on stderr
     /// when there is no terminal.
     static func tell(_ message: String) {
-        let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        let tty = openTerminal(O_WRONLY)
         guard tty >= 0 else { return Console.error(message) }
         defer { close(tty) }
         Console.write(Array("keystore: \(message)\n".utf8), to: tty)
     }
 
+    /// The run's controlling terminal (`/dev/tty` for the process), opened with `mode`; -1 when there is none.
+    static func openTerminal(_ mode: Int32) -> Int32 {
+        guard let path = Console.current.terminal else { return -1 }
+        return open(path, mode | O_NOCTTY | O_CLOEXEC)
+    }
+
     /// Whether a person can be asked: there is a controlling terminal.
     static var hasTerminal: Bool {
-        let tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let tty = openTerminal(O_RDWR)
         guard tty >= 0 else { return false }
         close(tty)
         return true

@@ -44,7 +44,7 @@ struct SigningKeyOptions: ParsableArguments {
         let text = Array(review.summary.text.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
         if isatty(STDERR_FILENO) == 0 && pin.isInteractive && review.keySource.asksPIN {
-            let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            let tty = SecretInput.openTerminal(O_WRONLY)
             if tty >= 0 {
                 Console.write(text, to: tty)
                 close(tty)

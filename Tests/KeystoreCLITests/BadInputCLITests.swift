@@ -121,7 +121,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
 
     @Test(arguments: BadInput.all)
     func badInputIsOneClearLineAndLosesNothing(_ input: BadInput) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         try input.spoil(home)
         let before = home.vaults()
@@ -149,7 +149,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
     }
 
     @Test func throttlingTellsTheWaitOnTheFifthWrongPIN() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         var last: KeystoreProcess.Result?
         for _ in 0..<5 { last = try home.run(["login", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "503816\n") }

@@ -7,7 +7,7 @@ import StellarKeystore
 /// of the signer could pass one request and have the other signed. Every batch refuses it, signs nothing for it,
 /// and counts it as a failure.
 @Suite(.offThePool) struct BatchRepeatedKeyCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let golden = KeystoreHome.golden
 
     init() throws {

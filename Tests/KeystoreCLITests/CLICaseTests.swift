@@ -98,7 +98,7 @@ struct CLICase: CustomTestStringConvertible, Sendable {
 
     @Test(arguments: CLICase.all)
     func eachCaseBehavesAsWritten(_ example: CLICase) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         if example.golden { try home.addGolden() }
         let before = home.vaults()
         let stdin = example.stdin.map { $0 + "\n" }.joined()

@@ -6,7 +6,7 @@ import TestFixtures
 /// B and C weighted 1, medium threshold 2). The payment signed by A and C already meets A's threshold, so B's
 /// signature would be extra (tx_bad_auth_extra).
 @Suite(.offThePool) struct CoSignerCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let fixtures = Multisig.loaded
     let network = ["--network", "testnet"]
 

@@ -29,22 +29,22 @@ import TestFixtures
         let file = command.isEmpty ? "help.txt" : "help-\(command.replacingOccurrences(of: " ", with: "-")).txt"
         let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/\(file)"), encoding: .utf8)
         let words = command.split(separator: " ").map(String.init)
-        #expect(try KeystoreProcess().run(words + ["--help"]).stdout == expected)
-        #expect(try KeystoreProcess().run(["help"] + words).stdout == expected)
+        #expect(try KeystoreProcess(runsInProcess: true).run(words + ["--help"]).stdout == expected)
+        #expect(try KeystoreProcess(runsInProcess: true).run(["help"] + words).stdout == expected)
     }
 
     /// bash's is argument-parser's with keystore's own function after it (`Completions`; CompletionCLITests runs it).
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScriptsAreWhatArgumentParserPrints(_ shell: String) throws {
         let expected = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/completion.\(shell)"), encoding: .utf8)
-        #expect(try KeystoreProcess().run(["--generate-completion-script", shell]).stdout == expected)
+        #expect(try KeystoreProcess(runsInProcess: true).run(["--generate-completion-script", shell]).stdout == expected)
     }
 
     /// docs/man is generated from this dump (scripts/generate-man); a help text changed without regenerating the
     /// man pages fails here.
     @Test func theManPagesAreMadeFromTodaysHelp() throws {
         let dump = try String(contentsOf: KeystoreHome.fixtures.appendingPathComponent("cli/dump-help.json"), encoding: .utf8)
-        #expect(try KeystoreProcess().run(["--experimental-dump-help"]).stdout == dump, "run scripts/generate-man")
+        #expect(try KeystoreProcess(runsInProcess: true).run(["--experimental-dump-help"]).stdout == dump, "run scripts/generate-man")
         let pages = try FileManager.default.contentsOfDirectory(
             atPath: KeystoreHome.fixtures.deletingLastPathComponent().appendingPathComponent("docs/man").path)
         // One page per command, and argument-parser's own `help`.
@@ -53,7 +53,7 @@ import TestFixtures
     }
 
     @Test func aCommandLineThatDoesNotParseGetsArgumentParsersMessage() throws {
-        let result = try KeystoreProcess().run(["sign", "--hex"])
+        let result = try KeystoreProcess(runsInProcess: true).run(["sign", "--hex"])
         #expect(result.status == 64 && result.stderr == "keystore: Missing value for '--hex <hex>' (see --help)\n", "\(result.stderr)")
     }
 

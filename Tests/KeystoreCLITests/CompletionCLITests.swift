@@ -34,7 +34,7 @@ import Glibc
     }
 
     @Test func aCommandThatIsThePrefixOfOthersOffersThemAll() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         #expect(Set(try Self.offered(["sign"], in: home)) == ["sign", "signup", "sign-message", "sign-tx", "sign-auth"])
         #expect(Set(try Self.offered(["sign-"], in: home)) == ["sign-message", "sign-tx", "sign-auth"])
         #expect(try Self.offered(["sign-t"], in: home) == ["sign-tx"])
@@ -43,14 +43,14 @@ import Glibc
     }
 
     @Test func anAliasIsACommandToo() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         #expect(try Self.offered(["who"], in: home) == ["whoami"])
         #expect(try Self.offered(["whoami", "--na"], in: home) == ["--name"])
         #expect(try Self.offered(["address", "--na"], in: home) == ["--name"])
     }
 
     @Test func networkOffersTheNetworks() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         for command in ["sign-tx", "show-tx", "combine-tx", "sign-auth", "web-auth"] {
             #expect(Set(try Self.offered([command, "--network", ""], in: home)) == ["public", "testnet", "futurenet", "mainnet", "pubnet"],
                     "\(command)")
@@ -59,7 +59,7 @@ import Glibc
     }
 
     @Test func nameOffersTheIdentitiesInTheKeystore() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         try FileManager.default.copyItem(atPath: home.vaultPath(KeystoreHome.golden.name), toPath: home.path + "/work.vault")
         try Data().write(to: URL(fileURLWithPath: home.path + "/notes.txt"))
@@ -67,7 +67,7 @@ import Glibc
         #expect(try Self.offered(["sign-tx", "--name", "w"], in: home) == ["work"])
         #expect(try Self.offered(["whoami", "--name", "go"], in: home) == [KeystoreHome.golden.name])
         // --home, typed before it, says which keystore.
-        let other = try KeystoreHome()
+        let other = try KeystoreHome(inProcess: true)
         try FileManager.default.copyItem(atPath: home.vaultPath(KeystoreHome.golden.name), toPath: other.path + "/elsewhere.vault")
         #expect(try Self.offered(["login", "--home", other.path, "--name", ""], in: home) == ["elsewhere"])
     }
@@ -75,7 +75,7 @@ import Glibc
     /// A completion never prompts and never prints an error: a keystore that is missing, unreadable or not
     /// configured offers nothing, quietly.
     @Test func aKeystoreThatCannotBeReadOffersNothingQuietly() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         #expect(try Self.offered(["address", "--name", ""], in: home, environment: ["KEYSTORE_HOME": home.path + "/missing"]).isEmpty)
         #expect(try Self.offered(["address", "--name", ""], in: home,

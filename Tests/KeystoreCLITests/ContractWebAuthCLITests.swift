@@ -42,7 +42,7 @@ final class ContractWebAuthInteropCLITests {
     init() throws {
         server = try SEP45Server(clientDomainKey: Self.clientDomainKey, accountKey: KeystoreHome.golden.address,
                                  verifier: Self.fixtures.verifier, contextRules: "0")
-        home = try KeystoreHome()
+        home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }
 
@@ -183,7 +183,7 @@ final class ContractWebAuthInteropCLITests {
     static let fixtures = try! ContractWebAuthChallengeFixtures.load()
 
     func offline(_ fixture: ContractWebAuthChallengeFixtures.Case, _ extra: [String] = [], stdin: String = "") throws -> KeystoreProcess.Result {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         return try home.run(["web-auth", "--challenge", fixture.challenge, "--account", fixture.clientAccount, "--server-key", fixture.serverKey,
                              "--web-auth-contract", fixture.webAuthContract, "--home-domain", fixture.homeDomain,
@@ -217,7 +217,7 @@ final class ContractWebAuthInteropCLITests {
     /// byte as stellar-sdk does), anything else refuses before the PIN is asked.
     @Test func aPersonAtTheTerminalIsAskedAboutAV1Challenge() throws {
         let fixture = try #require(Self.fixtures.cases.first { $0.name == "valid-v1" })
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let arguments = ["web-auth", "--challenge", fixture.challenge, "--account", fixture.clientAccount, "--server-key", fixture.serverKey,
                          "--web-auth-contract", fixture.webAuthContract, "--home-domain", fixture.homeDomain,
@@ -262,7 +262,7 @@ final class ContractWebAuthInteropCLITests {
                       (["--verifier", "CA", "--context-rules", "x"], "--context-rules takes rule ids"),
                       (["--web-auth-contract", "CA"], "--web-auth-contract is for --challenge with --account")])
     func argumentsOfTheWrongShapeAreUsageErrors(_ extra: [String], _ said: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["web-auth", "http://127.0.0.1:1", "--account", Self.fixtures.cases[0].clientAccount,
                                    "--name", KeystoreHome.golden.name] + extra)

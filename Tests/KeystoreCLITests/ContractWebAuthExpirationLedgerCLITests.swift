@@ -18,7 +18,7 @@ final class ContractWebAuthExpirationLedgerCLITests {
         server = try SEP45Server(clientDomainKey: ContractWebAuthInteropCLITests.clientDomainKey, accountKey: KeystoreHome.golden.address,
                                  verifier: ContractWebAuthInteropCLITests.fixtures.verifier, contextRules: "0")
         try server.setMode("stock")
-        home = try KeystoreHome()
+        home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }
 

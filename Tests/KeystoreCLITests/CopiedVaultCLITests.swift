@@ -26,14 +26,14 @@ import Glibc
 
     @Test(arguments: ["interactive", "moderate"])
     func signupSaysHowLongACopyHoldsOnOneGPU(_ level: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let signup = try keystore(home).run(["signup", "--kdf", level, "--pin-stdin"], stdin: Array("270419\n".utf8))
         #expect(signup.status == 0, "\(signup.stderr)")
         #expect(signup.stderrLines == [Substring(Self.line(level))], "\(signup.stderr)")
     }
 
     @Test func recoverSaysItToo() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let recover = try keystore(home).run(["recover", "--kdf", "interactive", "--pin-stdin"], stdin: Array("\(Self.phrase)\n270419\n".utf8))
         #expect(recover.status == 0, "\(recover.stderr)")
         #expect(recover.stderrLines == [Substring(Self.line("interactive"))], "\(recover.stderr)")
@@ -41,13 +41,13 @@ import Glibc
 
     /// bench-kdf prints the same estimate beside this machine's figures, and says it was not measured here.
     @Test func benchKDFPrintsTheGPUEstimateBesideItsOwnFigures() throws {
-        let json = try KeystoreProcess().run(["bench-kdf", "--levels", "interactive", "--runs", "1", "--json"])
+        let json = try KeystoreProcess(runsInProcess: true).run(["bench-kdf", "--levels", "interactive", "--runs", "1", "--json"])
         #expect(json.status == 0, "\(json.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [String: Any])
         let level = try #require((object["levels"] as? [[String: Any]])?.first)
         let hours = try #require(level["allPINsOneGPUHoursEstimated"] as? Double, "\(level)")
         #expect(abs(hours * 3600 - 1e6 / 1667 * 2 / 3) < 0.01, "\(hours)")
-        let text = try KeystoreProcess().run(["bench-kdf", "--levels", "interactive", "--runs", "1"])
+        let text = try KeystoreProcess(runsInProcess: true).run(["bench-kdf", "--levels", "interactive", "--runs", "1"])
         let lines = text.stdout.split(separator: "\n")
         #expect(lines.count == 5 && lines[1].hasSuffix("10^6 PINs, 1 GPU (estimate)") && lines[2].hasSuffix("0.11 h"), "\(text.stdout)")
         #expect(lines[3] == "1 GPU: not measured here; hashcat's published 1667 guesses/s on one RTX 4090 at 64 MiB and 3 passes, scaled by passes × memory.")
@@ -58,7 +58,7 @@ import Glibc
 /// protection a binding needs first; a TPM-bound vault gets no such line. Each test has its own swtpm.
 @Suite(.offThePool, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
 struct CopiedVaultTPMCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let pin = "270419"
 
     func run(_ arguments: [String], stdin: String = "") throws -> KeystoreProcess.Result {

@@ -6,7 +6,7 @@ import TestFixtures
 /// escape sequence or a bidi override in it never reaches the terminal raw.
 @Suite(.offThePool) struct ErrorQuotingCLITests {
     @Test func anUnreadableInputPathIsEscaped() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let path = home.path + "/no\u{1B}[2J\u{202E}such"
         let result = try home.run(["show-tx", "--network", "testnet", "--file", path], timeout: 20)
         #expect(result.status == 2 && result.stderrLines.count == 1, "\(result.stderr)")

@@ -8,7 +8,7 @@ import Glibc
 /// Secret hygiene of the process and its files.
 @Suite(.offThePool) struct HygieneCLITests {
     @Test func noCoreDumpWhileWaitingForAPIN() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let terminal = try PseudoTerminal()
         let login = try home.keystore.start(["login", "--name", KeystoreHome.golden.name], terminal: terminal.path)
@@ -21,7 +21,7 @@ import Glibc
     }
 
     @Test func filesArePrivateEvenUnderAPermissiveUmask() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let keys = home.path + "/nested/keys"
         let permissive = ["sh", "-c", "umask 000; exec \"$0\" \"$@\""]
         let signup = try home.run(["signup", "--home", keys, "--pin-stdin", "--kdf", "interactive"], stdin: "270419\n", prefix: permissive)
@@ -39,7 +39,7 @@ import Glibc
     }
 
     @Test func benchKDFReportsConsistentFigures() throws {
-        let result = try KeystoreProcess().run(["bench-kdf", "--levels", "interactive", "--runs", "1", "--json"])
+        let result = try KeystoreProcess(runsInProcess: true).run(["bench-kdf", "--levels", "interactive", "--runs", "1", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: Any])
         let level = try #require((object["levels"] as? [[String: Any]])?.first)

@@ -25,7 +25,7 @@ import Glibc
     }
 
     @Test func everyKindOfIdentityFileEndsInOneLine() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         _ = try home.run(["signup", "--name", "taken", "--kdf", "interactive", "--pin-stdin"], stdin: "918273\n")
         let config = try stellarConfig(home, [
             "alice": "secret_key = \"\(Self.golden.seed)\"\n",
@@ -63,7 +63,7 @@ import Glibc
     }
 
     @Test func deletePlaintextRemovesOnlyWhatWasImported() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let config = try stellarConfig(home, ["alice": "secret_key = \"\(Self.golden.seed)\"\n", "watch": "public_key = \"\(Self.golden.address)\"\n"])
         let result = try home.run(["import-stellar-cli", "--all", "--config-dir", config, "--delete-plaintext", "--pin-stdin",
                                    "--kdf", "interactive"], stdin: "270419\n")
@@ -75,7 +75,7 @@ import Glibc
     /// Killed at every step of an import with --delete-plaintext: the seed is always in the file or in a vault
     /// that opens with the PIN, and a run to the end leaves only the vault.
     @Test func theSeedSurvivesAKillAtEveryStep() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let config = try stellarConfig(home, [:])
         let file = config + "/identity/alice.toml"
         var steps: [String] = []
@@ -102,7 +102,7 @@ import Glibc
     /// A plaintext file with another name elsewhere (a hard link: a backup, or a planted link to someone's file)
     /// is unlinked from stellar-cli's directory but never zeroed, and the output says the seed is still there.
     @Test func deletingPlaintextNeverZeroesThroughAHardLink() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let config = try stellarConfig(home, ["alice": "secret_key = \"\(Self.golden.seed)\"\n", "bob": "secret_key = \"\(Self.sep53Seed)\"\n"])
         let outside = home.path + "/outside-copy.toml"
         try #require(link(config + "/identity/alice.toml", outside) == 0)

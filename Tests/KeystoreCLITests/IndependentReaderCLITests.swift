@@ -14,7 +14,7 @@ import TestFixtures
     }
 
     @Test func theScriptOpensTheGoldenVault() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let opened = try Self.open(home.vaultPath(KeystoreHome.golden.name), pin: KeystoreHome.golden.pin)
         #expect(opened.status == 0 && opened.stdout == KeystoreHome.golden.seed + "\n", "\(opened.stderr)")
@@ -22,7 +22,7 @@ import TestFixtures
 
     /// A vault the tool writes now, and the same vault after a PIN change, opens to the seed the tool exports.
     @Test func theScriptOpensAVaultTheToolJustMade() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let signup = try home.run(["signup", "--name", "fresh", "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
         try #require(signup.status == 0, "\(signup.stderr)")
         let export = try home.run(["export", "--name", "fresh", "--force", "--pin-stdin"], stdin: "270419\n")
@@ -42,7 +42,7 @@ import TestFixtures
 
     /// The script is a real check: the wrong PIN opens nothing, and neither does a vault with a key given twice.
     @Test func theScriptRefusesAWrongPINAndARepeatedKey() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let path = home.vaultPath(KeystoreHome.golden.name)
         let wrong = try Self.open(path, pin: "111111")

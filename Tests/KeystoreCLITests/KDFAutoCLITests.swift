@@ -9,7 +9,7 @@ import Glibc
 @Suite(.offThePool) struct KDFAutoCLITests {
     /// Without --kdf, signup measures what this machine affords once, says what it chose, and keeps it.
     @Test func signupWithoutKdfSaysWhatAutoChose() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let first = try home.run(["signup", "--pin-stdin"], stdin: "270419\n")
         #expect(first.status == 0 && first.stderr.contains("--kdf auto chose "), "\(first.stderr)")
         let today = Date().formatted(.iso8601.year().month().day())
@@ -22,7 +22,7 @@ import Glibc
     /// sign-up that goes ahead calibrates.
     @Test(arguments: ["12345", "123456"])
     func aRefusedSignupMeasuresNothing(_ pin: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let refused = try home.run(["signup", "--pin-stdin"], stdin: pin + "\n")
         #expect(refused.status == 2, "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home.path + "/.kdf-calibration"), "a refused sign-up calibrated")
@@ -32,7 +32,7 @@ import Glibc
     /// A new user's trial: a sign-up refused for a 5-digit PIN, then one with --kdf interactive on purpose. That
     /// vault records the choice, and no login nags about it, even once this machine is known to afford more.
     @Test func aVaultWhoseLevelWasChosenIsNeverNagged() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         #expect(try home.run(["signup", "--pin-stdin"], stdin: "27041\n").status == 2)
         let signup = try home.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
         try #require(signup.status == 0, "\(signup.stderr)")
@@ -64,7 +64,7 @@ import Glibc
 
     /// A vault lighter than the machine affords: login says so, and upgrade re-encrypts it under the same PIN.
     @Test func loginSuggestsAnUpgradeAndUpgradeDoesIt() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
         try calibration.write(toFile: home.path + "/.kdf-calibration", atomically: false, encoding: .utf8)
@@ -83,7 +83,7 @@ import Glibc
     /// it is ignored, said so, and measured again.
     @Test(arguments: ["world-writable", "another user's"])
     func aPlantedCalibrationIsIgnored(_ kind: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let path = home.path + "/.kdf-calibration"
         let planted = #"{"level":"interactive","secondsPerUnlock":{"interactive":9.99}}"#
         try planted.write(toFile: path, atomically: false, encoding: .utf8)
@@ -104,7 +104,7 @@ import Glibc
     }
 
     @Test func upgradingAVaultAlreadyThereSaysSoAndEndsNoSession() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()  // interactive
         let name = KeystoreHome.golden.name
         let upgrade = try home.run(["upgrade", "--name", name, "--kdf", "interactive"])  // no PIN on standard input: none is asked

@@ -47,6 +47,19 @@ struct KeystoreProcess {
     var program = Self.binary
     /// Environment variables set for every run on top of the test's own; `nil` removes a variable.
     var environment: [String: String?] = [:]
+    /// Whether `run` calls the command in this process (`KeystoreInProcess`) instead of starting the binary. A run
+    /// that needs a process all the same starts one: inherited descriptors (`files`, or a `--…-fd` option, whose
+    /// number names the process's descriptor), a `prefix` (a limit, another user), another `program`, or a variable
+    /// that the process reads itself rather than through the run's environment (the loader's `LD_…`, the
+    /// library's crash and pause points `KEYSTORE_TEST_…`). `start` always starts one.
+    var runsInProcess = false
+
+    /// The same, in this process where it can be.
+    var inProcess: KeystoreProcess {
+        var copy = self
+        copy.runsInProcess = true
+        return copy
+    }
 
     /// A started `keystore`, for tests that talk to it (through a pseudo-terminal) while it runs.
     struct Running {
@@ -116,13 +129,21 @@ struct KeystoreProcess {
     /// Runs `keystore arguments…`, feeding `stdin` and making each `files[n]` readable on descriptor n.
     func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
              timeout: Double? = 120) throws -> Result {
-        try start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
+        if inThisProcess(arguments, files: files, prefix: prefix) { return try KeystoreInProcess(environment: environment).run(arguments, stdin: stdin) }
+        return try start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
     }
 
     /// `run` for `async` tests: the same, waiting off the pool.
     func run(_ arguments: [String], stdin: [UInt8] = [], files: [Int32: [UInt8]] = [:], prefix: [String] = [],
              timeout: Double? = 120) async throws -> Result {
-        try await start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
+        if inThisProcess(arguments, files: files, prefix: prefix) { return try await KeystoreInProcess(environment: environment).run(arguments, stdin: stdin) }
+        return try await start(arguments, stdin: stdin, files: files, prefix: prefix).wait(timeout: timeout)
+    }
+
+    private func inThisProcess(_ arguments: [String], files: [Int32: [UInt8]], prefix: [String]) -> Bool {
+        runsInProcess && files.isEmpty && prefix.isEmpty && program == Self.binary
+            && !arguments.contains { $0.hasPrefix("--") && ($0.hasSuffix("-fd") || $0.contains("-fd=")) }
+            && !environment.keys.contains { $0.hasPrefix("LD_") || $0.hasPrefix("KEYSTORE_TEST_") }
     }
 
     /// Starts `keystore arguments…` in a new session. Without `terminal` it has no controlling terminal, so a
@@ -162,6 +183,11 @@ struct KeystoreProcess {
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value ?? nil }
+        // Counting the tests that still start the binary: each start, named, on a line of this file.
+        if let log = env["KEYSTORE_TEST_SPAWN_LOG"], let file = fopen(log, "a") {
+            fputs("\((prefix + [program]).joined(separator: " ")) \(arguments.first ?? "")\n", file)
+            fclose(file)
+        }
         let argv = prefix + [program] + arguments
         let pid = try withCStrings(argv) { argv in
             try withCStrings(env.map { "\($0.key)=\($0.value)" }) { envp in

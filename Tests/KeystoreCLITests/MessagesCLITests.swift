@@ -11,7 +11,7 @@ import Glibc
     // MARK: Control characters from untrusted text
 
     @Test func controlCharactersInAVaultAreEscaped() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let text = try goldenText(home)
         let evil = "\u{1b}]0;owned\u{07}\u{1b}[2J" + String(repeating: "A", count: 200)
@@ -28,7 +28,7 @@ import Glibc
     }
 
     @Test func aRefusedNameIsEscaped() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let result = try home.run(["address", "--name", "\u{1b}[31mred\u{9b}2J"])
         expectOneLine(result, status: 2, "'\\x1b[31mred\\xc2\\x9b2J' is not a valid identity name")
         #expect(!result.stderrBytes.contains(0x1b))
@@ -42,7 +42,7 @@ import Glibc
         ("opsLimit 2e0", "\"opsLimit\" : 2", "\"opsLimit\" : 2e0", "integer"),
     ])
     func ambiguousJSONIsRefused(_ name: String, _ old: String, _ new: String, _ message: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let text = try goldenText(home)
         try #require(text.contains(old))
@@ -65,7 +65,7 @@ import Glibc
     // MARK: Empty payloads
 
     @Test func anEmptyPayloadFromStandardInputOrAFileIsRefused() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let empty = home.path + "/../empty-\(UUID().uuidString)"
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
@@ -84,7 +84,7 @@ import Glibc
     // MARK: JSON on failure
 
     @Test func jsonFailuresAreOneObjectOnStandardOutput() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let cases: [([String], String, Int32, String)] = [
             (["login", "--json", "--name", Self.golden.name, "--pin-stdin"], "503816\n", 3, "incorrect-pin"),
@@ -107,7 +107,7 @@ import Glibc
 
     @Test func verifyJSONSaysInvalidOnceWithExit1() throws {
         let signature = String(repeating: "A", count: 86) + "=="
-        let result = try KeystoreProcess().run(["verify", "--json", "--address", Self.golden.address, "--signature", signature, "hi"])
+        let result = try KeystoreProcess(runsInProcess: true).run(["verify", "--json", "--address", Self.golden.address, "--signature", signature, "hi"])
         #expect(result.status == 1)
         #expect(result.stdout == "{\"address\":\"\(Self.golden.address)\",\"valid\":false}\n", "\(result.stdout)")
     }
@@ -115,7 +115,7 @@ import Glibc
     // MARK: Messages that mislead
 
     @Test func aVersionWrittenAsTextIsNotCalledInvalidJSON() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let text = try goldenText(home)
         try text.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : \"1\"")
@@ -126,7 +126,7 @@ import Glibc
     }
 
     @Test func aHugeVaultIsReportedAtItsSize() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let path = home.vaultPath("huge")
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         truncate(path, 100_000_000)
@@ -135,7 +135,7 @@ import Glibc
     }
 
     @Test func deriveDoesNotSuggestAnOptionItLacks() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addFixture("golden-mnemonic")
         try home.addGolden()
         let result = try home.run(["derive", "--account", "2", "--add", Self.golden.name, "--name", "golden-mnemonic", "--pin-stdin"],
@@ -145,7 +145,7 @@ import Glibc
     }
 
     @Test func aSessionLoginIsNotAWarning() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let login = try home.keystoreWithRuntime().run(["login", "--session", "--name", Self.golden.name, "--pin-stdin"],
                                                          stdin: Array("\(Self.golden.pin)\n".utf8))
@@ -153,7 +153,7 @@ import Glibc
     }
 
     @Test func logoutWithAGarbageTokenStillUnsetsIt() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         var process = try home.keystoreWithRuntime()
         process.environment["KEYSTORE_SESSION"] = "garbage"
         let result = try process.run(["logout"])
@@ -163,16 +163,16 @@ import Glibc
     /// `mainnet` and `pubnet` work, so the help and the unknown-network hint name them (issue 28, 9.13).
     @Test func everyNetworkNameThatWorksIsInTheHelp() throws {
         for command in ["sign-tx", "show-tx", "sign-auth", "web-auth"] {
-            let help = try KeystoreProcess().run([command, "--help"]).stdout
+            let help = try KeystoreProcess(runsInProcess: true).run([command, "--help"]).stdout
             #expect(help.contains("mainnet") && help.contains("pubnet"), "\(command): \(help)")
         }
-        let unknown = try KeystoreProcess().run(["show-tx", "--network", "mars", "AAAA"])
+        let unknown = try KeystoreProcess(runsInProcess: true).run(["show-tx", "--network", "mars", "AAAA"])
         #expect(unknown.status == 2 && unknown.stderr.contains("mainnet"), "\(unknown.stderr)")
     }
 
     /// A long reason from libcurl is cut in its middle: its end, what went wrong, stays (issue 28, 9.10).
     @Test func aServerErrorKeepsItsEnd() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["web-auth", "http://127.0.0.1:\(closedLoopbackPort())", "--name", Self.golden.name])
         expectOneLine(result, status: 13, "Couldn't connect to server.")

@@ -11,7 +11,7 @@ private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ
 
 @Suite(.offThePool) struct MnemonicCLITests {
     @Test func recoverRestoresTheSEP5AccountsAndDeriveAddsMore() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let recovered = try home.run(["recover", "--pin-stdin", "--kdf", "interactive"], stdin: "\(phrase)\n270419\n")
         #expect(recovered.status == 0 && recovered.stdout == account0 + "\n", "\(recovered.stderr)")
         let derived = try home.run(["derive", "--account", "3", "--add", "third", "--pin-stdin", "--json"], stdin: "270419\n")
@@ -27,14 +27,14 @@ private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ
     }
 
     @Test func aPassphraseIsReadAfterThePhrase() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let result = try home.run(["recover", "--passphrase", "--account", "2", "--pin-stdin", "--kdf", "interactive"],
                                   stdin: "\(passphrasePhrase)\np4ssphr4se\n270419\n")
         #expect(result.status == 0 && result.stdout == passphraseAccount2 + "\n", "\(result.stderr)")
     }
 
     @Test func signupWithAPhraseShowsItOnceAndRecoverGivesTheSameKey() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let refused = try home.run(["signup", "--mnemonic", "--pin-stdin", "--kdf", "interactive"], stdin: "270419\n")
         #expect(refused.status == 10 && refused.stdout.isEmpty && home.vaults().isEmpty)
 
@@ -56,7 +56,7 @@ private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ
         ("", "not 0"),
     ])
     func aBadPhraseSaysWhatIsWrongWithoutRepeatingIt(_ bad: String, _ message: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let result = try home.run(["recover", "--pin-stdin"], stdin: "\(bad)\n270419\n")
         #expect(result.status == 2 && result.stderrLines.count == 1 && result.stderr.contains(message), "\(result.stderr)")
         #expect(!result.stderr.contains("illness") && !result.stderr.contains("genuis"))
@@ -64,21 +64,21 @@ private let passphraseAccount2 = "GCLAQF5H5LGJ2A6ACOMNEHSWYDJ3VKVBUBHDWFGRBEPAVZ
     }
 
     @Test func typingIsForgiven() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let messy = "  " + phrase.uppercased().replacingOccurrences(of: " ", with: "   ") + "  "
         let result = try home.run(["recover", "--pin-stdin", "--kdf", "interactive"], stdin: "\(messy)\n270419\n")
         #expect(result.status == 0 && result.stdout == account0 + "\n")
     }
 
     @Test func deriveNeedsAPhraseIdentity() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["derive", "--account", "1", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
         #expect(result.status == 2 && result.stderr.contains("was not made from a recovery phrase"))
     }
 
     @Test func thePhraseTypedAtTheTerminalIsNotEchoed() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let terminal = try PseudoTerminal()
         let recover = try home.keystore.start(["recover", "--kdf", "interactive"], terminal: terminal.path)
         terminal.waitFor("Recovery phrase: ")

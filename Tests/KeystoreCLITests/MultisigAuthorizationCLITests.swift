@@ -16,7 +16,7 @@ import TestFixtures
 
     /// A keystore holding signer `name` of the fixture's account as the identity `name`.
     func person(_ name: String) throws -> (home: KeystoreHome, address: String) {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let hex = try #require(Self.file.signers[name])
         let seed = try StrKey(kind: .secretSeed, payload: try #require(Hex.bytes(hex)))
         let signup = try home.run(["signup", "--import", "--name", name.lowercased(), "--pin-stdin", "--kdf", "interactive"],

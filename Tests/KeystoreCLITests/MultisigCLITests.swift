@@ -26,7 +26,7 @@ struct Multisig {
 /// `combine-tx`, and the thresholds of `show-tx`, `sign-tx` and `combine-tx` with `--account-file`, end to end.
 /// The golden vault's key is the signer B of the fixtures' accounts.
 @Suite(.offThePool) struct MultisigCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let fixtures = Multisig.loaded
     let network = ["--network", "testnet"]
 
@@ -91,7 +91,7 @@ struct Multisig {
         #expect(result.stderr.contains("not checked: signature 1 of \(payment[0]) (hint c9778737)"))
         #expect(!result.stderr.contains("not checked: signature 1 of \(payment[1])"), "B's valid signature is checked: \(result.stderr)")
         // --signer makes a key known without any identity; --json lists each part.
-        let other = try KeystoreHome()
+        let other = try KeystoreHome(inProcess: true)
         let json = try other.run(["combine-tx", "--json", "--signer", fixtures.keys["A"]!] + network + [payment[0], tampered])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdoutBytes)) as? [String: Any], "\(json.stderr)")
         #expect((object["dropped"] as? [Any])?.isEmpty == true && (object["notChecked"] as? [Any])?.count == 1)

@@ -7,7 +7,7 @@ import TestFixtures
 /// waited for a writer forever. A pipe with a writer (`<(…)`) is read; a directory or a device is refused; standard
 /// input still works.
 @Suite(.offThePool) struct NonRegularInputCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let name = KeystoreHome.golden.name
 
     init() throws {

@@ -11,7 +11,7 @@ import Glibc
     // MARK: Ctrl-Z at a prompt
 
     @Test func echoStaysOffAfterCtrlZAndFg() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let terminal = try PseudoTerminal()
         let signup = try home.keystore.start(["signup", "--kdf", "interactive"], terminal: terminal.path)
         terminal.waitFor("New PIN (6 digits): ")
@@ -32,7 +32,7 @@ import Glibc
     /// continues it (the test above runs keystore in an orphaned process group, where the kernel drops the stop).
     @Test(.enabled(if: Tmux.isInstalled, "tmux is not installed"))
     func ctrlZInAShellStopsAndFgAsksAgainWithEchoOff() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let tmux = try Tmux(running: "env KEYSTORE_HOME=\(home.path) bash --norc --noprofile")
         try tmux.type("\(KeystoreProcess.binary) signup --kdf interactive", "Enter")
         _ = try tmux.screen(until: "New PIN (6 digits):")
@@ -52,7 +52,7 @@ import Glibc
     // MARK: Retrying on the terminal
 
     @Test func aWeakOrMismatchedNewPINIsAskedAgainOnTheTerminal() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let terminal = try PseudoTerminal()
         let signup = try home.keystore.start(["signup", "--kdf", "interactive"], terminal: terminal.path)
         terminal.waitFor("New PIN (6 digits): ")
@@ -72,7 +72,7 @@ import Glibc
     }
 
     @Test func threeBadNewPINsOnTheTerminalGiveUp() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let terminal = try PseudoTerminal()
         let signup = try home.keystore.start(["signup", "--kdf", "interactive"], terminal: terminal.path)
         for _ in 0..<3 {

@@ -24,7 +24,7 @@ final class SEP7CLITests {
 
     init() throws {
         server = try SEP7Server()
-        home = try KeystoreHome()
+        home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }
 

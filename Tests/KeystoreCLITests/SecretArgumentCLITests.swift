@@ -5,6 +5,10 @@ import TestFixtures
 /// A seed or a recovery phrase typed as an argument is never repeated by the error it causes (argument-parser
 /// quotes unexpected arguments): where the error would repeat it, every command, text and JSON, exits 10 with a
 /// line that leaves it out; any other error is the one the command gives for harmless text in its place.
+///
+/// The command-by-command cases run in-process (the screen is a pure function, `SecretArgumentsTests`, and what is
+/// pinned here is that every command's errors pass through it); a seed as a name and a PIN as an option are run by
+/// the binary too, to show the wiring of the process itself.
 @Suite(.offThePool) struct SecretArgumentCLITests {
     static let seed = KeystoreHome.golden.seed
     static let phrase = ["illness", "spike", "retreat", "truth", "genius", "clock", "brain", "pass", "fit", "cave", "bargain", "toe"]
@@ -50,7 +54,7 @@ import TestFixtures
 
     @Test(arguments: commands)
     func aSeedArgumentIsNeverRepeated(_ command: [String]) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try expectScreened(home, secret: [Self.seed], standIn: [Self.seedStandIn], alsoJSON: true) { command + $0 + ["--no-such-option"] }
         try expectScreened(home, secret: [Self.seed], standIn: [Self.seedStandIn]) { command + ["--no-such-option"] + $0 }
         // One argument too many for most commands.
@@ -59,7 +63,7 @@ import TestFixtures
 
     @Test(arguments: commands)
     func aPhraseArgumentIsNeverRepeated(_ command: [String]) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         // Twelve words, where a command takes at most one.
         try expectScreened(home, secret: Self.phrase, standIn: Self.phraseStandIn, alsoJSON: true) { command + $0 }
         // The phrase as one argument, beside an unknown option.
@@ -79,7 +83,7 @@ import TestFixtures
 
     /// A phrase given as a name is cut in the name's error, but what would be left of it is still the phrase's.
     @Test func aPhraseGivenAsANameIsNotRepeated() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         for command in [["login"], ["address"]] {
             let arguments = command + ["--name", Self.phrase.joined(separator: " ")]
             expectRefusedWithoutTheSecret(try home.run(arguments), arguments)
@@ -111,7 +115,7 @@ import TestFixtures
 
     /// The README's own example: a message that does not verify is exit 1, however it is given and whatever its words.
     @Test func aMessageThatDoesNotVerifyIsExit1WhateverItsWords() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let signed = try home.run(["sign-message", "something else", "--name", KeystoreHome.golden.name, "--pin-stdin"],
                                   stdin: KeystoreHome.golden.pin + "\n")
@@ -132,7 +136,7 @@ import TestFixtures
     /// the list gets, never the refusal of a secret.
     @Test(arguments: commands)
     func anOrdinarySentenceIsJustText(_ command: [String]) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let first = Self.sentences[0], second = Self.sentences[1]
         let cases = [command + [first], command + [first, "--json"], command + ["--name", first], command + ["--network", first],
@@ -147,7 +151,7 @@ import TestFixtures
 
     /// Where nothing went wrong, an argument is just an argument: a message to sign may be any text.
     @Test func aMessageThatLooksLikeAPhraseIsStillSigned() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["sign-message", "abandon ability able about", "--name", KeystoreHome.golden.name, "--pin-stdin"],
                                   stdin: KeystoreHome.golden.pin + "\n")

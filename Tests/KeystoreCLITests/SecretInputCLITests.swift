@@ -16,7 +16,7 @@ import Glibc
         (["login", "--pin-fd", "1"], "descriptor 1"),
     ])
     func anUnreadablePINSourceIsOneLineNotACrash(_ arguments: [String], _ message: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let before = home.vaults()
         let result = try home.run(arguments + ["--name", Self.golden.name])
@@ -26,7 +26,7 @@ import Glibc
     }
 
     @Test func argon2OutOfMemoryIsExit8NamingTheMemory() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addFixture(Self.moderate.name)
         let before = home.vaults()
         let login = try home.run(["login", "--name", Self.moderate.name, "--pin-stdin"], stdin: Self.moderate.pin + "\n",
@@ -51,7 +51,7 @@ import Glibc
     // MARK: A typo in a typed phrase
 
     @Test func aTypoIsNotAnsweredWithTheSecretWordOffTheTerminal() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let typo = "illness spike retreat truth genius clock brain pass fit cave bargian toe"
         let result = try home.run(["recover", "--pin-stdin", "--kdf", "interactive"], stdin: typo + "\n270419\n")
         expectOneLine(result, status: 2, "Word 11 of the recovery phrase is not in the BIP39 English list")
@@ -61,7 +61,7 @@ import Glibc
     // MARK: A message typed at the terminal
 
     @Test func signMessageAsksForTheMessageOnATerminal() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let terminal = try PseudoTerminal()
         let sign = try home.keystore.start(["sign-message", "--name", Self.golden.name, "--pin-fd", "3"],
@@ -77,7 +77,7 @@ import Glibc
     }
 
     @Test func signMessageHelpSaysWhatBecomesOfTheFinalNewline() throws {
-        let result = try KeystoreProcess().run(["sign-message", "--help"])
+        let result = try KeystoreProcess(runsInProcess: true).run(["sign-message", "--help"])
         #expect(result.stdout.contains("without\none final newline") || result.stdout.contains("without one final newline"),
                 "\(result.stdout)")
     }

@@ -10,7 +10,7 @@ import StellarKeystore
     let runtime: String
 
     init() throws {
-        home = try KeystoreHome()
+        home = try KeystoreHome(inProcess: true)
         runtime = home.runtime
         _ = try home.keystoreWithRuntime()
         try home.addGolden()

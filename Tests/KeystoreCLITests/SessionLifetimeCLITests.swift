@@ -50,7 +50,7 @@ import Glibc
     // MARK: Session lengths
 
     @Test func aSessionLengthNeedsAUnit() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let process = try home.keystoreWithRuntime()
         let bare = try process.run(["login", "--session", "--ttl", "15", "--name", Self.golden.name, "--pin-stdin"],

@@ -13,7 +13,7 @@ import TestFixtures
     static let golden = KeystoreHome.golden
 
     func home() throws -> KeystoreHome {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         return home
     }

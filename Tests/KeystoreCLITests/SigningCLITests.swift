@@ -8,7 +8,7 @@ private let sep53Seed = "SAKICEVQLYWGSOJS4WW7HZJWAHZVEEBS527LHK5V4MLJALYKICQCJXM
 private let sep53Address = "GBXFXNDLV4LSWA4VB7YIL5GBD7BVNR22SGBTDKMO2SBZZHDXSKZYCP7L"
 
 private func homeWithSEP53Key() throws -> KeystoreHome {
-    let home = try KeystoreHome()
+    let home = try KeystoreHome(inProcess: true)
     let signup = try home.run(["signup", "--import", "--pin-stdin", "--kdf", "interactive"], stdin: "\(sep53Seed)\n270419\n")
     try #require(signup.status == 0, "\(signup.stderr)")
     return home
@@ -56,7 +56,7 @@ private func file(_ bytes: [UInt8]) throws -> String {
 
     @Test func verifyFailsWithCodeOneOnAnyFlippedBit() throws {
         let signature = Array(Data(base64Encoded: "fO5dbYhXUhBMhe6kId/cuVq/AfEnHRHEvsP8vXh03M1uLpi5e46yO2Q8rEBzu3feXQewcQE5GArp88u6ePK6BA==")!)
-        let keystore = KeystoreProcess()
+        let keystore = KeystoreProcess(runsInProcess: true)
         func verify(_ address: String, _ signature: [UInt8], _ message: String) throws -> KeystoreProcess.Result {
             try keystore.run(["verify", "--address", address, "--signature", Data(signature).base64EncodedString(), message])
         }

@@ -3,7 +3,7 @@ import Testing
 import TestFixtures
 
 @Suite(.offThePool) struct StrKeyCLITests {
-    let keystore = KeystoreProcess()
+    let keystore = KeystoreProcess(runsInProcess: true)
     static let muxed = "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAJLK"
     static let account = "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"
     static let hash = "3f0c34bf93ad0d9971d04ccc90f705511c838aad9734a4a2fb0d7a03fc7fe89a"

@@ -17,7 +17,7 @@ struct Envelopes: Decodable {
 /// `keystore sign-tx` and `show-tx` end to end. The golden vault holds the key stellar-sdk signed the fixtures
 /// with, so every signed envelope must be stellar-sdk's, byte for byte.
 @Suite(.offThePool) struct TransactionCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let name = KeystoreHome.golden.name
     static let envelopes = Envelopes.loaded.envelopes
 
@@ -183,7 +183,7 @@ struct Envelopes: Decodable {
 
     @Test func showTxNeedsNoKey() throws {
         let entry = try fixture("create_claimable_balance (public")
-        let empty = try KeystoreHome()
+        let empty = try KeystoreHome(inProcess: true)
         let result = try empty.run(["show-tx", "--network", "public"], stdin: entry.envelope)
         #expect(result.status == 0 && result.stdout.contains("create_claimable_balance") && result.stdout.contains(entry.hash))
         #expect(result.stdout.components(separatedBy: "claimant").count == 3, "both claimants")

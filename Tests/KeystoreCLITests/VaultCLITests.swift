@@ -19,10 +19,12 @@ final class KeystoreHome {
                          address: "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR",
                          seed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
 
-    init() throws {
+    /// With `inProcess`, its `keystore` runs commands in this process where no process is needed
+    /// (`KeystoreProcess.runsInProcess`).
+    init(inProcess: Bool = false) throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-home-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        keystore = KeystoreProcess(environment: ["KEYSTORE_HOME": path, "XDG_DATA_HOME": nil])
+        keystore = KeystoreProcess(environment: ["KEYSTORE_HOME": path, "XDG_DATA_HOME": nil], runsInProcess: inProcess)
     }
 
     /// A private runtime directory (`XDG_RUNTIME_DIR`) for this test's sessions, removed with the home.
@@ -77,7 +79,7 @@ final class KeystoreHome {
 @Suite(.offThePool) struct VaultCLITests {
     /// The whole life of an identity, as a script drives it, with the PIN through each non-interactive channel.
     @Test func signupLoginChangePINExportRemove() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let signup = try home.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
         #expect(signup.status == 0, "\(signup.stderr)")
         let address = signup.stdout.trimmingCharacters(in: .newlines)
@@ -116,7 +118,7 @@ final class KeystoreHome {
     }
 
     @Test func importedSeedsAndExportsAgree() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let golden = KeystoreHome.golden
         let signup = try home.run(["signup", "--import", "--pin-stdin", "--kdf", "interactive", "--json"],
                                   stdin: "  \(golden.seed) \n270419\n")
@@ -128,7 +130,7 @@ final class KeystoreHome {
     }
 
     @Test func goldenVaultOpensFromTheCommandLine() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let login = try home.run(["login", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
         #expect(login.status == 0 && login.stdout == KeystoreHome.golden.address + "\n")
@@ -143,7 +145,7 @@ final class KeystoreHome {
     }
 
     @Test func replacingKeepsABackup() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let before = try Data(contentsOf: URL(fileURLWithPath: home.vaultPath(KeystoreHome.golden.name)))
         let replace = try home.run(["signup", "--name", KeystoreHome.golden.name, "--replace", "--kdf", "interactive", "--pin-stdin"],
@@ -155,7 +157,7 @@ final class KeystoreHome {
     }
 
     @Test func listShowsDamagedVaultsWithoutFailing() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         try Data("{".utf8).write(to: URL(fileURLWithPath: home.vaultPath("broken")))
         let list = try home.run(["list"])
@@ -164,7 +166,7 @@ final class KeystoreHome {
     }
 
     @Test func thePINCannotBeGivenOnTheCommandLine() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         // A PIN given anyway is refused (10) without being repeated; two sources of one PIN are a usage error (64).
         for (arguments, status) in [(["login", "270419"], 10), (["login", "--pin", "270419"], 10), (["login", "--pin-stdin", "--pin-fd", "3"], 64)] {
@@ -175,14 +177,14 @@ final class KeystoreHome {
     }
 
     @Test func exportRefusesAPipeWithoutForce() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["export", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: "270419\n")
         #expect(result.status == 10 && result.stdout.isEmpty && result.stderr.contains("--force"))
     }
 
     @Test func parallelSignupsOfOneNameLetExactlyOneWin() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let runs = try (0..<8).map { _ in
             try home.keystore.start(["signup", "--name", "race", "--kdf", "interactive", "--pin-stdin"], stdin: Array("270419\n".utf8))
         }
@@ -194,7 +196,7 @@ final class KeystoreHome {
     }
 
     @Test func loginsDuringPINChangesNeverSeeATornVault() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let name = KeystoreHome.golden.name
         let change = try home.keystore.start(["change-pin", "--name", name, "--kdf", "interactive", "--pin-stdin", "--new-pin-fd", "0"],

@@ -12,7 +12,7 @@ import Glibc
 
     @Test(arguments: ["wallet.tmp-1", "a.backup-2", "b.vault", "x.vault.y"])
     func namesThatCollideWithFileRolesAreRefused(_ name: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let result = try home.run(["signup", "--name", name, "--kdf", "interactive", "--pin-stdin"], stdin: "270419\n")
         expectOneLine(result, status: 2, "is not a valid identity name")
         #expect(home.vaults().isEmpty)
@@ -21,7 +21,7 @@ import Glibc
     // MARK: A crafted wrong-PIN counter
 
     @Test func aCounterLockedForeverIsCappedAtAnHour() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let counter = "\(home.path)/.\(Self.golden.name).throttle"
         try #"{"failures":0,"lockedUntil":1e300}"#.write(toFile: counter, atomically: false, encoding: .utf8)
@@ -30,7 +30,7 @@ import Glibc
     }
 
     @Test func aCounterAtIntMaxDoesNotOverflow() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let counter = "\(home.path)/.\(Self.golden.name).throttle"
         try #"{"failures":9223372036854775807,"lockedUntil":0}"#.write(toFile: counter, atomically: false, encoding: .utf8)
@@ -43,7 +43,7 @@ import Glibc
     // MARK: An empty home
 
     @Test func anEmptyHomeIsAUsageError() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let name = "empty-home-\(UInt32.random(in: 0...UInt32.max))"
         let result = try home.run(["signup", "--home", "", "--name", name, "--pin-stdin", "--kdf", "interactive"],
                                   stdin: "270419\n")
@@ -54,7 +54,7 @@ import Glibc
     }
 
     @Test func emptyEnvironmentDirectoriesCountAsUnset() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         var process = home.keystore
         process.environment = ["KEYSTORE_HOME": "", "XDG_DATA_HOME": "", "HOME": home.path]
         let result = try process.run(["signup", "--kdf", "interactive", "--pin-stdin"], stdin: Array("270419\n".utf8))
@@ -66,7 +66,7 @@ import Glibc
 
     @Test(arguments: [["list"], ["address"], ["login", "--pin-stdin"]])
     func aFIFOVaultIsRefusedNotWaitedOn(_ arguments: [String]) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         mkfifo(home.vaultPath("pipe"), 0o600)
         let named = arguments == ["list"] ? arguments : arguments + ["--name", "pipe"]
         let result = try home.run(named, stdin: "270419\n", timeout: 20)
@@ -80,7 +80,7 @@ import Glibc
     }
 
     @Test func aFIFOCounterIsNotWaitedOn() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         mkfifo("\(home.path)/.\(Self.golden.name).throttle", 0o600)
         let result = try home.run(["login", "--name", Self.golden.name, "--pin-stdin"], stdin: Self.golden.pin + "\n", timeout: 20)
@@ -89,7 +89,7 @@ import Glibc
     }
 
     @Test func aSymlinkedLockIsNotFollowed() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         let target = home.path + "-lock-target"
         defer { unlink(target) }
         symlink(target, home.path + "/.lock")
@@ -102,7 +102,7 @@ import Glibc
     // MARK: A counter that cannot be written
 
     @Test func noPINIsTriedWhenAFailureCannotBeRecorded() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         for _ in 0..<7 {
             let result = try home.run(["login", "--name", Self.golden.name, "--pin-stdin"], stdin: "503816\n", prefix: Self.noFileWrites)
@@ -113,7 +113,7 @@ import Glibc
     // MARK: Backups
 
     @Test func backupsAreListedAndRemoveSaysWhatItLeaves() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let replace = try home.run(["signup", "--replace", "--kdf", "interactive", "--name", Self.golden.name, "--pin-stdin"],
                                    stdin: "918273\n")
@@ -135,7 +135,7 @@ import Glibc
     }
 
     @Test func aFailedReplaceLeavesNoBackupBehind() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let before = home.vaults()
         let result = try home.run(["signup", "--replace", "--kdf", "interactive", "--name", Self.golden.name, "--pin-stdin"],
@@ -147,7 +147,7 @@ import Glibc
     // MARK: A vault under another file name
 
     @Test func aVaultCopiedUnderAnotherNameIsRefused() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         try FileManager.default.copyItem(atPath: home.vaultPath(Self.golden.name), toPath: home.vaultPath("other"))
         for arguments in [["address", "--name", "other"], ["login", "--name", "other", "--pin-stdin"]] {

@@ -5,7 +5,7 @@ import TestFixtures
 /// One vault read per command: a review reads the vault once, and approving it does not open the file again
 /// unless it changed meanwhile. Counted with `strace -e trace=openat` (installed by .ci/run).
 @Suite(.offThePool) struct VaultReadOnceCLITests {
-    let home = try! KeystoreHome()
+    let home = try! KeystoreHome(inProcess: true)
     let golden = KeystoreHome.golden
 
     init() throws { try home.addGolden() }

@@ -45,7 +45,7 @@ final class WebAuthInteropCLITests {
 
     init() throws {
         server = try SEP10Server(clientDomainKey: Self.clientDomainKey)
-        home = try KeystoreHome()
+        home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }
 
@@ -191,7 +191,7 @@ final class WebAuthInteropCLITests {
     @Test(arguments: ["sequence", "source", "no-time-bounds", "fee-bump", "valid"])
     func aChallengeGivenOfflineIsCheckedBeforeThePIN(_ name: String) throws {
         let fixture = try #require(Self.fixtures.cases.first { $0.name == name })
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["web-auth", "--challenge", "--server-key", fixture.serverKey, "--home-domain", fixture.homeDomain,
                                    "--web-auth-domain", fixture.webAuthDomain, "--network", "testnet", "--name", KeystoreHome.golden.name,
@@ -203,14 +203,14 @@ final class WebAuthInteropCLITests {
     @Test(arguments: [("http://example.com", "plain http:// to another machine"), ("ftp://127.0.0.1", "is not an https:// URL"),
                       ("exa mple.com", "is not a domain name or a URL"), ("https://user@127.0.0.1", "is not an https:// URL")])
     func anAddressThatIsNotHTTPSIsRefusedBeforeAnyConnection(_ target: String, _ said: String) throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["web-auth", target, "--name", KeystoreHome.golden.name])
         #expect(result.status == 2 && result.stderr.contains(said), "\(result.stderr)")
     }
 
     @Test func aServerThatIsNotThereIsExit13() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         let result = try home.run(["web-auth", "http://127.0.0.1:\(closedLoopbackPort())", "--name", KeystoreHome.golden.name])
         #expect(result.status == 13 && result.stderr.contains("could not be reached"), "\(result.stderr)")
@@ -220,7 +220,7 @@ final class WebAuthInteropCLITests {
 /// libcurl is loaded by `web-auth` alone: the dynamic loader's own trace (glibc's LD_DEBUG) shows it.
 @Suite(.offThePool) struct WebAuthLoadingCLITests {
     @Test func onlyWebAuthLoadsLibcurl() throws {
-        let home = try KeystoreHome()
+        let home = try KeystoreHome(inProcess: true)
         try home.addGolden()
         var traced = home.keystore
         traced.environment["LD_DEBUG"] = "libs"

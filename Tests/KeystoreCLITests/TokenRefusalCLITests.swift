@@ -5,9 +5,10 @@ import SoftwareToken
 import StellarKeystore
 import StellarKeys
 
-/// Review of issue 31 (probes), against a private SoftHSM2 token per test as PKCS11CLITests sets one up.
+/// What a token identity refuses before it is made or used: a key the token would let out, and a module any user
+/// may rewrite (found in issue 31's review), against a private SoftHSM2 token per test as PKCS11CLITests sets one up.
 @Suite(.offThePool, .enabled(if: SoftwareToken.isInstalled, "softhsm2 or opensc is not installed"))
-final class Review31PKCS11ProbeTests {
+final class TokenRefusalCLITests {
     let home = try! KeystoreHome()
     let token: SoftwareToken
     let pin = "4711-token"

@@ -4,10 +4,10 @@ import Testing
 @testable import StellarKeystore
 import TestFixtures
 
-/// Review of issue 31 (probe): `signingKey(as:keys:)` now looks for a P-256 vault named "default" before anything
+/// A session names its identity, whatever else the keystore holds (found in issue 31's review): `signingKey(as:keys:)` looked for a P-256 vault named "default" before anything
 /// else, even when no name is given and a session names the identity; a keystore without a "default" identity
-/// can then no longer sign through a session without naming the identity.
-@Suite struct Review31SessionProbeTests {
+/// could then no longer sign through a session without naming the identity.
+@Suite struct SessionWithoutDefaultIdentityTests {
     let directory = TemporaryDirectory()
     let pin = try! PIN("270419")
 

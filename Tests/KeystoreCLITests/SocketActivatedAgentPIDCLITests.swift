@@ -3,8 +3,9 @@ import Testing
 import TestFixtures
 import StellarKeystore
 
-/// Review of issue 33 (socket activation, the .deb): probes that show defects on today's code.
-@Suite(.offThePool) struct Review33ProbeTests {
+/// The pid `agent start` reports for a socket-activated agent is the agent's, not its service manager's (found in
+/// issue 33's review of socket activation).
+@Suite(.offThePool) struct SocketActivatedAgentPIDCLITests {
     /// A service manager as systemd is one: it binds and listens itself, then forks and executes the agent in a
     /// child with the socket as descriptor 3 (LISTEN_PID the child's), and keeps listening after the child ends.
     /// (systemd-socket-activate, which the other tests use, executes the agent in its own place: the listener and
@@ -43,7 +44,7 @@ import StellarKeystore
     /// start` prints it. For a socket a service manager listens on, SO_PEERCRED names the process that called
     /// listen(): systemd's user manager, not the agent. `agent start` then tells the user a pid to kill that is
     /// their systemd --user (and AGENT.md's "keystore's client shows the pid SO_PEERCRED gives" is that pid).
-    @Test func review33StatusPIDOfASocketActivatedAgentIsTheAgentsNotTheManagers() throws {
+    @Test func statusPIDOfASocketActivatedAgentIsTheAgentsNotTheManagers() throws {
         let agent = try AgentHome()
         let (manager, agentPID) = try Self.managed(agent)
         defer {
