@@ -1,5 +1,4 @@
 import Glibc
-import StellarKeystore
 import Dispatch
 import Synchronization
 

@@ -1,5 +1,4 @@
 import Glibc
-import StellarKeystore
 
 /// SIGTERM, SIGINT and SIGHUP made into a byte on the agent's wake-up pipe, so that it stops between requests
 /// and cleans up, rather than dying with keys in memory and its socket left behind.

@@ -1,5 +1,4 @@
 import Glibc
-import StellarKeystore
 
 /// Detached threads, one per connection: a blocking read holds only its own thread, and Dispatch's pool would
 /// cap how many clients can wait at once.
