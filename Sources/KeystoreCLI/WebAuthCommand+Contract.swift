@@ -8,11 +8,9 @@ import StellarWebAuth
 /// challenge fetched and checked, the review made (it checks the signer and the client domain's identity), the
 /// summary shown, then the PIN, the signature, and only then the POST.
 extension WebAuth {
-    /// How the identity's key signs for `account`: as a smart account's External(verifier, key) signer with
-    /// `--verifier`, else as a key that a contract account reading the account convention accepts.
+    /// How the identity's key signs for the contract `account`: the library's account, from its parts.
     func signer(for account: String, key: PublicKey) throws -> AuthorizationSigner {
-        guard let verifier else { return try .contractAccount(account, key: key) }
-        return try .smartAccount(account, key: key, rules: SmartAccountRules(verifier: verifier, contextRuleIDs: contextRules ?? []))
+        try AuthorizationSigner(key: key, for: try AuthorizationAccount(contract: account, verifier: verifier, contextRuleIDs: contextRules))
     }
 
     /// The challenge, valid through `--expiration-ledger` when given (the library checks it and says who chose).
@@ -30,10 +28,8 @@ extension WebAuth {
         let publicKey = try signingKey.ed25519Key()
         let challenge = try chosen(try service.challenge(for: account, clientDomain: clientDomain))
         let signer = try signer(for: account, key: publicKey)
-        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                                           allowing: allowV1 ? .notAddressBound : []))
-        let consent = try key.consentOrShow(review, alreadyRead: nil, quiet: quiet)
-        let signed = try approve(review, consent: consent)
+        let signed = try run(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
+                                             allowing: allowV1 ? .notAddressBound : []), with: signingKey).signed
         let token = try service.token(for: signed)
         if key.identity.json {
             struct Output: Encodable {
@@ -64,10 +60,8 @@ extension WebAuth {
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)
         let challenge = try chosen(try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation))
-        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                                           allowing: allowV1 ? .notAddressBound : []))
-        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let signed = Base64.string(try approve(review, consent: consent, alreadyRead: pinFirst))
+        let signed = Base64.string(try run(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
+                                                           allowing: allowV1 ? .notAddressBound : []), with: signingKey, alreadyRead: pinFirst).signed)
         if key.identity.json {
             struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
             try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signingKey.address))

@@ -145,9 +145,7 @@ struct WebAuth: ParsableCommand {
         let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
         // A P-256 key has no account to sign in as: refused before anything is sent.
         let challenge = try service.challenge(for: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
-        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
-        if !quiet { key.show(review) }
-        let signed = try approve(review)
+        let signed = try run(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }), with: signingKey).signed
         let token = try service.token(for: signed)
         if key.identity.json {
             struct Output: Encodable {
@@ -162,16 +160,12 @@ struct WebAuth: ParsableCommand {
         }
     }
 
-    /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
-    /// for NAME", or the next line of standard input with --pin-stdin.
-    func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PINLine? = nil) throws -> [UInt8] {
-        let source = review.keySource
-        // Only two identities are ever asked: the account's, and the client domain's when it is another.
-        return try review.approve(consent: consent) { name in
-            clientDomainName.map({ $0 != name.rawValue }) ?? true
-                ? try alreadyRead?.pin(for: source) ?? key.pin.read(for: source)
-                : try key.pin.read(prompt: "PIN for \(name.rawValue): ")
-        }.signed
+    /// `request` signed by `signingKey` through the library's conversation: the account's PIN as the PIN options
+    /// say (or `alreadyRead`), the client domain's identity's asked as "PIN for NAME", or the next line of
+    /// standard input with --pin-stdin.
+    func run<Signed>(_ request: SigningRequest<Signed>, with signingKey: SigningKey, alreadyRead: PINLine? = nil) throws -> Approval<Signed> {
+        try SigningRunner(presenter: key.terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: clientDomainName))
+            .run(request, with: signingKey)
     }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
@@ -189,9 +183,8 @@ struct WebAuth: ParsableCommand {
                                              network: network, clientAccount: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
         let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
                                              now: UInt64(max(0, Date().timeIntervalSince1970)))
-        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
-        if !quiet { key.show(review) }
-        let signed = Base64.string(try approve(review, alreadyRead: pinFirst))
+        let signed = Base64.string(try run(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }),
+                                           with: signingKey, alreadyRead: pinFirst).signed)
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
             try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
