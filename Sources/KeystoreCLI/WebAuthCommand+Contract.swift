@@ -8,29 +8,19 @@ import StellarWebAuth
 /// challenge fetched and checked, the review made (it checks the signer and the client domain's identity), the
 /// summary shown, then the PIN, the signature, and only then the POST.
 extension WebAuth {
-    /// How the identity's key signs for the contract `account`: the library's account, from its parts.
-    func signer(for account: String, key: PublicKey) throws -> AuthorizationSigner {
-        try AuthorizationSigner(key: key, for: try AuthorizationAccount(contract: account, verifier: verifier, contextRuleIDs: contextRules))
-    }
-
-    /// The challenge, valid through `--expiration-ledger` when given (the library checks it and says who chose).
-    func chosen(_ challenge: ContractWebAuthChallenge) throws -> ContractWebAuthChallenge {
-        guard let expirationLedger else { return challenge }
-        return try challenge.expiring(afterLedger: expirationLedger)
+    /// The contract account signed in as, from its parts: a smart account with `--verifier`, else one reading the
+    /// account convention.
+    func contractAccount(_ account: String) throws -> AuthorizationAccount {
+        try AuthorizationAccount(contract: account, verifier: verifier, contextRuleIDs: contextRules)
     }
 
     func signInAsContract(_ account: String) throws {
         let service = try ContractWebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        // A P-256 key signs no sign-in: refused before anything is sent.
-        let publicKey = try signingKey.ed25519Key()
-        let challenge = try chosen(try service.challenge(for: account, clientDomain: clientDomain))
-        let signer = try signer(for: account, key: publicKey)
-        let signed = try run(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                             allowing: allowV1 ? .notAddressBound : []), with: signingKey).signed
-        let token = try service.token(for: signed)
+        let signingKey = try self.signingKey()
+        let token = try runner.signIn(as: try contractAccount(account), with: signingKey, challenge: .fetched(service, clientDomain: clientDomain),
+                                      expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(),
+                                      allowing: allowV1 ? .notAddressBound : []).token
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, signer, homeDomain, server: String
@@ -53,15 +43,13 @@ extension WebAuth {
                                          limit: ContractWebAuthChallenge.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let signer = try signer(for: account, key: try signingKey.ed25519Key())
+        let signingKey = try self.signingKey()
         let expectation = ContractWebAuthExpectation(serverKey: serverKey, webAuthContract: webAuthContract ?? "", homeDomain: homeDomain ?? "",
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)
-        let challenge = try chosen(try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation))
-        let signed = Base64.string(try run(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                                           allowing: allowV1 ? .notAddressBound : []), with: signingKey, alreadyRead: pinFirst).signed)
+        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(
+            as: try contractAccount(account), with: signingKey, challenge: .given(String(decoding: text, as: UTF8.self), expectation),
+            expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(), allowing: allowV1 ? .notAddressBound : []).signed)
         if key.identity.json {
             struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
             try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signingKey.address))

@@ -141,12 +141,9 @@ struct WebAuth: ParsableCommand {
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
         // The account is the signing key's (from the vault's header, or from the session that decides which
         // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        // A P-256 key has no account to sign in as: refused before anything is sent.
-        let challenge = try service.challenge(for: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
-        let signed = try run(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }), with: signingKey).signed
-        let token = try service.token(for: signed)
+        let signingKey = try self.signingKey()
+        let token = try runner.signIn(with: signingKey, challenge: .fetched(service, clientDomain: clientDomain),
+                                      clientDomainIdentity: try clientDomainIdentity()).token
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, homeDomain, server: String
@@ -160,12 +157,20 @@ struct WebAuth: ParsableCommand {
         }
     }
 
-    /// `request` signed by `signingKey` through the library's conversation: the account's PIN as the PIN options
-    /// say (or `alreadyRead`), the client domain's identity's asked as "PIN for NAME", or the next line of
-    /// standard input with --pin-stdin.
-    func run<Signed>(_ request: SigningRequest<Signed>, with signingKey: SigningKey, alreadyRead: PINLine? = nil) throws -> Approval<Signed> {
-        try SigningRunner(presenter: key.terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: clientDomainName))
-            .run(request, with: signingKey)
+    /// The library's conversation on the terminal: the account's PIN as the PIN options say (or `alreadyRead`),
+    /// the client domain's identity's asked as "PIN for NAME", or the next line of standard input with --pin-stdin.
+    func terminal(alreadyRead: PINLine? = nil) -> SigningRunner<TerminalPresenter> {
+        SigningRunner(presenter: key.terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: clientDomainName))
+    }
+
+    var runner: SigningRunner<TerminalPresenter> { terminal() }
+
+    func clientDomainIdentity() throws -> IdentityName? { try clientDomainName.map { try IdentityName($0) } }
+
+    /// The key that signs in: the identity's (a session's or the agent's holding it, else the vault's).
+    func signingKey() throws -> SigningKey {
+        let keystore = try key.identity.keystore.keystore()
+        return try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
     }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
@@ -177,19 +182,30 @@ struct WebAuth: ParsableCommand {
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
-                                             network: network, clientAccount: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
-        let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
-                                             now: UInt64(max(0, Date().timeIntervalSince1970)))
-        let signed = Base64.string(try run(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }),
-                                           with: signingKey, alreadyRead: pinFirst).signed)
+        let signingKey = try self.signingKey()
+        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(
+            with: signingKey, challenge: .given(String(decoding: text, as: UTF8.self), serverKey: serverKey, homeDomain: homeDomain ?? "",
+                                                webAuthDomain: webAuthDomain ?? "", network: network, clientDomain: clientDomain),
+            clientDomainIdentity: try clientDomainIdentity()).signed)
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
             try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
         } else {
             Console.print(signed)
         }
+    }
+}
+
+extension SignInResult {
+    /// The token of a fetched challenge; the library gives one for every challenge it fetched.
+    var token: WebAuthToken {
+        guard case .token(let token) = self else { preconditionFailure("a fetched challenge is answered with a token") }
+        return token
+    }
+
+    /// The signed challenge of a given one, which is never sent.
+    var signed: [UInt8] {
+        guard case .signed(let signed) = self else { preconditionFailure("a given challenge is signed, not sent") }
+        return signed
     }
 }

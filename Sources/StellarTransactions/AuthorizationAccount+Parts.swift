@@ -26,3 +26,13 @@ extension AuthorizationAccount {
         self = .smartAccount(address, rules: try SmartAccountRules(verifier: verifier ?? "", contextRuleIDs: contextRuleIDs ?? []))
     }
 }
+
+extension AuthorizationAccount {
+    /// The address signed for; nil for the key's own account.
+    public var address: String? {
+        switch self {
+        case .ownAccount: nil
+        case .multisigAccount(let address), .contractAccount(let address), .smartAccount(let address, _): address
+        }
+    }
+}
