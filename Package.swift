@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "StellarKeystore", dependencies: ["StellarKeys", "StellarTransactions", "StellarText", "CPlatform", "CPKCS11"], swiftSettings: warningsAreErrors),
         .target(name: "StellarKeystoreTPM", dependencies: ["StellarKeystore", "StellarKeys", "CTSS2"], swiftSettings: warningsAreErrors),
         // SEP-10 and SEP-45 web authentication: stellar.toml, the challenge fetched, verified, signed and sent back.
-        .target(name: "StellarWebAuth", dependencies: ["StellarKeystore", "StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
+        .target(name: "StellarWebAuth", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "CCurl"], swiftSettings: warningsAreErrors),
         // The command line's body: parsing, prompts, hints, exit codes and printing, a library so that tests run it
         // in-process; the executable below only calls it.
         .target(

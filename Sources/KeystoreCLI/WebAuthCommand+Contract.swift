@@ -18,9 +18,9 @@ extension WebAuth {
         let service = try ContractWebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
         let signingKey = try self.signingKey()
-        let token = try runner.signIn(as: try contractAccount(account), with: signingKey, challenge: .fetched(service, clientDomain: clientDomain),
+        let token = try runner.signIn(as: try contractAccount(account), with: signingKey, from: service.challenges(clientDomain: clientDomain),
                                       expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(),
-                                      allowing: allowV1 ? .notAddressBound : []).token
+                                      allowing: allowV1 ? .notAddressBound : [])
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, signer, homeDomain, server: String
@@ -48,8 +48,8 @@ extension WebAuth {
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)
         let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(
-            as: try contractAccount(account), with: signingKey, challenge: .given(String(decoding: text, as: UTF8.self), expectation),
-            expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(), allowing: allowV1 ? .notAddressBound : []).signed)
+            as: try contractAccount(account), with: signingKey, from: GivenContractWebAuthChallenge(String(decoding: text, as: UTF8.self), expecting: expectation),
+            expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(), allowing: allowV1 ? .notAddressBound : []))
         if key.identity.json {
             struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
             try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signingKey.address))

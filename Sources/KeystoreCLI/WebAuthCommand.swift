@@ -142,8 +142,8 @@ struct WebAuth: ParsableCommand {
         // The account is the signing key's (from the vault's header, or from the session that decides which
         // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
         let signingKey = try self.signingKey()
-        let token = try runner.signIn(with: signingKey, challenge: .fetched(service, clientDomain: clientDomain),
-                                      clientDomainIdentity: try clientDomainIdentity()).token
+        let token = try runner.signIn(with: signingKey, from: service.challenges(clientDomain: clientDomain),
+                                      clientDomainIdentity: try clientDomainIdentity())
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, homeDomain, server: String
@@ -183,10 +183,11 @@ struct WebAuth: ParsableCommand {
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
         let signingKey = try self.signingKey()
-        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(
-            with: signingKey, challenge: .given(String(decoding: text, as: UTF8.self), serverKey: serverKey, homeDomain: homeDomain ?? "",
-                                                webAuthDomain: webAuthDomain ?? "", network: network, clientDomain: clientDomain),
-            clientDomainIdentity: try clientDomainIdentity()).signed)
+        let challenge = GivenWebAuthChallenge(String(decoding: text, as: UTF8.self), serverKey: serverKey, homeDomain: homeDomain ?? "",
+                                              webAuthDomain: webAuthDomain ?? "", network: network, clientDomain: clientDomain,
+                                              now: UInt64(max(0, Date().timeIntervalSince1970)))
+        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(with: signingKey, from: challenge,
+                                                                              clientDomainIdentity: try clientDomainIdentity()))
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
             try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
@@ -196,16 +197,3 @@ struct WebAuth: ParsableCommand {
     }
 }
 
-extension SignInResult {
-    /// The token of a fetched challenge; the library gives one for every challenge it fetched.
-    var token: WebAuthToken {
-        guard case .token(let token) = self else { preconditionFailure("a fetched challenge is answered with a token") }
-        return token
-    }
-
-    /// The signed challenge of a given one, which is never sent.
-    var signed: [UInt8] {
-        guard case .signed(let signed) = self else { preconditionFailure("a given challenge is signed, not sent") }
-        return signed
-    }
-}

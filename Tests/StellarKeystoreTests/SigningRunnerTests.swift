@@ -127,11 +127,11 @@ import TestFixtures
     @Test func aHostsRequestAsksNoConsent() throws {
         let (preimage, network) = try Self.v1Preimage()
         let present = Recorder(present: true, answer: true, pin: pin)
-        #expect(throws: SigningRefusal.notAllowedByHost(.notAddressBound)) {
+        #expect(throws: SigningRefusal.notAddressBound) {
             try run(.authorization(preimage, network: network, expectedHash: preimage.hash), present)
         }
         #expect(present.shown.isEmpty && present.questions.isEmpty && present.pinsAsked.isEmpty)
-        #expect(SigningRefusal.notAllowedByHost(.notAddressBound).message.hasPrefix("The host asks for a V1 authorization signature"))
+        #expect(SigningRefusal.notAddressBound.message.hasPrefix("The host asks for a V1 authorization signature"))
         let allowed = Recorder(present: false, pin: pin)
         let approval = try run(.authorization(preimage, network: network, allowing: .notAddressBound, expectedHash: preimage.hash), allowed)
         #expect(key.isValidSignature(approval.signed, for: preimage.hash))

@@ -45,13 +45,11 @@ import TestFixtures
     @Test func aGivenChallengeIsCheckedForTheKeysAccountAndSigned() throws {
         let fixture = try #require(Self.challenges.cases.first { $0.name == "valid" })
         let presenter = Recorder(present: false, pin: pin)
-        let result = try SigningRunner(presenter: presenter).signIn(
+        let signed = try SigningRunner(presenter: presenter).signIn(
             with: try key(Self.challenges.clientSeed),
-            challenge: .given(fixture.challenge, serverKey: try PublicKey(accountID: fixture.serverKey), homeDomain: fixture.homeDomain,
-                              webAuthDomain: fixture.webAuthDomain, network: try StellarNetwork(passphrase: fixture.networkPassphrase),
-                              clientDomain: nil),
-            now: Date(timeIntervalSince1970: TimeInterval(fixture.now)))
-        guard case .signed(let signed) = result else { Issue.record("a given challenge was answered with a token"); return }
+            from: GivenWebAuthChallenge(fixture.challenge, serverKey: try PublicKey(accountID: fixture.serverKey), homeDomain: fixture.homeDomain,
+                                        webAuthDomain: fixture.webAuthDomain, network: try StellarNetwork(passphrase: fixture.networkPassphrase),
+                                        clientDomain: nil, now: fixture.now))
         #expect(Base64.string(signed) == fixture.signed)
         #expect(presenter.shown == 1 && presenter.pinsAsked == 1)
     }
@@ -71,18 +69,17 @@ import TestFixtures
         let runner = SigningRunner(presenter: presenter)
         #expect(throws: ContractWebAuthError.self) {
             try runner.signIn(as: try AuthorizationAccount(contract: valid.clientAccount), with: signingKey,
-                              challenge: .given(valid.challenge, try expectation(valid)), expirationLedger: .max)
+                              from: GivenContractWebAuthChallenge(valid.challenge, expecting: try expectation(valid)), expirationLedger: .max)
         }
         let v1 = try #require(fixtures.cases.first { $0.name == "valid-v1" })
         #expect(throws: AuthorizationError.notAddressBound(entries: [1])) {
-            try runner.signIn(as: try AuthorizationAccount(contract: v1.clientAccount), with: signingKey, challenge: .given(v1.challenge, try expectation(v1)))
+            try runner.signIn(as: try AuthorizationAccount(contract: v1.clientAccount), with: signingKey, from: GivenContractWebAuthChallenge(v1.challenge, expecting: try expectation(v1)))
         }
         #expect(presenter.shown == 0 && presenter.pinsAsked == 0)
         // Allowed up front, the same V1 challenge is signed as stellar-sdk signs it.
         let result = try runner.signIn(as: try AuthorizationAccount(contract: v1.clientAccount), with: signingKey,
-                                       challenge: .given(v1.challenge, try expectation(v1)), allowing: .notAddressBound)
-        guard case .signed(let signed) = result else { Issue.record("a given challenge was answered with a token"); return }
-        #expect(Base64.string(signed) == v1.signed?.entries)
+                                       from: GivenContractWebAuthChallenge(v1.challenge, expecting: try expectation(v1)), allowing: .notAddressBound)
+        #expect(Base64.string(result) == v1.signed?.entries)
         #expect(presenter.pinsAsked == 1)
     }
 }

@@ -48,7 +48,7 @@ public struct SigningRunner<Presenter: SigningPresenter> {
         let personTypesPIN = { source.asksPIN && presenter.personIsPresent }
         var consent: SigningConsent?
         if let needed = review.consentNeeded {
-            guard request.consentMayBeAsked else { throw SigningRefusal.notAllowedByHost(needed.risks) }
+            guard request.consentMayBeAsked else { throw needed.risks.contains(.notAddressBound) ? SigningRefusal.notAddressBound : .notStrict }
             guard personTypesPIN() else { throw needed.refusal }
             presenter.show(review.summary, for: source)
             guard try presenter.agrees(to: needed) else { throw needed.refusal }
@@ -95,14 +95,16 @@ extension SigningRequest {
 
 /// A signature refused by the rules of the conversation, not by the review.
 public enum SigningRefusal: KeystoreError, Equatable {
-    /// A host's request carries a risk that was not accepted up front, and no person can be asked mid-way.
-    case notAllowedByHost(AuthorizationRisks)
+    /// A host's request is for a V1 authorization, which binds no address, and V1 was not allowed up front.
+    case notAddressBound
+    /// A host's request is for an authorization that is not strict, which was not allowed up front.
+    case notStrict
 
     public var message: String {
         switch self {
-        case .notAllowedByHost(let risks) where risks.contains(.notAddressBound):
+        case .notAddressBound:
             "The host asks for a V1 authorization signature, which binds no address (CAP-71-02): another address that accepts this key could replay it as its own credential; nothing was signed."
-        case .notAllowedByHost:
+        case .notStrict:
             "The host asks for an authorization signature whose root is not its transaction's call, so that another transaction could use it; nothing was signed."
         }
     }
