@@ -102,20 +102,9 @@ struct SignAuth: ParsableCommand {
     /// signs), and the summary is shown there too.
     private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
                              pinFirst: PINLine?) throws {
-        var account = AuthorizationAccount.ownAccount
-        if let address = self.account {
-            if let verifier, let ids = contextRules {
-                account = .smartAccount(address, rules: try SmartAccountRules(verifier: verifier, contextRuleIDs: ids))
-            } else if (try? StrKey(address))?.kind == .accountID {
-                account = .multisigAccount(address)
-            } else {
-                account = .contractAccount(address)
-            }
-        }
-        let review = try key.review(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger,
-                                                    for: account, allowing: allowing, p256Form: signatureForm))
-        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let account = try self.account.map { try AuthorizationAccount(address: $0, verifier: verifier, contextRuleIDs: contextRules) } ?? .ownAccount
+        let approval = try key.run(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger, for: account,
+                                                   allowing: allowing, p256Form: signatureForm), alreadyRead: pinFirst, quiet: quiet)
         let signed = approval.signed
         if key.identity.json {
             struct Output: Encodable {
@@ -131,10 +120,8 @@ struct SignAuth: ParsableCommand {
     }
 
     private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PINLine?) throws {
-        let review = try key.review(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing,
-                                                   p256Form: signatureForm))
-        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
+        let approval = try key.run(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing,
+                                                  p256Form: signatureForm), alreadyRead: pinFirst, quiet: quiet)
         let signature = Base64.string(approval.signed)
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }

@@ -27,6 +27,7 @@ extension P256Error: CommandLineError { var exitStatus: ExitStatus { .invalidInp
 extension AccountSignersError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension CombineError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension TrimError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+extension SigningRefusal: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
 extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }

@@ -26,6 +26,8 @@ enum Hints {
         case StellarCLIImportError.noConfigDirectory: "pass --config-dir, or set STELLAR_CONFIG_HOME."
         case AuthorizationError.notStrict: "to sign it anyway, add --allow-non-strict."
         case AuthorizationError.notAddressBound: "To sign it anyway, add --allow-v1."
+        // Only a signer plugin's host makes such requests; what it passes the plugin is how to allow one.
+        case SigningRefusal.notAddressBound: "To sign it anyway, add --plugin-arg keystore:allow-v1=yes."
         case AuthorizationError.expirationDiffers(_, let carried): "Give --expiration-ledger \(carried)."
         case WebAuthClientError.httpUnavailable: "Install libcurl (Debian: sudo apt-get install libcurl4)."
         case ContractWebAuthError.notAContract: "a G… or M… account signs in without --account (SEP-10)."

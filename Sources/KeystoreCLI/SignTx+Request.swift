@@ -17,25 +17,11 @@ extension SignTx {
         let request = try TransactionRequest(uri: text).verifiedOrigin(allowingThisMachine: allowLocalOrigin)
         // Where it would go is known before anything is signed.
         if submitCallback { _ = try request.callbackAddress() }
-        let review = try key.review(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts))
-        // Which signatures are extra, the one about to be made included, must be known before any PIN is asked.
-        if trim {
-            try request.request.envelope.signatureCheck(on: review.summary.network ?? request.request.network, accounts: accounts,
-                                                        adding: review.signer.publicKey).checkTrimmable()
-        }
-        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let approval = try key.approve(review, consent: consent, alreadyRead: pinFirst)
-        let (summary, signer) = (approval.summary, approval.signer.address)
+        let approval = try key.run(try .transaction(request, network: try networkOptions.resolveIfGiven(), accounts: accounts, trimming: trim),
+                                   alreadyRead: pinFirst, quiet: quiet)
+        let (signed, summary, signer) = (approval.signed, approval.summary, approval.signer.address)
         let network = summary.network ?? request.request.network
-        var signed = approval.signed
-        if signed.wasAlreadySigned {
-            Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
-        }
-        if trim {
-            let trimmed: TrimmedTransaction
-            (signed, trimmed) = try signed.trimmed(on: network, accounts: accounts)
-            for note in trimmed.notes { Console.note(note) }
-        }
+        for note in approval.notes { Console.note(note) }
         if key.identity.json {
             struct Answer: Encodable { let url: String; let status: Int; let body: String }
             struct Output: Encodable {

@@ -110,9 +110,7 @@ struct SignerPlugin {
     private static func signTransaction(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
         let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
         guard let hash = Hex.bytes(try field(request.tx_hash, "tx_hash")) else { throw SignerPluginError.hashMismatch }
-        let review = try key.review(.transaction(envelope, network: network, expectedHash: hash))
-        key.show(review)
-        let approval = try key.approve(review)
+        let approval = try key.run(.transaction(envelope, network: network, expectedHash: hash))
         let signer = try approval.signer.ed25519Key()
         Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: approval.signed.signature)))\"]")
     }
@@ -130,10 +128,8 @@ struct SignerPlugin {
         // The host builds only V1 preimages, which bind no address: signed only when the user said so
         // (`--plugin-arg keystore:allow-v1=yes`).
         let allowing: AuthorizationRisks = request.args?["allow-v1"] == "yes" ? .notAddressBound : []
-        let review = try key.review(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
-        if review.consentNeeded != nil { throw SignerPluginError.v1NotAllowed }
-        key.show(review)
-        let approval = try key.approve(review)
+        // A host's request asks nobody mid-way: a risk not allowed here is refused (`SigningRefusal`).
+        let approval = try key.run(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
         let signer = try approval.signer.ed25519Key()
         Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: approval.signed)))
     }
@@ -152,8 +148,6 @@ enum SignerPluginError: CommandLineError {
     case hashMismatch
     /// No session, no agent holding the key, and no terminal to type the PIN on.
     case noKey
-    /// The host asked for a V1 authorization signature, and the user did not allow V1.
-    case v1NotAllowed
 
     var message: String {
         switch self {
@@ -167,8 +161,6 @@ enum SignerPluginError: CommandLineError {
         case .missing(let field): "The request has no \(field)."
         case .notBase64(let field): "The request's \(field) is not base64."
         case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
-        case .v1NotAllowed:
-            "The host asks for a V1 authorization signature, which binds no address (CAP-71-02): another address that accepts this key could replay it as its own credential; nothing was signed. To sign it anyway, add --plugin-arg keystore:allow-v1=yes."
         case .noKey:
             "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
         }

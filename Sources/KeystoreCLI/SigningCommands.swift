@@ -48,17 +48,13 @@ struct SignMessage: ParsableCommand {
     func run() throws {
         let format = hex ? .hex : format
         if batch {
-            let review = try key.review(.messages(encoding: format.encoding))
-            key.showIfPersonTypesPIN(review, alreadyRead: nil)
-            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.run(.messages(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        let review = try key.review(.message(bytes))
-        key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
-        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.run(.message(bytes), alreadyRead: pinFirst)
         let (address, signature) = (approval.signer.address, approval.signed)
         if key.identity.json {
             struct Output: Encodable { let address, signature, hash: String }
@@ -97,14 +93,10 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         if batch {
-            let review = try key.review(.payloads(encoding: format.encoding))
-            key.showIfPersonTypesPIN(review, alreadyRead: nil)
-            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.run(.payloads(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
-        let review = try key.review(.payload(try payload.bytes(for: .signing)))
-        key.showIfPersonTypesPIN(review, alreadyRead: pinFirst)
-        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst)
         let (address, signature) = (approval.signer.address, approval.signed)
         if key.identity.json {
             struct Output: Encodable { let address, signature: String }

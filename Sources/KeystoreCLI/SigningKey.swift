@@ -33,17 +33,41 @@ struct SigningKeyOptions: ParsableArguments {
         .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: { [pin] in pin.isAvailable })
     }
 
-    /// `request` reviewed for that key.
-    func review<Signed>(_ request: SigningRequest<Signed>) throws -> SigningReview<Signed> {
-        try identity.keystore.keystore().review(request, as: try identity.identityIfGiven(), keys: sources)
+    /// The terminal, as the PIN options say: `alreadyRead` is a PIN the command had to read before it could
+    /// tell whether one is needed (as `sign-tx` reads the PIN line of standard input before the envelope).
+    func terminal(alreadyRead: PINLine? = nil, quiet: Bool = false, secondIdentity: String? = nil) -> TerminalPresenter {
+        TerminalPresenter(pin: pin, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity)
     }
 
-    /// What is about to be signed, on standard error; also on the terminal when the PIN is about to be typed
-    /// there and standard error goes elsewhere, so that the person typing it sees what it signs.
-    func show<Signed>(_ review: borrowing SigningReview<Signed>) {
-        let text = Array(review.summary.text.map { $0 + "\n" }.joined().utf8)
+    /// `request` signed by this key through the library's one conversation (review → show → consent and PIN →
+    /// approve), shown and asked on the terminal. What is printed after is read from the approval.
+    func run<Signed>(_ request: SigningRequest<Signed>, alreadyRead: PINLine? = nil, quiet: Bool = false) throws -> Approval<Signed> {
+        let keystore = try identity.keystore.keystore()
+        return try SigningRunner(presenter: terminal(alreadyRead: alreadyRead, quiet: quiet))
+            .run(request, as: try identity.identityIfGiven(), in: keystore, keys: sources)
+    }
+}
+
+/// The terminal as a signing conversation's presenter: the summary on standard error (and on the terminal when
+/// the PIN is typed there and standard error goes elsewhere, so that the person typing it sees what it signs), a
+/// consent asked as a typed yes, the PIN read as the PIN options say.
+struct TerminalPresenter: SigningPresenter {
+    let pin: PINOptions
+    /// A PIN line read before the request could be (`--pin-stdin` with the input on standard input).
+    var alreadyRead: PINLine?
+    /// `--quiet`: no summary unless a question follows it.
+    var quiet = false
+    /// A sign-in's client-domain identity, whose PIN is asked as "PIN for NAME".
+    var secondIdentity: String?
+
+    var personIsPresent: Bool { alreadyRead == nil && pin.isInteractive && SecretInput.hasTerminal }
+
+    var showsSummaries: Bool { !quiet }
+
+    func show(_ summary: SigningSummary, for source: KeySource) {
+        let text = Array(summary.text.map { $0 + "\n" }.joined().utf8)
         Console.write(text, to: STDERR_FILENO)
-        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && review.keySource.asksPIN {
+        if isatty(STDERR_FILENO) == 0 && pin.isInteractive && source.asksPIN {
             let tty = SecretInput.openTerminal(O_WRONLY)
             if tty >= 0 {
                 Console.write(text, to: tty)
@@ -52,39 +76,19 @@ struct SigningKeyOptions: ParsableArguments {
         }
     }
 
-    /// The summary, for commands that scripts call many times a second (`sign`, `sign-message`): shown only when
-    /// a person is about to type the PIN on the terminal, and so is there to read it.
-    func showIfPersonTypesPIN<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PINLine?) {
-        if alreadyRead == nil && review.keySource.asksPIN && pin.isInteractive && SecretInput.hasTerminal { show(review) }
-    }
-
-    /// The summary, shown unless `quiet`; and for a consent the review needs beyond the PIN (risks not accepted by
-    /// their flags), the answer of the person about to type the PIN at the terminal, asked after the whole
-    /// summary: `yes` gives the consent, anything else refuses. A script gets the refusal, and the flags.
-    func consentOrShow<Signed>(_ review: borrowing SigningReview<Signed>, alreadyRead: PINLine?, quiet: Bool) throws -> SigningConsent? {
-        guard let needed = review.consentNeeded else {
-            if !quiet { show(review) }
-            return nil
-        }
-        guard alreadyRead == nil, pin.isInteractive, review.keySource.asksPIN, SecretInput.hasTerminal else {
-            throw needed.refusal
-        }
-        show(review)
+    /// `yes` gives the consent, anything else refuses; a script gets the refusal, and the flags to say it.
+    func agrees(to needed: SigningConsent) throws -> Bool {
         let flags = (needed.risks.contains(.notStrict) ? ["--allow-non-strict"] : []) + (needed.risks.contains(.notAddressBound) ? ["--allow-v1"] : [])
             + (needed.requestedNetwork != nil ? ["--network"] : [])
         let answer = try SecretInput.prompt(needed.question + " Type yes to sign it anyway: ", asking: "a confirmation",
                                             instead: flags.joined(separator: " "))
-        guard answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8) else { throw needed.refusal }
-        return needed
+        return answer.withUnsafeBytes({ Array($0) }) == Array("yes".utf8)
     }
 
-    /// Approves `review` with the PIN, read only if its key needs one: `alreadyRead` (a PIN the command had to
-    /// read before it could tell, as `sign-tx` reads the PIN line of standard input before the envelope), else
-    /// as the PIN options say. What is printed after is read from the approval, never from the review.
-    func approve<Signed>(_ review: consuming SigningReview<Signed>, consent: SigningConsent? = nil,
-                         alreadyRead: PINLine? = nil) throws -> Approval<Signed> {
-        let source = review.keySource
-        return try review.approve(consent: consent) { try alreadyRead?.pin(for: source) ?? pin.read(for: source) }
+    func pin(for identity: IdentityName, source: KeySource) throws -> PIN {
+        // Only two identities are ever asked: the signer's, and a client domain's when it is another.
+        guard secondIdentity == identity.rawValue else { return try alreadyRead?.pin(for: source) ?? pin.read(for: source) }
+        return try pin.read(prompt: "PIN for \(identity.rawValue): ")
     }
 }
 

@@ -95,9 +95,7 @@ struct SignTx: ParsableCommand {
     func run() throws {
         if batch {
             let network = try networkOptions.resolve()
-            let review = try key.review(.transactions(network: network))
-            if !quiet { key.showIfPersonTypesPIN(review, alreadyRead: nil) }
-            return try BatchSigner(try key.approve(review).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.run(.transactions(network: network), quiet: quiet).signed).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
@@ -108,17 +106,9 @@ struct SignTx: ParsableCommand {
         if submitCallback { throw TransactionRequestError.noCallback }
         let network = try networkOptions.resolve()
         let envelope = try TransactionEnvelope(base64: text)
-        let review = try key.review(.transaction(envelope, network: network, accounts: accounts))
-        // Which signatures are extra, the one about to be made included, must be known before any PIN is asked.
-        if trim { try envelope.signatureCheck(on: network, accounts: accounts, adding: review.signer.publicKey).checkTrimmable() }
-        if !quiet { key.show(review) }
-        let approval = try key.approve(review, alreadyRead: pinFirst)
+        let approval = try key.run(.transaction(envelope, network: network, accounts: accounts, trimming: trim), alreadyRead: pinFirst, quiet: quiet)
         let (signed, signer) = (approval.signed, approval.signer.address)
-        if signed.wasAlreadySigned {
-            Console.note("the envelope already holds a valid signature by \(signer); printed unchanged (a second one would make the network reject it)")
-        }
-        let trimmed = trim ? try TransactionEnvelope(xdr: signed.envelope).trimmed(on: network, accounts: accounts) : nil
-        for note in trimmed?.notes ?? [] { Console.note(note) }
+        for note in approval.notes { Console.note(note) }
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, hash, network, signer: String
@@ -126,11 +116,11 @@ struct SignTx: ParsableCommand {
                 let summary: TransactionSummary?
                 let removed: [SignatureCheck.Signature]?
             }
-            try Console.printJSON(Output(envelope: trimmed?.base64 ?? signed.base64, hash: Hex.string(signed.hash),
+            try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash),
                                          network: network.name ?? network.passphrase, signer: signer, alreadySigned: signed.wasAlreadySigned,
-                                         summary: approval.summary.transaction, removed: trimmed?.removed))
+                                         summary: approval.summary.transaction, removed: signed.removed))
         } else {
-            Console.print(trimmed?.base64 ?? signed.base64)
+            Console.print(signed.base64)
         }
     }
 }

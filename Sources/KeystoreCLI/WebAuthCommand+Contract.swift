@@ -8,33 +8,19 @@ import StellarWebAuth
 /// challenge fetched and checked, the review made (it checks the signer and the client domain's identity), the
 /// summary shown, then the PIN, the signature, and only then the POST.
 extension WebAuth {
-    /// How the identity's key signs for `account`: as a smart account's External(verifier, key) signer with
-    /// `--verifier`, else as a key that a contract account reading the account convention accepts.
-    func signer(for account: String, key: PublicKey) throws -> AuthorizationSigner {
-        guard let verifier else { return try .contractAccount(account, key: key) }
-        return try .smartAccount(account, key: key, rules: SmartAccountRules(verifier: verifier, contextRuleIDs: contextRules ?? []))
-    }
-
-    /// The challenge, valid through `--expiration-ledger` when given (the library checks it and says who chose).
-    func chosen(_ challenge: ContractWebAuthChallenge) throws -> ContractWebAuthChallenge {
-        guard let expirationLedger else { return challenge }
-        return try challenge.expiring(afterLedger: expirationLedger)
+    /// The contract account signed in as, from its parts: a smart account with `--verifier`, else one reading the
+    /// account convention.
+    func contractAccount(_ account: String) throws -> AuthorizationAccount {
+        try AuthorizationAccount(contract: account, verifier: verifier, contextRuleIDs: contextRules)
     }
 
     func signInAsContract(_ account: String) throws {
         let service = try ContractWebAuthService.discover(target ?? "")
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        // A P-256 key signs no sign-in: refused before anything is sent.
-        let publicKey = try signingKey.ed25519Key()
-        let challenge = try chosen(try service.challenge(for: account, clientDomain: clientDomain))
-        let signer = try signer(for: account, key: publicKey)
-        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                                           allowing: allowV1 ? .notAddressBound : []))
-        let consent = try key.consentOrShow(review, alreadyRead: nil, quiet: quiet)
-        let signed = try approve(review, consent: consent)
-        let token = try service.token(for: signed)
+        let signingKey = try self.signingKey()
+        let token = try runner.signIn(as: try contractAccount(account), with: signingKey, from: service.challenges(clientDomain: clientDomain),
+                                      expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(),
+                                      allowing: allowV1 ? .notAddressBound : [])
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, signer, homeDomain, server: String
@@ -57,17 +43,13 @@ extension WebAuth {
                                          limit: ContractWebAuthChallenge.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let signer = try signer(for: account, key: try signingKey.ed25519Key())
+        let signingKey = try self.signingKey()
         let expectation = ContractWebAuthExpectation(serverKey: serverKey, webAuthContract: webAuthContract ?? "", homeDomain: homeDomain ?? "",
                                                      webAuthDomain: webAuthDomain ?? "", network: network, clientAccount: account,
                                                      clientDomain: clientDomain)
-        let challenge = try chosen(try ContractWebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation))
-        let review = try signingKey.review(.contractSignIn(challenge, as: signer, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) },
-                                                           allowing: allowV1 ? .notAddressBound : []))
-        let consent = try key.consentOrShow(review, alreadyRead: pinFirst, quiet: quiet)
-        let signed = Base64.string(try approve(review, consent: consent, alreadyRead: pinFirst))
+        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(
+            as: try contractAccount(account), with: signingKey, from: GivenContractWebAuthChallenge(String(decoding: text, as: UTF8.self), expecting: expectation),
+            expirationLedger: expirationLedger, clientDomainIdentity: try clientDomainIdentity(), allowing: allowV1 ? .notAddressBound : []))
         if key.identity.json {
             struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
             try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signingKey.address))

@@ -112,14 +112,9 @@ struct WebAuth: ParsableCommand {
         let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
         // The account is the signing key's (from the vault's header, or from the session that decides which
         // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        // A P-256 key has no account to sign in as: refused before anything is sent.
-        let challenge = try service.challenge(for: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
-        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
-        if !quiet { key.show(review) }
-        let signed = try approve(review)
-        let token = try service.token(for: signed)
+        let signingKey = try self.signingKey()
+        let token = try runner.signIn(with: signingKey, from: service.challenges(clientDomain: clientDomain),
+                                      clientDomainIdentity: try clientDomainIdentity())
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, homeDomain, server: String
@@ -133,16 +128,20 @@ struct WebAuth: ParsableCommand {
         }
     }
 
-    /// The account's PIN as the PIN options say (or `alreadyRead`); the client domain's identity's asked as "PIN
-    /// for NAME", or the next line of standard input with --pin-stdin.
-    func approve(_ review: consuming SigningReview<[UInt8]>, consent: SigningConsent? = nil, alreadyRead: PINLine? = nil) throws -> [UInt8] {
-        let source = review.keySource
-        // Only two identities are ever asked: the account's, and the client domain's when it is another.
-        return try review.approve(consent: consent) { name in
-            clientDomainName.map({ $0 != name.rawValue }) ?? true
-                ? try alreadyRead?.pin(for: source) ?? key.pin.read(for: source)
-                : try key.pin.read(prompt: "PIN for \(name.rawValue): ")
-        }.signed
+    /// The library's conversation on the terminal: the account's PIN as the PIN options say (or `alreadyRead`),
+    /// the client domain's identity's asked as "PIN for NAME", or the next line of standard input with --pin-stdin.
+    func terminal(alreadyRead: PINLine? = nil) -> SigningRunner<TerminalPresenter> {
+        SigningRunner(presenter: key.terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: clientDomainName))
+    }
+
+    var runner: SigningRunner<TerminalPresenter> { terminal() }
+
+    func clientDomainIdentity() throws -> IdentityName? { try clientDomainName.map { try IdentityName($0) } }
+
+    /// The key that signs in: the identity's (a session's or the agent's holding it, else the vault's).
+    func signingKey() throws -> SigningKey {
+        let keystore = try key.identity.keystore.keystore()
+        return try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
     }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
@@ -154,15 +153,12 @@ struct WebAuth: ParsableCommand {
                                          limit: TransactionEnvelope.maximumTextSize)
         let serverKey = try PublicKey(accountID: serverKey ?? "")
         let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let keystore = try key.identity.keystore.keystore()
-        let signingKey = try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-        let expectation = WebAuthExpectation(serverKey: serverKey, homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
-                                             network: network, clientAccount: try signingKey.ed25519Key().accountID, clientDomain: clientDomain)
-        let challenge = try WebAuthChallenge(base64: String(decoding: text, as: UTF8.self), expecting: expectation,
-                                             now: UInt64(max(0, Date().timeIntervalSince1970)))
-        let review = try signingKey.review(.signIn(challenge, clientDomainIdentity: try clientDomainName.map { try IdentityName($0) }))
-        if !quiet { key.show(review) }
-        let signed = Base64.string(try approve(review, alreadyRead: pinFirst))
+        let signingKey = try self.signingKey()
+        let challenge = GivenWebAuthChallenge(String(decoding: text, as: UTF8.self), serverKey: serverKey, homeDomain: homeDomain ?? "",
+                                              webAuthDomain: webAuthDomain ?? "", network: network, clientDomain: clientDomain,
+                                              now: UInt64(max(0, Date().timeIntervalSince1970)))
+        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(with: signingKey, from: challenge,
+                                                                              clientDomainIdentity: try clientDomainIdentity()))
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
             try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
@@ -171,3 +167,4 @@ struct WebAuth: ParsableCommand {
         }
     }
 }
+

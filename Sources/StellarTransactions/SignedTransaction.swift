@@ -11,6 +11,9 @@ public struct SignedTransaction: Sendable {
     public let wasAlreadySigned: Bool
     /// The key's signature of `hash`: the one appended, or the one the envelope held.
     public let signature: [UInt8]
+    /// The signatures taken out after signing, when the envelope was trimmed (`trimmed(on:accounts:)`); nil when
+    /// it was not.
+    public var removed: [SignatureCheck.Signature]? = nil
 
     public var base64: String { Base64.string(envelope) }
 }

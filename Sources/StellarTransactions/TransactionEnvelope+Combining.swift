@@ -129,7 +129,10 @@ public struct TrimmedTransaction: Sendable {
     public var base64: String { Base64.string(envelope) }
 
     /// One line for each signature taken out: whose key made it, and why.
-    public var notes: [String] {
+    public var notes: [String] { Self.notes(removed) }
+
+    /// One line for each signature in `removed`: whose key made it, and why it was taken out.
+    public static func notes(_ removed: [SignatureCheck.Signature]) -> [String] {
         removed.map { signature in
             "removed signature \(signature.index) (hint \(signature.hint))"
                 + (signature.roles.isEmpty ? ": accepted by no account this transaction needs"
@@ -181,7 +184,8 @@ extension SignedTransaction {
     /// (`TransactionEnvelope.trimmed(on:accounts:)`): the same transaction, hash and signature.
     public func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> (signed: SignedTransaction, trimmed: TrimmedTransaction) {
         let trimmed = try TransactionEnvelope(xdr: envelope).trimmed(on: network, accounts: accounts)
-        return (SignedTransaction(envelope: trimmed.envelope, hash: hash, wasAlreadySigned: wasAlreadySigned, signature: signature), trimmed)
+        return (SignedTransaction(envelope: trimmed.envelope, hash: hash, wasAlreadySigned: wasAlreadySigned, signature: signature,
+                                  removed: trimmed.removed), trimmed)
     }
 }
 

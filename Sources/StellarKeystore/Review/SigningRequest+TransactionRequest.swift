@@ -6,12 +6,12 @@ extension SigningRequest where Signed == SignedTransaction {
     /// an envelope; the summary shows the request's lines. `network`: the one the caller gave, which the
     /// request's must be (else `TransactionRequestError.networkMismatch`, before any review); nil: the
     /// request's, which the review then asks a consent for (`SigningConsent.requestedNetwork`), so that a
-    /// request never picks the network its signature counts on without a person agreeing. `accounts`: as for an
-    /// envelope.
+    /// request never picks the network its signature counts on without a person agreeing. `accounts` and
+    /// `trimming`: as for an envelope.
     public static func transaction(_ request: TransactionRequest.Checked, network given: StellarNetwork?,
-                                   accounts: [AccountSigners]? = nil) throws -> Self {
+                                   accounts: [AccountSigners]? = nil, trimming: Bool = false) throws -> Self {
         let (network, needsConsent) = try request.network(given: given)
-        var signing = Self.transaction(request.request.envelope, network: network, accounts: accounts)
+        var signing = Self.transaction(request.request.envelope, network: network, accounts: accounts, trimming: trimming)
         signing.transactionRequest = (request, needsConsent)
         return signing
     }

@@ -28,6 +28,9 @@ public struct SigningRequest<Signed: Sendable>: Sendable {
     /// The SEP-7 request a transaction came in (`SigningRequest.transaction(_:network:)`), and whether its network
     /// still needs a person's consent.
     var transactionRequest: (checked: TransactionRequest.Checked, networkNeedsConsent: Bool)? = nil
+    /// For a transaction: whether the signatures the network would refuse it for are taken out after signing
+    /// (`SigningRequest.transaction(_:network:expectedHash:accounts:trimming:)`).
+    var trimming = false
     /// Signs with the approved key; `clientDomain` is the second signer a sign-in may need, `hash` the
     /// transaction hash the review computed (so that one command hashes a transaction once).
     let sign: @Sendable (_ key: any AuthorizationSigning, _ clientDomain: (any Signing)?, _ hash: [UInt8]?) throws -> Signed
@@ -91,12 +94,19 @@ extension SigningRequest where Signed == SignedTransaction {
     /// signer plugin's `tx_hash`); the review refuses an envelope whose hash on `network` is another.
     /// `accounts`: the signers and thresholds of the accounts it needs, as far as known (`AccountSigners`): its
     /// summary then says whether the signatures, this key's included, meet them.
+    /// `trimming`: the signatures the network would refuse the transaction for (`tx_bad_auth_extra`) are taken
+    /// out of the signed envelope (`SignedTransaction.removed` says which). The review refuses, before any PIN,
+    /// what cannot be trimmed: an account it needs missing from `accounts`, a fee bump's extra inner signature,
+    /// or a signature by this key that would be extra itself (`TrimError`).
     public static func transaction(_ envelope: TransactionEnvelope, network: StellarNetwork, expectedHash: [UInt8]? = nil,
-                                   accounts: [AccountSigners]? = nil) -> Self {
-        Self(content: .transaction(envelope, network), expectedHash: expectedHash, accounts: accounts) { key, _, hash in
-            if let key = key as? CheckedKey, let hash { return try key.signTransaction(envelope, hash: hash) }
-            return try ed25519(key).signTransaction(envelope, on: network)
+                                   accounts: [AccountSigners]? = nil, trimming: Bool = false) -> Self {
+        var request = Self(content: .transaction(envelope, network), expectedHash: expectedHash, accounts: accounts) { key, _, hash in
+            let signed = if let key = key as? CheckedKey, let hash { try key.signTransaction(envelope, hash: hash) }
+                         else { try ed25519(key).signTransaction(envelope, on: network) }
+            return trimming ? try signed.trimmed(on: network, accounts: accounts ?? []).signed : signed
         }
+        request.trimming = trimming
+        return request
     }
 }
 

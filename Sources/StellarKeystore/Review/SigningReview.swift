@@ -62,6 +62,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
         case .transaction(let envelope, let network):
             let signingAs = try ed25519()
             if let expected = request.expectedHash, expected != envelope.hash(on: network) { throw ReviewError.hashMismatch }
+            try request.checkTrimmable(envelope, on: network, adding: signingAs.key)
             summary = { .transaction(envelope, on: network, signingAs: signingAs, now: now, accounts: request.accounts,
                                      request: request.transactionRequest?.checked) }
             if request.transactionRequest?.networkNeedsConsent == true { consent = SigningConsent(requestedNetwork: network) }
