@@ -79,6 +79,66 @@ import Testing
         }
     }
 
+    /// A stored key's kind is known in one place: its conformer of `StoredKey`, and the list `VaultStore` picks
+    /// one from (StoredKey.swift). Nothing else names a conformer or asks a vault which kind it holds.
+    @Test func aKeysKindIsKnownOnlyToItsConformer() throws {
+        let kindCheck = try Regex(#"\b(KeyInToken|KeyInTPM)\b|\bSealedSeed\.self|(as\??|is) SealedSeed\b|\b(isInToken|tpmKeyVault|isP256Key|logIn\(toTokenOf|logIn\(toTPMKeyOf|addTokenToAgent|addTPMKeyToAgent)\b"#)
+        let allowed: Set = ["Sources/StellarKeystore/Vault/StoredKey.swift", "Sources/StellarKeystore/Vault/SealedSeed.swift",
+                            "Sources/StellarKeystore/Token/KeyInToken.swift", "Sources/StellarKeystore/TPM/KeyInTPM.swift"]
+        for target in Self.libraries + ["KeystoreCLI", "keystore-fuzz"] {
+            for path in Self.sources(target) where !allowed.contains(path) {
+                for (number, line) in try Self.text(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                where line.contains(kindCheck) && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                    Issue.record("\(path):\(number + 1) tells kinds of key apart: \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect("if (try? vaults.vault(named: name))?.isInToken == true {".contains(kindCheck))
+        #expect("guard let key = stored as? KeyInTPM else {".contains(kindCheck))
+        #expect(!"let kind = Self.storedKeyKinds.first".contains(kindCheck))
+    }
+
+    /// The tool signs only through the library's one conversation (`SigningRunner`: review → show → consent and
+    /// PIN → approve): no command reviews or approves on its own, so what is shown and asked is the library's rule.
+    @Test func theToolSignsOnlyThroughTheRunner() throws {
+        let ownConversation = try Regex(#"\.(review|approve|approveUnshown)\("#)
+        for path in Self.sources("KeystoreCLI") {
+            for (number, line) in try Self.text(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(ownConversation) && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                Issue.record("\(path):\(number + 1) reviews or approves outside SigningRunner: \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(Self.sources("KeystoreCLI").count > 10)
+        #expect("let review = try key.review(request)".contains(ownConversation))
+    }
+
+    /// ARCHITECTURE.md is a five-minute read, and what it names is there: each type it quotes is declared in
+    /// Sources, each file it names exists, each target it draws is one of Package.swift's.
+    @Test func theArchitecturePageNamesWhatIsThere() throws {
+        let page = try Self.text("ARCHITECTURE.md")
+        #expect(page.utf8.count <= 8 * 1024)
+        let tests = (FileManager.default.enumerator(atPath: Self.root.appendingPathComponent("Tests").path)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".swift") }.map { "Tests/" + $0 }
+        let sources = Self.libraries.flatMap(Self.sources) + Self.sources("KeystoreCLI") + tests
+        let declarations = try sources.map(Self.text).joined(separator: "\n")
+        var quoted: Set<String> = []
+        for match in page.matches(of: try Regex(#"`([A-Za-z_][A-Za-z0-9_]*)(\([^`]*\))?`"#)) {
+            if let name = match.output[1].substring { quoted.insert(String(name)) }
+        }
+        let types = quoted.filter { $0.first!.isUppercase }
+        #expect(types.count > 10)
+        for type in types.sorted() {
+            let declared = try Regex(#"(struct|enum|class|protocol|actor|typealias|extension) \#(type)\b"#)
+            #expect(declarations.contains(declared) || type == "String",
+                    "ARCHITECTURE.md names \(type), which Sources do not declare")
+        }
+        for match in page.matches(of: try Regex(#"`([A-Za-z]+/[A-Za-z0-9_/+.]+\.swift)`"#)) {
+            let path = String(match.output[1].substring!)
+            #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("Sources/" + path).path),
+                    "ARCHITECTURE.md names Sources/\(path), which is not there")
+        }
+    }
+
     /// An app's user has no `keystore` command and no options: the command line adds those (Hints).
     @Test func noLibraryStringNamesAKeystoreCommandOrAnOption() throws {
         let forbidden = try Regex(#"keystore |(^|[\s'(])--[a-z]"#)
