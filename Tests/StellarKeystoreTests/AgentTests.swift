@@ -425,7 +425,7 @@ extension UnixSocket {
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore",
                                     warnings: { warnings.append($0) })
-        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .imported(try KeyPair(secretSeed: AgentTests.seed))) { try PIN("270419") }
+        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .imported(try KeyPair(secretSeed: AgentTests.seed))) { _ in try PIN("270419") }
         return keystore
     }
 
@@ -455,7 +455,7 @@ extension UnixSocket {
         #expect(warnings.lines.isEmpty)
 
         // A key replaced in the vault since: the agent's copy is not used.
-        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { try PIN("270419") }
+        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { _ in try PIN("270419") }
         #expect(throws: AgentError.self) {
             try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }

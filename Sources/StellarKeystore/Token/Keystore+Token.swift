@@ -4,7 +4,7 @@ import StellarTransactions
 extension Keystore {
     // MARK: Keys in PKCS#11 tokens
 
-    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp(name:key:)`).
+    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp` with `NewKey.inToken`).
     public struct TokenLogin: Sendable {
         public let module: String
         public let token: PKCS11Token
@@ -77,21 +77,14 @@ extension Keystore {
         case existing(label: String?, id: [UInt8]?)
     }
 
-    /// An identity made in a token, and its key there.
-    public struct CreatedInToken: Sendable {
-        public let created: Created
-        public let key: PKCS11KeyReference
-        /// Whether the key was made for it (`TokenKeyChoice.new`), not found.
-        public let made: Bool
-    }
-
-    /// Makes identity `name` a key in the token of module `path` named `label` (or the module's only token that
-    /// signs Ed25519): a new key pair, or one already there. What can be checked comes before any key is made:
+    /// `signUp` with `NewKey.inToken`: identity `name` made a key in the token of module `path` named `label` (or
+    /// the module's only token that signs Ed25519), a new key pair or one already there. What can be checked
+    /// comes before any key is made:
     /// the name is free (unless `replacing`), the vaults' directory takes a file, and the module's path (every
     /// link followed) is one a vault can record; the name is then held against any other sign-up of it until
     /// its vault is written. A key pair made here that no vault records, whatever fails after it, is destroyed.
-    public func signUp(name: IdentityName, inTokenOf path: String, token label: String?, key choice: TokenKeyChoice,
-                       replacing: Bool = false, pin: () throws -> PIN) throws -> CreatedInToken {
+    func signUpInToken(name: IdentityName, module path: String, token label: String?, key choice: TokenKeyChoice,
+                       replacing: Bool, pin: () throws -> PIN) throws -> Created {
         if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
         if case .new(let keyLabel) = choice, keyLabel.utf8.count > PKCS11KeyReference.longestKeyLabel {
             throw TokenError.invalidKeyName(reason: "a label is at most \(PKCS11KeyReference.longestKeyLabel) bytes")
@@ -111,9 +104,9 @@ extension Keystore {
             key = try login.generateKey(label: keyLabel)
         }
         do {
-            let created = try signUp(name: name, key: key, replacing: replacing)
-            if case .new = choice { return CreatedInToken(created: created, key: key, made: true) }
-            return CreatedInToken(created: created, key: key, made: false)
+            let created = try record(key, as: name, replacing: replacing)
+            if case .new = choice { return created }
+            return created.with(phrase: nil, token: key, foundInToken: true)
         } catch {
             // Destroyed only while no vault names it: a step after the vault was written (clearing its wrong-PIN
             // count) can fail too, and the identity written then needs its key.
@@ -126,9 +119,9 @@ extension Keystore {
 
     /// Records a new identity `name` that is `key` in its token: a version 4 vault, holding no secret. An
     /// existing identity is refused unless `replacing`, which keeps its vault as a backup and ends its sessions.
-    public func signUp(name: IdentityName, key: PKCS11KeyReference, replacing: Bool = false) throws -> Created {
+    func record(_ key: PKCS11KeyReference, as name: IdentityName, replacing: Bool = false) throws -> Created {
         let backup = try vaults.create(Vault.naming(key, name: name), replacing: replacing)
         warnAboutPermissions(name)
-        return Created(name: name, address: key.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
+        return Created(name: name, key: .ed25519(key.publicKey), path: vaults.path(of: name), backup: backup, token: key)
     }
 }
