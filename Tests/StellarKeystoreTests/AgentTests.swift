@@ -449,7 +449,7 @@ extension UnixSocket {
         // A sign-in never through the agent, which could show it only as a hash: the vault, without a warning.
         #expect(try keystore.signInKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .vault(needsPIN: true))
         // With a session and no name, the identity is the session's: the agent is not asked.
-        let early = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
+        let early = try keystore.startSession(name: .default, ttl: .seconds(60), pin: pin)
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .session)
         #expect(try keystore.signingKey(as: .default, keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .agent)
         #expect(warnings.lines.isEmpty)
@@ -462,7 +462,7 @@ extension UnixSocket {
 
         // A dead agent: its error, or the session.
         running.stop()
-        let token = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
+        let token = try keystore.startSession(name: .default, ttl: .seconds(60), pin: pin)
         #expect(throws: AgentError.notRunning(running.socketPath)) {
             try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }

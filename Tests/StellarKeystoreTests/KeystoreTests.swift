@@ -42,7 +42,7 @@ import TestFixtures
         let warnings = Warnings()
         let keystore = try keystore(warnings)
         let created = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         try keystore.endSession(token)
         #expect(throws: SessionError.ended) {
             try keystore.signingKey(as: created.name, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
@@ -79,7 +79,7 @@ import TestFixtures
     @Test func replacingKeepsABackupAndEndsSessions() throws {
         let keystore = try keystore()
         let first = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: first.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: first.name, ttl: .seconds(60)) { pin }
         let second = try keystore.signUp(name: first.name, kdf: .interactive, replacing: true) { _ in try PIN("918273") }
         #expect(second.backup != nil && second.address != first.address)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
@@ -130,7 +130,7 @@ import TestFixtures
         let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == true)
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         let (vault, level, changed) = try keystore.upgrade(name: created.name) { pin }
         #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters && changed)
         #expect(try keystore.signIn(name: created.name) { pin }.address == created.address)
@@ -154,7 +154,7 @@ import TestFixtures
         let calibration = #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         let before = try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name)))
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         for choice in [KDFChoice.auto, .interactive] {
             let result = try keystore.upgrade(name: created.name, to: choice) {
                 Issue.record("the PIN was asked for nothing")
