@@ -271,15 +271,13 @@ extension Login {
         let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: read) }
             ?? keystore.logIn(name: name, pin: read)
         noteIfWeak(name, keystore: keystore)
-        let shown: String
+        let shown = opened.key.shown
         var report = IdentityReport(name: name.rawValue)
         switch opened.key {
-        case .ed25519(let publicKey):
-            shown = publicKey.accountID
+        case .ed25519:
             report.address = shown
             if opened.token != nil { report.keySource = "pkcs11" }
-        case .p256(let publicKey):
-            shown = Hex.string(publicKey.point)
+        case .p256:
             (report.tpm, report.keySource, report.p256PublicKey) = (true, "tpm-p256", shown)
         }
         if let agent {
