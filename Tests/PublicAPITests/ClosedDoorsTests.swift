@@ -29,6 +29,7 @@ import TestFixtures
         ("let _ = try keystore.signUp(name: \"a\", key: reference)",
          "cannot convert value of type 'PKCS11KeyReference' to expected argument type 'Keystore.NewKey'"),
         ("let _: Keystore.CreatedInToken? = nil", "'CreatedInToken' is not a member type"),
+        ("let _ = try keystore.logInToToken(module: \"/m.so\", label: nil) { pin }", "'logInToToken' is inaccessible"),
         ("let _ = try keystore.startSession(signer, ttl: .seconds(60))",
          "cannot convert value of type 'Signer' to expected argument type 'IdentityName'"),
     ]

@@ -4,15 +4,16 @@ import StellarTransactions
 extension Keystore {
     // MARK: Keys in PKCS#11 tokens
 
-    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp` with `NewKey.inToken`).
-    public struct TokenLogin: Sendable {
-        public let module: String
-        public let token: PKCS11Token
+    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp` with
+    /// `NewKey.inToken`, which alone records it: a key made here for no vault is destroyed there).
+    struct TokenLogin: Sendable {
+        let module: String
+        let token: PKCS11Token
         let session: PKCS11Session
 
         /// A new Ed25519 key pair made inside the token: its private key sensitive, never extractable, kept on
         /// the token. `label` must not name a key there already.
-        public func generateKey(label: String) throws -> PKCS11KeyReference {
+        func generateKey(label: String) throws -> PKCS11KeyReference {
             // Checked before the key is made: a label the vault cannot record would leave a key in the token for
             // no identity.
             guard label.utf8.count <= PKCS11KeyReference.longestKeyLabel else {
@@ -28,7 +29,7 @@ extension Keystore {
         }
 
         /// The Ed25519 key already in the token that `label` or `id` (or both) name: exactly one must match.
-        public func existingKey(label: String?, id: [UInt8]?) throws -> PKCS11KeyReference {
+        func existingKey(label: String?, id: [UInt8]?) throws -> PKCS11KeyReference {
             let found = try session.keys(label: label, id: id)
             guard let key = found.first else { throw TokenError.noKeyNamed(label: label, id: id) }
             guard found.count == 1 else { throw TokenError.severalKeys(label: label, id: id, count: found.count) }
@@ -47,14 +48,9 @@ extension Keystore {
         }
     }
 
-    /// Logs in to the token of module `path` (an absolute path) named `label`, or its only token that signs
-    /// Ed25519, with the token's user PIN, asked only once the token is found, signs Ed25519 and is not locked.
-    public func logInToToken(module path: String, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
-        try logInToToken(ModuleFile(path: path), label: label, pin: pin)
-    }
-
-    /// The same, with the module's file opened and checked already. The identity records the file loaded, every
-    /// link followed, not the path given: a link that is changed later changes nothing.
+    /// Logs in to the token of module `file` named `label`, or its only token that signs Ed25519, with the
+    /// token's user PIN, asked only once the token is found, signs Ed25519 and is not locked. The identity records
+    /// the file loaded, every link followed, not the path given: a link that is changed later changes nothing.
     func logInToToken(_ file: ModuleFile, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
         let module = try PKCS11Module(file)
         let tokens = try module.tokens().filter(\.isInitialized)
