@@ -36,7 +36,7 @@ extension Keystore {
             self.foundInToken = foundInToken
         }
 
-        func with(phrase: Mnemonic?, token: PKCS11KeyReference?, foundInToken: Bool) -> Created {
+        func with(phrase: Mnemonic? = nil, token: PKCS11KeyReference? = nil, foundInToken: Bool = false) -> Created {
             Created(name: name, key: key, path: path, backup: backup, phrase: phrase, token: token, foundInToken: foundInToken)
         }
     }
@@ -73,32 +73,34 @@ extension Keystore {
     /// binding (its token guards it): `boundToTPM` is refused for it.
     public func signUp(name: IdentityName, kdf: KDFChoice? = nil, key: NewKey = .random, replacing: Bool = false,
                        boundToTPM: Bool = false, pin: (KeyPIN) throws -> PIN) throws -> Created {
+        // A sealed seed's key is made (a phrase drawn) only once its PIN is accepted: none for nothing.
+        let seed: () throws -> (keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)?, phrase: Mnemonic?)
         switch key {
         case .inToken(let module, let token, let choice):
             if boundToTPM { throw KeystoreUseError.keyInToken(name.rawValue, .bindTPM) }
             return try signUpInToken(name: name, module: module, token: token, key: choice, replacing: replacing) { try pin(.token) }
         case .p256InTPM:
             return try signUpInTPM(name: name, kdf: kdf ?? .interactive, replacing: replacing) { try pin(.vault) }
-        case .random, .imported, .phrase:
-            break
+        case .random:
+            seed = { (.random(), nil, nil) }
+        case .imported(let keyPair):
+            seed = { (keyPair, nil, nil) }
+        case .phrase(let words, let account):
+            seed = {
+                let phrase = try Mnemonic.generate(wordCount: words)
+                let root = AccountRoot(bip39Seed: try phrase.seed())
+                return (try root.keyPair(account: account), (root, account), phrase)
+            }
         }
         try refuseExisting(name, replacing: replacing)
         if boundToTPM { try checkTPMReadyToBind() }
         let pin = try pin(.vault)
         try pin.checkStrength()
         let cost = try cost(of: kdf ?? .moderate)
-        switch key {
-        case .imported(let keyPair):
-            return try create(keyPair, root: nil, name: name, pin: pin, kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
-        case .phrase(let words, let account):
-            let phrase = try Mnemonic.generate(wordCount: words)
-            let root = AccountRoot(bip39Seed: try phrase.seed())
-            let created = try create(root.keyPair(account: account), root: (root, account), name: name, pin: pin,
-                                     kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
-            return created.with(phrase: phrase, token: nil, foundInToken: false)
-        case .random, .inToken, .p256InTPM:
-            return try create(.random(), root: nil, name: name, pin: pin, kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
-        }
+        let made = try seed()
+        let created = try create(made.keyPair, root: made.root, name: name, pin: pin, kdf: cost, replacing: replacing,
+                                 boundToTPM: boundToTPM)
+        return created.with(phrase: made.phrase)
     }
 
     /// `signUp` off the caller's actor: Argon2id takes a noticeable fraction of a second, which an app's main

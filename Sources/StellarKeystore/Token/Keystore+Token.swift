@@ -102,7 +102,7 @@ extension Keystore {
         do {
             let created = try record(key, as: name, replacing: replacing)
             if case .new = choice { return created }
-            return created.with(phrase: nil, token: key, foundInToken: true)
+            return created.with(token: key, foundInToken: true)
         } catch {
             // Destroyed only while no vault names it: a step after the vault was written (clearing its wrong-PIN
             // count) can fail too, and the identity written then needs its key.
