@@ -58,7 +58,7 @@ struct Recover: ParsableCommand {
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
         if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
-        try AccountReport.print(name: name, address: created.address, account: account, json: identity.json)
+        try AccountReport.print(name: name, address: created.key.shown, account: account, json: identity.json)
     }
 
     /// A person gets this many tries at each kind of mistake: a word not in the list, a phrase that does not add up.
@@ -120,9 +120,9 @@ struct Derive: ParsableCommand {
         let created = try identity.keystore.keystore().derive(
             name: name, account: account, addingAs: add.map { try IdentityName($0) }, pin: { try pin.read() })
         if add != nil {
-            Console.note("added identity \(created.name.rawValue) (\(created.address)): account \(account) of \(name.rawValue)'s recovery phrase, under the same PIN")
+            Console.note("added identity \(created.name.rawValue) (\(created.key.shown)): account \(account) of \(name.rawValue)'s recovery phrase, under the same PIN")
         }
-        try AccountReport.print(name: created.name, address: created.address, account: account, json: identity.json)
+        try AccountReport.print(name: created.name, address: created.key.shown, account: account, json: identity.json)
     }
 }
 

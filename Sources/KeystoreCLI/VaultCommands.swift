@@ -7,6 +7,17 @@ import StellarTransactions
 import StellarText
 
 /// What the vault commands print with `--json`. Never holds a secret (`export` writes its own).
+extension AuthorizationSigner.Key {
+    /// What a command prints for a key: an Ed25519 key's G… address, or a P-256 key's public key in hex, which is
+    /// what a smart account registers (it has no address).
+    var shown: String {
+        switch self {
+        case .ed25519(let publicKey): publicKey.accountID
+        case .p256(let publicKey): Hex.string(publicKey.point)
+        }
+    }
+}
+
 struct IdentityReport: Encodable {
     var name: String
     var address: String?
@@ -122,7 +133,7 @@ struct Signup: ParsableCommand {
         // The seed first: with --pin-stdin it is the first line.
         let key: Keystore.NewKey = mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
         let created = try keystore.signUp(name: name, kdf: kdf, key: key, replacing: replace,
-                                          boundToTPM: tpm) { try pin.readNew() }
+                                          boundToTPM: tpm) { _ in try pin.readNew() }
         KDFOptions.sayWhatAutoChose(kdf, keystore)
         GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
         if let phrase = created.phrase {
@@ -135,7 +146,7 @@ struct Signup: ParsableCommand {
                                                  tpm: tpm))
         } else {
             if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.print(created.address)
+            Console.print(created.key.shown)
         }
     }
 
@@ -144,8 +155,8 @@ struct Signup: ParsableCommand {
         // Said before the PIN, as for any TPM binding: on an open lockout the TPM does not limit guesses.
         TPMNotice.warnIfOpen(try keystore.checkTPMReadyToBind())
         Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
-        let made = try keystore.signUpP256(name: name, kdf: kdf, replacing: replace) { try pin.readNew() }
-        let hex = Hex.string(made.vault.publicKey.point)
+        let made = try keystore.signUp(name: name, kdf: kdf, key: .p256InTPM, replacing: replace) { _ in try pin.readNew() }
+        let hex = made.key.shown
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, path: made.path, backup: made.backup, tpm: true, keySource: "tpm-p256",
                                                  p256PublicKey: hex))
@@ -161,15 +172,16 @@ struct Signup: ParsableCommand {
         let choice: Keystore.TokenKeyChoice = existing
             ? .existing(label: keyLabel, id: keyId.flatMap(Hex.bytes))
             : .new(label: keyLabel ?? name.rawValue)
-        let made = try keystore.signUp(name: name, inTokenOf: module, token: tokenLabel, key: choice, replacing: replace) { try pin.readToken() }
-        let key = made.key, created = made.created
-        Console.note("\(made.made ? "made" : "found") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
+        let created = try keystore.signUp(name: name, key: .inToken(module: module, token: tokenLabel, key: choice),
+                                          replacing: replace) { _ in try pin.readToken() }
+        guard let key = created.token else { preconditionFailure("a key in a token is made with its token") }
+        Console.note("\(created.foundInToken ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
         if identity.json {
             try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
                                                  tpm: false, keySource: "pkcs11"))
         } else {
             if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.print(created.address)
+            Console.print(created.key.shown)
         }
     }
 
@@ -232,16 +244,16 @@ struct Login: ParsableCommand {
         if let agentClient { _ = try agentClient.status() }
         guard session else { return try logIn(name, keystore: keystore, agent: agentClient) }
         // A session holds a seed: the library refuses, before any PIN, a key that has none.
-        let signer = try keystore.signIn(name: name, for: .session) { try pin.read() }
-        noteIfWeak(name, keystore: keystore)
         let ttl = ttl ?? SessionDuration(seconds: SessionStore.defaultTTL)
-        let token = try keystore.startSession(signer, ttl: .seconds(ttl.seconds))
+        let token = try keystore.startSession(name: name, ttl: .seconds(ttl.seconds)) { try pin.read() }
+        noteIfWeak(name, keystore: keystore)
+        let address = try keystore.address(of: name)
         if identity.json {
             struct Output: Encodable { let name, address, token: String; let expiresIn: Int }
-            try Console.printJSON(Output(name: name.rawValue, address: signer.address, token: token.stringValue, expiresIn: ttl.seconds))
+            try Console.printJSON(Output(name: name.rawValue, address: address, token: token.stringValue, expiresIn: ttl.seconds))
         } else {
             Console.print("export \(SigningKeyOptions.sessionVariable)=\(token.stringValue)")
-            Console.note("signed in as \(name.rawValue) (\(signer.address)) for \(ttl)")
+            Console.note("signed in as \(name.rawValue) (\(address)) for \(ttl)")
             // Typed bare at a prompt, the line above is only shown: the shell itself is not signed in.
             if isatty(STDOUT_FILENO) != 0 {
                 Console.note("this shell does not have the session yet: run eval \"$(keystore login --session)\" to set \(SigningKeyOptions.sessionVariable), or paste the export line above")
@@ -259,15 +271,13 @@ extension Login {
         let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: read) }
             ?? keystore.logIn(name: name, pin: read)
         noteIfWeak(name, keystore: keystore)
-        let shown: String
+        let shown = opened.key.shown
         var report = IdentityReport(name: name.rawValue)
         switch opened.key {
-        case .ed25519(let publicKey):
-            shown = publicKey.accountID
+        case .ed25519:
             report.address = shown
             if opened.token != nil { report.keySource = "pkcs11" }
-        case .p256(let publicKey):
-            shown = Hex.string(publicKey.point)
+        case .p256:
             (report.tpm, report.keySource, report.p256PublicKey) = (true, "tpm-p256", shown)
         }
         if let agent {

@@ -3,8 +3,16 @@ import StellarTransactions
 extension Keystore {
     // MARK: Sessions
 
+    /// Opens identity `name` with its PIN (counted, as every PIN tried here is) and starts a session holding its
+    /// key, lasting `ttl` (1 s to 24 h). A session holds a sealed seed: a key in a token or in the TPM, which has
+    /// none to hold, is refused before `pin` is asked, saying why, as is a PIN that could not be used (a wait
+    /// after wrong PINs, a TPM lockout).
+    public func startSession(name: IdentityName, ttl: Duration, pin: () throws -> PIN) throws -> SessionToken {
+        try startSession(signIn(name: name, for: .session, pin: pin), ttl: ttl)
+    }
+
     /// Starts a session for `signer`, lasting `ttl` (1 s to 24 h).
-    public func startSession(_ signer: Signer, ttl: Duration) throws -> SessionToken {
+    package func startSession(_ signer: Signer, ttl: Duration) throws -> SessionToken {
         try sessions.open(signer.keyPair, for: identity(signer.name), ttl: Int(ttl.components.seconds))
     }
 

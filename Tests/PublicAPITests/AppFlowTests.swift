@@ -13,7 +13,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         try FileManager.default.createDirectory(atPath: directory + "-run", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
-        let created = try keystore.signUp(name: "alice", kdf: .interactive) { try PIN("493817") }
+        let created = try keystore.signUp(name: "alice", kdf: .interactive) { _ in try PIN("493817") }
         let signer = try keystore.signIn(name: "alice") { try PIN("493817") }
         #expect(signer.address == created.address && signer.address.hasPrefix("G"))
         let review = try keystore.review(.message(Array("hi".utf8)), as: "alice")
@@ -22,7 +22,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         #expect(try PublicKey(accountID: signer.address).isValidMessageSignature(signature, for: Array("hi".utf8)))
         try keystore.changePIN(name: "alice", checkingCurrentFirst: false, from: { try PIN("493817") }, to: { try PIN("860271") })
         #expect(throws: VaultError.self) { try keystore.signIn(name: "alice") { try PIN("493817") } }
-        let token = try keystore.startSession(try keystore.signIn(name: "alice") { try PIN("860271") }, ttl: .seconds(900))
+        let token = try keystore.startSession(name: "alice", ttl: .seconds(900)) { try PIN("860271") }
         let session = KeySources.automatic(agent: nil, session: token.stringValue, pinAvailable: false)
         #expect(try keystore.signingKey(keys: session).source == .session)
         try keystore.endSession(token)
@@ -33,7 +33,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
     @Test func aPhraseIdentityByNameAsText() throws {
         defer { cleanUp() }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
-        let created = try keystore.signUp(name: "bob", kdf: .interactive, key: .phrase(words: 24)) { try PIN("493817") }
+        let created = try keystore.signUp(name: "bob", kdf: .interactive, key: .phrase(words: 24)) { _ in try PIN("493817") }
         #expect(created.phrase?.wordCount == 24)
         // A name a person typed is checked (a literal in the code is the programmer's, and traps if invalid).
         let typed = "Bob"
@@ -64,7 +64,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
-        _ = try keystore.signUp(name: IdentityName("imported"), kdf: .interactive, key: .imported(KeyPair(secretSeed: fixture.seed))) { try PIN("493817") }
+        _ = try keystore.signUp(name: IdentityName("imported"), kdf: .interactive, key: .imported(KeyPair(secretSeed: fixture.seed))) { _ in try PIN("493817") }
         #expect(try keystore.address(of: "imported") == fixture.address)
         #expect(fixture.cases.count == 9)
         for item in fixture.cases {
@@ -91,7 +91,7 @@ import StellarKeystore  // not @testable: only public API, so a visibility mista
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run")
-        _ = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .imported(KeyPair(secretSeed: file.signer.secretSeed))) { try PIN("493817") }
+        _ = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .imported(KeyPair(secretSeed: file.signer.secretSeed))) { _ in try PIN("493817") }
         let envelope = try TransactionEnvelope(base64: fixture.envelope)
         let review = try keystore.review(.transaction(envelope, network: .testnet), as: "alice")
         #expect(!review.summary.text.isEmpty && review.summary.network == .testnet)

@@ -5,7 +5,8 @@ import TestFixtures
 /// Every way to a signature that skips the review, tried as an app would write it, each a build error in an
 /// app's code: a token's login and its raw signature, and the TPM's raw signature (each would sign with a vault's
 /// key with no review and no wrong-PIN count). A control that reaches a signature through the review compiles,
-/// so that a broken compiler run cannot pass for a closed door.
+/// so that a broken compiler run cannot pass for a closed door. The per-kind sign-ups and the start of a session
+/// from a `Signer`, which the one `signUp` and `startSession(name:ttl:pin:)` replaced, are gone from an app too.
 ///
 /// `swift test` builds this target inside the package, where `package` members are visible: the probes are
 /// type-checked apart, by swiftc, as module `AnApp` against the modules this run built.
@@ -18,9 +19,25 @@ import TestFixtures
         ("let _: (any TPMKeySigning)? = nil", "TPMKeySigning"),
     ]
 
+    /// The old sign-ups and start of a session, one per key kind, which an app no longer has: `signUp` takes a
+    /// `NewKey` of any kind and `startSession` a name and PIN. An overload the app still sees answers for a name
+    /// that went, so each is told by the error that its line must give.
+    static let gone: [(line: String, error: String)] = [
+        ("let _ = try keystore.signUpP256(name: \"card\") { pin }", "has no member 'signUpP256'"),
+        ("let _ = try keystore.signUp(name: \"a\", inTokenOf: \"/m.so\", token: nil, key: .new(label: \"a\")) { pin }",
+         "extra arguments at positions #2, #3"),
+        ("let _ = try keystore.signUp(name: \"a\", key: reference)",
+         "cannot convert value of type 'PKCS11KeyReference' to expected argument type 'Keystore.NewKey'"),
+        ("let _: Keystore.CreatedInToken? = nil", "'CreatedInToken' is not a member type"),
+        ("let _ = try keystore.logInToToken(module: \"/m.so\", label: nil) { pin }", "'logInToToken' is inaccessible"),
+        ("let _ = try keystore.startSession(signer, ttl: .seconds(60))",
+         "cannot convert value of type 'Signer' to expected argument type 'IdentityName'"),
+    ]
+
     static let prelude = [
         "import StellarKeystore", "import StellarKeystoreTPM", "import StellarKeys",
-        "func probe(keystore: Keystore, session: PKCS11Session, tpm: TPM, key: TPMSigningKey, pin: PIN) throws {",
+        "func probe(keystore: Keystore, session: PKCS11Session, tpm: TPM, key: TPMSigningKey, pin: PIN, signer: Signer,",
+        "           reference: PKCS11KeyReference) throws {",
     ]
 
     /// The reviewed way, and what of the same types stays public (a token's keys, the TPM's state).
@@ -29,6 +46,9 @@ import TestFixtures
         "    let _ = try review.approve { pin }.signed",
         "    let _ = try session.keys(label: nil, id: nil)",
         "    let _ = try tpm.dictionaryAttackState()",
+        "    let _ = try keystore.signUp(name: \"a\", key: .inToken(module: \"/m.so\", token: nil, key: .new(label: \"a\"))) { _ in pin }",
+        "    let _ = try keystore.signUp(name: \"card\", key: .p256InTPM) { _ in pin }",
+        "    let _ = try keystore.startSession(name: \"a\", ttl: .seconds(60)) { pin }",
         "}",
     ]
 
@@ -37,7 +57,7 @@ import TestFixtures
         let (compiled, result) = try await OffThePool.run { try Self.withScratch { scratch in
             try Self.control.joined(separator: "\n").write(toFile: scratch + "/control.swift", atomically: false, encoding: .utf8)
             let compiled = try Self.typecheckAsAnApp(scratch + "/control.swift", in: scratch)
-            let probe = Self.prelude + Self.doors.map { "    " + $0.line } + ["}"]
+            let probe = Self.prelude + (Self.doors.map(\.line) + Self.gone.map(\.line)).map { "    " + $0 } + ["}"]
             try probe.joined(separator: "\n").write(toFile: scratch + "/app.swift", atomically: false, encoding: .utf8)
             return (compiled, try Self.typecheckAsAnApp(scratch + "/app.swift", in: scratch))
         } }
@@ -49,6 +69,10 @@ import TestFixtures
             let error = errors.first { $0.contains(line) }
             #expect(error.map { ($0.contains("inaccessible") || $0.contains("cannot find")) && $0.contains("'\(door.name)'") } == true,
                     "an app can: \(door.line)\n\(result.stderr)")
+        }
+        for (index, door) in Self.gone.enumerated() {
+            let line = "app.swift:\(Self.prelude.count + Self.doors.count + index + 1):"
+            #expect(errors.contains { $0.contains(line) && $0.contains(door.error) }, "an app can: \(door.line)\n\(result.stderr)")
         }
     }
 

@@ -27,7 +27,7 @@ import StellarTransactions
         try FileManager.default.createDirectory(atPath: directory + "-run", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(try KeyPair(secretSeed: Self.seed))) { try PIN(Self.pin) }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(try KeyPair(secretSeed: Self.seed))) { _ in try PIN(Self.pin) }
         return keystore
     }
 
@@ -58,7 +58,7 @@ import StellarTransactions
     @Test func aSessionKeyIsApprovedWithoutAPIN() throws {
         defer { cleanUp() }
         let keystore = try keystore()
-        let token = try keystore.startSession(try keystore.signIn(name: "alice") { try PIN(Self.pin) }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: "alice", ttl: .seconds(60)) { try PIN(Self.pin) }
         let review = try keystore.review(.payload(Array("hash".utf8)), keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
         #expect(review.keySource == .session && review.signer.name == "alice")
         let address = review.signer.address
@@ -69,7 +69,7 @@ import StellarTransactions
     @Test func aSessionEndedBetweenReviewAndApprovalSignsNothing() throws {
         defer { cleanUp() }
         let keystore = try keystore()
-        let token = try keystore.startSession(try keystore.signIn(name: "alice") { try PIN(Self.pin) }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: "alice", ttl: .seconds(60)) { try PIN(Self.pin) }
         let review = try keystore.review(.message(Array("hi".utf8)), keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
         try keystore.endSession(token)
         do {
@@ -84,7 +84,7 @@ import StellarTransactions
         defer { cleanUp() }
         let keystore = try keystore()
         let review = try keystore.review(.payload([1, 2, 3]), as: "alice")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .random, replacing: true) { try PIN(Self.pin) }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .random, replacing: true) { _ in try PIN(Self.pin) }
         do {
             _ = try review.approve { try PIN(Self.pin) }
             Issue.record("a vault replaced after the review still signed")

@@ -17,13 +17,13 @@ struct TPMAppFlowTests {
                                     tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti]))
         #expect(throws: TPMError.lockoutOpen) { try refusing.checkTPMReadyToBind() }
         #expect(throws: TPMError.lockoutOpen) {
-            try refusing.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { try PIN("493817") }
+            try refusing.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { _ in try PIN("493817") }
         }
         #expect(try refusing.identities().isEmpty)
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
                                     tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti], allowingOpenLockout: true))
         #expect(Keystore.tpmBindingNotice.contains("this machine"))
-        let created = try keystore.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { try PIN("493817") }
+        let created = try keystore.signUp(name: "alice", kdf: .interactive, boundToTPM: true) { _ in try PIN("493817") }
         #expect(try keystore.identities().map(\.isTPMBound) == [true])
         #expect(try keystore.signIn(name: "alice") { try PIN("493817") }.address == created.address)
         let before = try keystore.tpmStatus()
@@ -39,5 +39,31 @@ struct TPMAppFlowTests {
         #expect(try withoutTPM.address(of: IdentityName("alice")) == created.address)
         let unbound = try keystore.unbindFromTPM(name: IdentityName("alice")) { try PIN("493817") }
         #expect(!unbound.isTPMBound && unbound.publicKey.accountID == created.address)
+    }
+
+    /// A P-256 key made in the TPM through the one sign-up: the PIN asked is a new one for the identity, the key is
+    /// a P-256 key with no address, and a session, which has no seed to hold, is refused before any PIN.
+    @Test func signUpAP256KeyInTheTPM() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-app-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let swtpm = try #require(SoftwareTPM.current)
+        defer { try? swtpm.clearLockout() }
+        let keystore = try Keystore(directory: directory, sessionDirectory: directory + "/run",
+                                    tpm: TPM(environment: ["KEYSTORE_TPM_TCTI": swtpm.tcti], allowingOpenLockout: true))
+        var asked: [KeyPIN] = []
+        let made = try keystore.signUp(name: "card", key: .p256InTPM) { whose in
+            asked.append(whose)
+            return try PIN("493817")
+        }
+        #expect(asked == [.vault] && made.address == nil && made.token == nil && !made.foundInToken)
+        guard case .p256(let publicKey) = made.key else { Issue.record("not a P-256 key: \(made.key)"); return }
+        #expect(try keystore.identities().map(\.p256PublicKey) == [publicKey])
+        #expect(throws: ReviewError.onlySmartAccounts) {
+            try keystore.startSession(name: "card", ttl: .seconds(60)) {
+                Issue.record("the PIN was asked")
+                return try PIN("493817")
+            }
+        }
+        #expect(try keystore.logIn(name: "card") { _ in try PIN("493817") }.key == made.key)
     }
 }

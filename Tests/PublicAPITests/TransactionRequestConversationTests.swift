@@ -26,7 +26,7 @@ import StellarTransactions
         try FileManager.default.createDirectory(atPath: directory + "-run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory, sessionDirectory: directory + "-run/keystore")
         let key = try KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(key)) { try PIN("493817") }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(key)) { _ in try PIN("493817") }
         return keystore
     }
 

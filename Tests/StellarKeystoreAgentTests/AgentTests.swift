@@ -426,7 +426,7 @@ extension UnixSocket {
                                                 attributes: [.posixPermissions: 0o700])
         let keystore = try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore",
                                     warnings: { warnings.append($0) })
-        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .imported(try KeyPair(secretSeed: AgentTests.seed))) { try PIN("270419") }
+        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .imported(try KeyPair(secretSeed: AgentTests.seed))) { _ in try PIN("270419") }
         return keystore
     }
 
@@ -450,20 +450,20 @@ extension UnixSocket {
         // A sign-in never through the agent, which could show it only as a hash: the vault, without a warning.
         #expect(try keystore.signInKey(keys: .automatic(agent: client, session: nil, pinAvailable: false)).source == .vault(needsPIN: true))
         // With a session and no name, the identity is the session's: the agent is not asked.
-        let early = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
+        let early = try keystore.startSession(name: .default, ttl: .seconds(60), pin: pin)
         #expect(try keystore.signingKey(keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .session)
         #expect(try keystore.signingKey(as: .default, keys: .automatic(agent: client, session: early.stringValue, pinAvailable: false)).source == .agent)
         #expect(warnings.lines.isEmpty)
 
         // A key replaced in the vault since: the agent's copy is not used.
-        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { try PIN("270419") }
+        _ = try keystore.signUp(name: .default, kdf: .interactive, key: .random, replacing: true) { _ in try PIN("270419") }
         #expect(throws: AgentError.self) {
             try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }
 
         // A dead agent: its error, or the session.
         running.stop()
-        let token = try keystore.startSession(try keystore.signIn(name: .default, pin: pin), ttl: .seconds(60))
+        let token = try keystore.startSession(name: .default, ttl: .seconds(60), pin: pin)
         #expect(throws: AgentError.notRunning(running.socketPath)) {
             try keystore.signingKey(keys: .automatic(agent: client, session: nil, pinAvailable: false))
         }

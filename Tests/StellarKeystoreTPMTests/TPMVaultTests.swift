@@ -198,7 +198,7 @@ struct TPMVaultTests {
     @Test func bindingAndUnbindingKeepTheKeyAndThePIN() throws {
         let directory = TemporaryDirectory()
         let keystore = try Keystore(directory: directory.path, sessionDirectory: directory.path + "/sessions", tpm: tpm)
-        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { pin }
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { _ in pin }
         #expect(throws: KeystoreUseError.notBound("alice")) { try keystore.unbindFromTPM(name: IdentityName("alice")) { pin } }
         let bound = try keystore.bindToTPM(name: IdentityName("alice")) { pin }
         #expect(bound.isTPMBound && bound.publicKey.accountID == created.address)
@@ -240,8 +240,8 @@ struct TPMVaultTests {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         try Data(#"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#.utf8)
             .write(to: URL(fileURLWithPath: directory.path + "/" + KDFCalibration.fileName))
-        _ = try keystore.signUp(name: IdentityName("bound"), kdf: .auto, boundToTPM: true) { pin }
-        _ = try keystore.signUp(name: IdentityName("plain"), kdf: .auto) { pin }
+        _ = try keystore.signUp(name: IdentityName("bound"), kdf: .auto, boundToTPM: true) { _ in pin }
+        _ = try keystore.signUp(name: IdentityName("plain"), kdf: .auto) { _ in pin }
         try Data(#"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.36}}"#.utf8)
             .write(to: URL(fileURLWithPath: directory.path + "/" + KDFCalibration.fileName))
         #expect(keystore.isWeakerThanThisMachineAffords(IdentityName("plain")) == true)

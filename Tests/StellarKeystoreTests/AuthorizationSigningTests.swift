@@ -22,7 +22,7 @@ import TestFixtures
         let key = try KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
         let name = IdentityName("golden")
         let pin = try PIN("270419")
-        _ = try keystore.signUp(name: name, kdf: .interactive, key: .imported(key)) { pin }
+        _ = try keystore.signUp(name: name, kdf: .interactive, key: .imported(key)) { _ in pin }
         let signer = try keystore.signIn(name: name) { pin }
         #expect(signer.address == Self.file.signer)
         return signer

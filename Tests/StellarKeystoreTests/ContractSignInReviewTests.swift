@@ -25,8 +25,8 @@ import TestFixtures
         keystore = try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore")
         let client = try KeyPair(secretSeed: Self.fixtures.clientSeed), domain = try KeyPair(secretSeed: Self.fixtures.clientDomainSeed)
         let code = try PIN("270419")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(client)) { code }
-        _ = try keystore.signUp(name: "domain", kdf: .interactive, key: .imported(domain)) { code }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(client)) { _ in code }
+        _ = try keystore.signUp(name: "domain", kdf: .interactive, key: .imported(domain)) { _ in code }
         key = client.publicKey
         domainKey = domain.publicKey
     }

@@ -25,7 +25,7 @@ import TestFixtures
     }
 
     func signUp(_ keystore: Keystore, _ name: String = "alice") throws -> Keystore.Created {
-        try keystore.signUp(name: IdentityName(name), kdf: .interactive) { pin }
+        try keystore.signUp(name: IdentityName(name), kdf: .interactive) { _ in pin }
     }
 
     @Test func noPINIsAskedWhileAWaitIsRunning() throws {
@@ -42,7 +42,7 @@ import TestFixtures
         let warnings = Warnings()
         let keystore = try keystore(warnings)
         let created = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         try keystore.endSession(token)
         #expect(throws: SessionError.ended) {
             try keystore.signingKey(as: created.name, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
@@ -54,20 +54,20 @@ import TestFixtures
 
     @Test func aPhraseComesBackOnlyWithAWrittenVault() throws {
         let keystore = try keystore()
-        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { _ in pin }
         let phrase = try #require(created.phrase)
         #expect(phrase.wordCount == 12)
         let restored = try keystore.recover(name: IdentityName("restored"), phrase: phrase, kdf: .interactive) { pin }
         #expect(restored.address == created.address)
         // An existing identity is refused before any phrase is made.
         #expect(throws: VaultError.alreadyExists(name: "alice")) {
-            try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
+            try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { _ in pin }
         }
     }
 
     @Test func deriveNeverOffersToReplace() throws {
         let keystore = try keystore()
-        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { pin }
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive, key: .phrase(words: 12)) { _ in pin }
         _ = try signUp(keystore, "bob")
         #expect(throws: VaultError.derivedNameTaken(name: "bob")) {
             try keystore.derive(name: created.name, account: 1, addingAs: IdentityName("bob")) { pin }
@@ -79,8 +79,8 @@ import TestFixtures
     @Test func replacingKeepsABackupAndEndsSessions() throws {
         let keystore = try keystore()
         let first = try signUp(keystore)
-        let token = try keystore.startSession(keystore.signIn(name: first.name) { pin }, ttl: .seconds(60))
-        let second = try keystore.signUp(name: first.name, kdf: .interactive, replacing: true) { try PIN("918273") }
+        let token = try keystore.startSession(name: first.name, ttl: .seconds(60)) { pin }
+        let second = try keystore.signUp(name: first.name, kdf: .interactive, replacing: true) { _ in try PIN("918273") }
         #expect(second.backup != nil && second.address != first.address)
         #expect(throws: SessionError.ended) { try keystore.signer(session: token) }
         let listed = try #require(try keystore.identities().first)
@@ -124,13 +124,13 @@ import TestFixtures
         try FileManager.default.createDirectory(atPath: keystore.directory, withIntermediateDirectories: true)
         try #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
             .write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
-        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .auto) { pin }
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .auto) { _ in pin }
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == false)
         // As if this machine had measured that it affords moderate.
         let calibration = #"{"level":"moderate","secondsPerUnlock":{"interactive":0.05,"moderate":0.4}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         #expect(keystore.isWeakerThanThisMachineAffords(created.name) == true)
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         let (vault, level, changed) = try keystore.upgrade(name: created.name) { pin }
         #expect(level == .moderate && vault.kdf == KDFParameters.Level.moderate.parameters && changed)
         #expect(try keystore.signIn(name: created.name) { pin }.address == created.address)
@@ -154,7 +154,7 @@ import TestFixtures
         let calibration = #"{"level":"interactive","secondsPerUnlock":{"interactive":0.05}}"#
         try calibration.write(toFile: keystore.directory + "/.kdf-calibration", atomically: false, encoding: .utf8)
         let before = try Data(contentsOf: URL(fileURLWithPath: keystore.vaults.path(of: created.name)))
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         for choice in [KDFChoice.auto, .interactive] {
             let result = try keystore.upgrade(name: created.name, to: choice) {
                 Issue.record("the PIN was asked for nothing")

@@ -19,8 +19,8 @@ import TestFixtures
 
     @Test func aSessionSignsWithoutANameWhenNoDefaultIdentityExists() throws {
         let keystore = try keystore()
-        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { pin }
-        let token = try keystore.startSession(keystore.signIn(name: created.name) { pin }, ttl: .seconds(60))
+        let created = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { _ in pin }
+        let token = try keystore.startSession(name: created.name, ttl: .seconds(60)) { pin }
         defer { _ = try? keystore.endSession(token) }
         // Before issue 31 this found the session's identity (alice); the session alone names it.
         let key = try keystore.signingKey(as: nil, keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))

@@ -4,7 +4,7 @@ import StellarKeys
 @testable import StellarKeystore
 import Testing
 
-/// `Keystore.signUp(name:inTokenOf:…)` leaves a key pair in the token only for an identity it recorded. In
+/// `Keystore.signUp(name:key: .inToken(…))` leaves a key pair in the token only for an identity it recorded. In
 /// `PKCS11Tests`' serialized suite: the token's login is the process's.
 extension PKCS11Tests {
     /// A keystore in a directory of its own, removed by `remove`.
@@ -26,7 +26,7 @@ extension PKCS11Tests {
         let label = "race-" + UUID().uuidString.prefix(8)
         var hold: NameReservation? = try keystore.vaults.reserve(name, replacing: false)
         #expect(throws: VaultError.beingCreated(name: "race")) {
-            try keystore.signUp(name: name, inTokenOf: token.modulePath, token: token.label, key: .new(label: label)) {
+            try keystore.signUp(name: name, key: .inToken(module: token.modulePath, token: token.label, key: .new(label: label))) { _ in
                 Issue.record("the PIN was asked")
                 return try tokenPIN()
             }
@@ -35,9 +35,16 @@ extension PKCS11Tests {
         #expect(hold != nil)
         hold = nil
         // Given up, the name is free again, and its hold file gone.
-        let made = try keystore.signUp(name: name, inTokenOf: token.modulePath, token: token.label, key: .new(label: label)) { try tokenPIN() }
-        defer { delete(id: made.key.keyID) }
-        #expect(made.made && made.key.module == Self.softHSMFile)
+        var asked: [KeyPIN] = []
+        let made = try keystore.signUp(name: name, key: .inToken(module: token.modulePath, token: token.label, key: .new(label: label))) {
+            asked.append($0)
+            return try tokenPIN()
+        }
+        let key = try #require(made.token)
+        defer { delete(id: key.keyID) }
+        #expect(asked == [.token], "the token's PIN is the one asked")
+        #expect(!made.foundInToken && key.module == Self.softHSMFile)
+        #expect(made.key == .ed25519(key.publicKey) && made.address == key.publicKey.accountID)
         #expect(!FileManager.default.fileExists(atPath: keystore.vaults.directory + "/.race.signup"))
     }
 
@@ -49,7 +56,7 @@ extension PKCS11Tests {
         // Something else writes the name's vault while the PIN is asked (after the checks, before the key).
         let vaultPath = keystore.vaults.path(of: name)
         #expect(throws: VaultError.alreadyExists(name: "race")) {
-            try keystore.signUp(name: name, inTokenOf: token.modulePath, token: token.label, key: .new(label: label)) {
+            try keystore.signUp(name: name, key: .inToken(module: token.modulePath, token: token.label, key: .new(label: label))) { _ in
                 _ = FileManager.default.createFile(atPath: vaultPath, contents: Data("{}".utf8))
                 return try tokenPIN()
             }
@@ -66,7 +73,7 @@ extension PKCS11Tests {
         let label = "late-" + UUID().uuidString.prefix(8)
         let throttle = keystore.vaults.attempts.path(of: name)
         #expect(throws: (any Error).self) {
-            try keystore.signUp(name: name, inTokenOf: token.modulePath, token: token.label, key: .new(label: label)) {
+            try keystore.signUp(name: name, key: .inToken(module: token.modulePath, token: token.label, key: .new(label: label))) { _ in
                 try FileManager.default.createDirectory(atPath: throttle + "/kept", withIntermediateDirectories: true)
                 return try tokenPIN()
             }
@@ -75,5 +82,29 @@ extension PKCS11Tests {
         let keys = try loggedIn().keys(label: label, id: nil)
         defer { for key in keys { delete(id: key.id) } }
         #expect(recorded != nil && keys.map(\.id) == [recorded], "the vault names a key the token no longer holds")
+    }
+
+    /// A key in a token has no seed for a session to hold, and no use for a TPM binding: each is refused, saying
+    /// why, before the token's PIN is asked (and before any key is made).
+    @Test func aSessionOrABindingOfAKeyInATokenIsRefusedBeforeAnyPIN() throws {
+        let (keystore, remove) = try tokenKeystore()
+        defer { remove() }
+        let label = "nosession-" + UUID().uuidString.prefix(8)
+        let key: Keystore.NewKey = .inToken(module: token.modulePath, token: token.label, key: .new(label: label))
+        #expect(throws: KeystoreUseError.keyInToken("held", .bindTPM)) {
+            try keystore.signUp(name: "held", key: key, boundToTPM: true) { _ in
+                Issue.record("the PIN was asked")
+                return try tokenPIN()
+            }
+        }
+        #expect(try loggedIn().keys(label: label, id: nil).isEmpty)
+        let made = try keystore.signUp(name: "held", key: key) { _ in try tokenPIN() }
+        defer { if let key = made.token { delete(id: key.keyID) } }
+        #expect(throws: KeystoreUseError.keyInToken("held", .session)) {
+            try keystore.startSession(name: "held", ttl: .seconds(60)) {
+                Issue.record("the PIN was asked")
+                return try tokenPIN()
+            }
+        }
     }
 }

@@ -92,26 +92,28 @@ extension Keystore {
         for item in planned {
             let index = item.result
             do {
-                let created: Created
+                let keyPair: KeyPair, created: Created
                 switch item.identity {
                 case .secretKey(let seed):
-                    created = try create(KeyPair(secretSeed: seed), root: nil, name: item.name, pin: pin, kdf: cost, replacing: false)
+                    keyPair = try KeyPair(secretSeed: seed)
+                    created = try create(keyPair, root: nil, name: item.name, pin: pin, kdf: cost, replacing: false)
                 case .seedPhrase(let phrase, let account):
                     let root = AccountRoot(bip39Seed: try Mnemonic(phrase).seed())
-                    created = try create(root.keyPair(account: account), root: (root, account), name: item.name, pin: pin,
-                                         kdf: cost, replacing: false)
+                    keyPair = try root.keyPair(account: account)
+                    created = try create(keyPair, root: (root, account), name: item.name, pin: pin, kdf: cost, replacing: false)
                 default:
                     continue
                 }
+                let address = keyPair.publicKey.accountID
                 var plaintext = StellarCLIImportResult.Plaintext.kept
                 if deletePlaintext {
                     CrashPoint.reached("vault written, plaintext kept")
-                    guard try vaults.unlock(item.name, pin: pin).publicKey.accountID == created.address else {
+                    guard try vaults.unlock(item.name, pin: pin).publicKey.accountID == address else {
                         throw VaultError.tampered(path: created.path, reason: "it does not open to the imported key")
                     }
                     plaintext = try Self.shred(item.path, in: folder, reading: item.file)
                 }
-                results[index] = .init(source: item.source, outcome: .imported(name: item.name.rawValue, address: created.address,
+                results[index] = .init(source: item.source, outcome: .imported(name: item.name.rawValue, address: address,
                                                                                 plaintext: plaintext))
             } catch {
                 results[index] = .init(source: item.source, outcome: .failed(Self.message(of: error)))

@@ -61,14 +61,14 @@ extension Keystore {
 
     // MARK: Making one
 
-    /// Creates identity `name`: a new NIST P-256 signing key inside this machine's TPM, under the storage key
-    /// TPM-bound vaults use, its authorisation value derived from a new PIN (checked for strength) at `kdf`'s
-    /// cost (`auto`: the lightest, `interactive`, since the TPM limits guesses and a copy of the vault is worth
-    /// nothing without it), dictionary-attack protection on. The vault keeps the TPM's wrapped key and the public key, which a
-    /// smart account registers as `External(verifier, key)`. `pin` is asked once the name is free and the TPM
-    /// ready. An existing identity is refused unless `replacing` (its vault kept as a backup).
-    public func signUpP256(name: IdentityName, kdf: KDFChoice = .interactive, replacing: Bool = false,
-                           pin: () throws -> PIN) throws -> (vault: TPMKeyVault, path: String, backup: String?) {
+    /// `signUp` with `NewKey.p256InTPM`: identity `name` made a new NIST P-256 signing key inside this machine's
+    /// TPM, under the storage key TPM-bound vaults use, its authorisation value derived from a new PIN (checked
+    /// for strength) at `kdf`'s cost (`auto`: the lightest, `interactive`, since the TPM limits guesses and a copy
+    /// of the vault is worth nothing without it), dictionary-attack protection on. The vault keeps the TPM's
+    /// wrapped key and the public key, which a smart account registers as `External(verifier, key)`. `pin` is
+    /// asked once the name is free and the TPM ready. An existing identity is refused unless `replacing` (its
+    /// vault kept as a backup).
+    func signUpInTPM(name: IdentityName, kdf: KDFChoice, replacing: Bool, pin: () throws -> PIN) throws -> Created {
         try refuseExisting(name, replacing: replacing)
         try checkTPMReadyToBind()
         let pin = try pin()
@@ -76,6 +76,6 @@ extension Keystore {
         let vault = try TPMKeyVault.create(name: name, pin: pin, kdf: try cost(of: kdf == .auto ? .interactive : kdf).parameters, tpm: tpm())
         let backup = try vaults.create(vault, replacing: replacing)
         warnAboutPermissions(name)
-        return (vault, vaults.path(of: name), backup)
+        return Created(name: name, key: .p256(vault.publicKey), path: vaults.path(of: name), backup: backup)
     }
 }

@@ -4,15 +4,16 @@ import StellarTransactions
 extension Keystore {
     // MARK: Keys in PKCS#11 tokens
 
-    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp(name:key:)`).
-    public struct TokenLogin: Sendable {
-        public let module: String
-        public let token: PKCS11Token
+    /// A session logged in to one token, to make or choose the key a new identity will be (`signUp` with
+    /// `NewKey.inToken`, which alone records it: a key made here for no vault is destroyed there).
+    struct TokenLogin: Sendable {
+        let module: String
+        let token: PKCS11Token
         let session: PKCS11Session
 
         /// A new Ed25519 key pair made inside the token: its private key sensitive, never extractable, kept on
         /// the token. `label` must not name a key there already.
-        public func generateKey(label: String) throws -> PKCS11KeyReference {
+        func generateKey(label: String) throws -> PKCS11KeyReference {
             // Checked before the key is made: a label the vault cannot record would leave a key in the token for
             // no identity.
             guard label.utf8.count <= PKCS11KeyReference.longestKeyLabel else {
@@ -28,7 +29,7 @@ extension Keystore {
         }
 
         /// The Ed25519 key already in the token that `label` or `id` (or both) name: exactly one must match.
-        public func existingKey(label: String?, id: [UInt8]?) throws -> PKCS11KeyReference {
+        func existingKey(label: String?, id: [UInt8]?) throws -> PKCS11KeyReference {
             let found = try session.keys(label: label, id: id)
             guard let key = found.first else { throw TokenError.noKeyNamed(label: label, id: id) }
             guard found.count == 1 else { throw TokenError.severalKeys(label: label, id: id, count: found.count) }
@@ -47,14 +48,9 @@ extension Keystore {
         }
     }
 
-    /// Logs in to the token of module `path` (an absolute path) named `label`, or its only token that signs
-    /// Ed25519, with the token's user PIN, asked only once the token is found, signs Ed25519 and is not locked.
-    public func logInToToken(module path: String, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
-        try logInToToken(ModuleFile(path: path), label: label, pin: pin)
-    }
-
-    /// The same, with the module's file opened and checked already. The identity records the file loaded, every
-    /// link followed, not the path given: a link that is changed later changes nothing.
+    /// Logs in to the token of module `file` named `label`, or its only token that signs Ed25519, with the
+    /// token's user PIN, asked only once the token is found, signs Ed25519 and is not locked. The identity records
+    /// the file loaded, every link followed, not the path given: a link that is changed later changes nothing.
     func logInToToken(_ file: ModuleFile, label: String?, pin: () throws -> PIN) throws -> TokenLogin {
         let module = try PKCS11Module(file)
         let tokens = try module.tokens().filter(\.isInitialized)
@@ -77,21 +73,14 @@ extension Keystore {
         case existing(label: String?, id: [UInt8]?)
     }
 
-    /// An identity made in a token, and its key there.
-    public struct CreatedInToken: Sendable {
-        public let created: Created
-        public let key: PKCS11KeyReference
-        /// Whether the key was made for it (`TokenKeyChoice.new`), not found.
-        public let made: Bool
-    }
-
-    /// Makes identity `name` a key in the token of module `path` named `label` (or the module's only token that
-    /// signs Ed25519): a new key pair, or one already there. What can be checked comes before any key is made:
+    /// `signUp` with `NewKey.inToken`: identity `name` made a key in the token of module `path` named `label` (or
+    /// the module's only token that signs Ed25519), a new key pair or one already there. What can be checked
+    /// comes before any key is made:
     /// the name is free (unless `replacing`), the vaults' directory takes a file, and the module's path (every
     /// link followed) is one a vault can record; the name is then held against any other sign-up of it until
     /// its vault is written. A key pair made here that no vault records, whatever fails after it, is destroyed.
-    public func signUp(name: IdentityName, inTokenOf path: String, token label: String?, key choice: TokenKeyChoice,
-                       replacing: Bool = false, pin: () throws -> PIN) throws -> CreatedInToken {
+    func signUpInToken(name: IdentityName, module path: String, token label: String?, key choice: TokenKeyChoice,
+                       replacing: Bool, pin: () throws -> PIN) throws -> Created {
         if !replacing && vaults.exists(name) { throw VaultError.alreadyExists(name: name.rawValue) }
         if case .new(let keyLabel) = choice, keyLabel.utf8.count > PKCS11KeyReference.longestKeyLabel {
             throw TokenError.invalidKeyName(reason: "a label is at most \(PKCS11KeyReference.longestKeyLabel) bytes")
@@ -111,9 +100,9 @@ extension Keystore {
             key = try login.generateKey(label: keyLabel)
         }
         do {
-            let created = try signUp(name: name, key: key, replacing: replacing)
-            if case .new = choice { return CreatedInToken(created: created, key: key, made: true) }
-            return CreatedInToken(created: created, key: key, made: false)
+            let created = try record(key, as: name, replacing: replacing)
+            if case .new = choice { return created }
+            return created.with(token: key, foundInToken: true)
         } catch {
             // Destroyed only while no vault names it: a step after the vault was written (clearing its wrong-PIN
             // count) can fail too, and the identity written then needs its key.
@@ -126,9 +115,9 @@ extension Keystore {
 
     /// Records a new identity `name` that is `key` in its token: a version 4 vault, holding no secret. An
     /// existing identity is refused unless `replacing`, which keeps its vault as a backup and ends its sessions.
-    public func signUp(name: IdentityName, key: PKCS11KeyReference, replacing: Bool = false) throws -> Created {
+    func record(_ key: PKCS11KeyReference, as name: IdentityName, replacing: Bool = false) throws -> Created {
         let backup = try vaults.create(Vault.naming(key, name: name), replacing: replacing)
         warnAboutPermissions(name)
-        return Created(name: name, address: key.publicKey.accountID, path: vaults.path(of: name), backup: backup, phrase: nil)
+        return Created(name: name, key: .ed25519(key.publicKey), path: vaults.path(of: name), backup: backup, token: key)
     }
 }

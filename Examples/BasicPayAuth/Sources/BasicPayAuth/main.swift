@@ -21,7 +21,7 @@ func signUpSignInAndSign(in directory: String) async throws {
     let approval = try await review.approve(pin: PIN("493817"))
     let (address, signature) = (approval.signer.address, approval.signed)
     try await keystore.changePIN(name: "alice", from: PIN("493817"), to: PIN("860271"))
-    let token = try keystore.startSession(try await keystore.signIn(name: "alice", pin: PIN("860271")), ttl: .seconds(900))
+    let token = try keystore.startSession(name: "alice", ttl: .seconds(900)) { try PIN("860271") }
     let resumed = try keystore.signingKey(keys: .automatic(agent: nil, session: token.stringValue, pinAvailable: false))
     guard resumed.address == address, resumed.source == .session else { throw FlowError(message: "the session holds another key") }
     try keystore.endSession(token)
