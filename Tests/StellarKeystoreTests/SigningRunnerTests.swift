@@ -42,7 +42,7 @@ import TestFixtures
         keystore = try Keystore(directory: directory.path + "/keys", sessionDirectory: directory.path + "/run/keystore")
         let client = try KeyPair(secretSeed: Self.fixtures.clientSeed)
         let code = try PIN("270419")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(client)) { code }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(client)) { _ in code }
         key = client.publicKey
     }
 

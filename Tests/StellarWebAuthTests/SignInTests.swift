@@ -36,7 +36,7 @@ import TestFixtures
     func key(_ seed: String) throws -> SigningKey {
         let keystore = try Keystore(directory: directory.path + "/keys")
         let code = try PIN("270419")
-        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(try KeyPair(secretSeed: seed))) { code }
+        _ = try keystore.signUp(name: "alice", kdf: .interactive, key: .imported(try KeyPair(secretSeed: seed))) { _ in code }
         return try keystore.signInKey(as: "alice")
     }
 
