@@ -5,7 +5,7 @@ import StellarText
 /// writes sits in its bytes: the expiration ledger, and the signature of every credential node, the entry's own
 /// address and each delegate of CAP-71 (`SOROBAN_CREDENTIALS_ADDRESS_WITH_DELEGATES`), nested ones too. Signing it
 /// changes exactly the expiration and the signatures of the nodes signed; every other byte stays as given.
-public struct AuthorizationEntry: Sendable {
+package struct AuthorizationEntry: Sendable {
     /// The entry's XDR as given.
     public let bytes: [UInt8]
     let decoded: XDR.SorobanAuthorizationEntry
@@ -22,7 +22,7 @@ public struct AuthorizationEntry: Sendable {
     package enum Credentials: Sendable { case sourceAccount, address, addressV2, addressWithDelegates }
 
     /// The largest entry read, in bytes: an envelope's limit.
-    public static let maximumSize = TransactionEnvelope.maximumTextSize
+    package static let maximumSize = TransactionEnvelope.maximumTextSize
 
     /// Reads an entry's XDR bytes, all of them.
     public init(xdr bytes: [UInt8]) throws {
@@ -75,7 +75,7 @@ public struct AuthorizationEntry: Sendable {
     public var address: String? { nodes.first?.address }
     /// Whether what its signers sign binds the address (`…_ADDRESS_V2` and `…_WITH_DELEGATES`, CAP-71); a V1
     /// payload binds none, so a signature made for one address could serve another that accepts the same key.
-    public var isAddressBound: Bool { credentials == .addressV2 || credentials == .addressWithDelegates }
+    package var isAddressBound: Bool { credentials == .addressV2 || credentials == .addressWithDelegates }
     public var nonce: Int64? { credentials == .sourceAccount ? nil : Self.int64(bytes, at: expirationOffset - 8) }
     /// The expiration ledger the entry carries now (what a signature already on it commits to).
     public var signatureExpirationLedger: UInt32? {
@@ -83,7 +83,7 @@ public struct AuthorizationEntry: Sendable {
     }
     /// The number of authorization contexts its tree gives the account's `__check_auth`: one per invocation,
     /// depth first.
-    public var contextCount: Int {
+    package var contextCount: Int {
         func count(_ invocation: XDR.SorobanAuthorizedInvocation) -> Int { 1 + invocation.subInvocations.map(count).reduce(0, +) }
         return count(decoded.rootInvocation)
     }
@@ -370,7 +370,7 @@ public struct AuthorizationSigner: Sendable, Equatable {
     }
 
     /// `key` as one of the signers of the account `address` (`G…`).
-    public static func multisigAccount(_ address: String, key: PublicKey) throws -> Self {
+    package static func multisigAccount(_ address: String, key: PublicKey) throws -> Self {
         try Self(key: key, for: .multisigAccount(address))
     }
 
@@ -390,7 +390,7 @@ public struct AuthorizationSigner: Sendable, Equatable {
 
 /// What a key signs for one authorization entry: the payload's preimage, and for a smart account's signer the rule
 /// ids bound with it.
-public struct AuthorizationPayload: Sendable {
+package struct AuthorizationPayload: Sendable {
     public let preimage: AuthorizationPreimage
     public let contextRuleIDs: [UInt32]?
 

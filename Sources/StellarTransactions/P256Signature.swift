@@ -7,7 +7,7 @@ import StellarKeys
 
 /// A P-256 ECDSA signature (r, s) as the network takes it: r ‖ s, 32 bytes each, big-endian, with s low. A TPM or
 /// any other signer makes either s or n − s at random; this keeps the low one, the same signature.
-public struct P256Signature: Sendable, Hashable {
+package struct P256Signature: Sendable, Hashable {
     /// 32 bytes, big-endian, in [1, n − 1].
     public let r: [UInt8]
     /// 32 bytes, big-endian, in [1, (n − 1) / 2].
@@ -40,7 +40,7 @@ public struct P256Signature: Sendable, Hashable {
     }
 
     /// r ‖ s, s low: the `BytesN<64>` that `secp256r1_verify` takes.
-    public var rawRepresentation: [UInt8] { r + s }
+    package var rawRepresentation: [UInt8] { r + s }
 
     /// a − b for big-endian numbers of the same length, a ≥ b. The numbers are public (a signature), so the
     /// branches on them leak nothing.

@@ -11,7 +11,7 @@ import StellarText
 ///
 /// Not a TOML library: the machine's (TOMLKit) brings all of Foundation and its ICU data into the binary (see
 /// docs/LIBRARY.md), for three strings that hold no secret.
-public struct StellarTOML: Sendable {
+package struct StellarTOML: Sendable {
     public let strings: [String: String]
     /// The most read: a stellar.toml is a few kilobytes.
     public static let limit = 256 << 10

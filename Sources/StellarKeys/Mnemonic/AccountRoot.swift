@@ -1,7 +1,7 @@
 /// SEP-5 key derivation: SLIP-10 for Ed25519 along `m/44'/148'/x'`. The root is the node at `m/44'/148'`; account
 /// `x` is its hardened child `x'`. Holding the root (64 bytes: key and chain code) is enough to derive every
 /// account, which is what a mnemonic vault stores.
-public struct AccountRoot: Sendable {
+package struct AccountRoot: Sendable {
     /// SLIP-10 node: 32-byte key followed by 32-byte chain code.
     package let node: SecureBytes
 
@@ -25,7 +25,7 @@ public struct AccountRoot: Sendable {
     public var key: SecureBytes { node.slice(0..<32) }
 
     /// The key pair of account `index` (`m/44'/148'/index'`).
-    public func keyPair(account index: UInt32) throws -> KeyPair {
+    package func keyPair(account index: UInt32) throws -> KeyPair {
         guard index < Self.hardened else { throw MnemonicError.accountOutOfRange }
         return try KeyPair(seed: Self.child(node, index).slice(0..<32))
     }
