@@ -32,15 +32,15 @@ package struct BatchRequest: Sendable, Equatable {
     private static let valueEnds: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0D]
 
     /// The id as JSON text, ready to echo: `null` when there was none.
-    public private(set) var id: [UInt8] = Array("null".utf8)
+    package private(set) var id: [UInt8] = Array("null".utf8)
     /// nil when there is no payload field, or more than one, or a repeated key.
-    public private(set) var payload: Payload?
+    package private(set) var payload: Payload?
     /// A key that appears twice (escaped for a message), in which case nothing is to be signed; the id is then
     /// echoed unless it is the repeated key.
     package private(set) var repeatedKey: String?
 
     /// Parses one line (without its newline); nil if it is not a JSON object of the right shape.
-    public init?(line: UnsafeRawBufferPointer) {
+    package init?(line: UnsafeRawBufferPointer) {
         guard let request = Self(flat: line) ?? Self(decoding: line) else { return nil }
         self = request
     }

@@ -11,7 +11,7 @@ package enum TerminalText {
     /// How much of one untrusted value a message shows.
     package static let valueLimit = 64
 
-    public static func escaped(_ text: some StringProtocol, limit: Int? = valueLimit) -> String {
+    package static func escaped(_ text: some StringProtocol, limit: Int? = valueLimit) -> String {
         let scalars = Array(text.unicodeScalars)
         guard let limit, scalars.count > limit else { return escaped(scalars[...]) }
         let head = limit / 2

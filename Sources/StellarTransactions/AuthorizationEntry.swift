@@ -7,7 +7,7 @@ import StellarText
 /// changes exactly the expiration and the signatures of the nodes signed; every other byte stays as given.
 package struct AuthorizationEntry: Sendable {
     /// The entry's XDR as given.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     let decoded: XDR.SorobanAuthorizationEntry
     package let credentials: Credentials
     /// Every node that can carry a signature, in the order of the bytes: the entry's own address first (depth
@@ -25,7 +25,7 @@ package struct AuthorizationEntry: Sendable {
     package static let maximumSize = TransactionEnvelope.maximumTextSize
 
     /// Reads an entry's XDR bytes, all of them.
-    public init(xdr bytes: [UInt8]) throws {
+    package init(xdr bytes: [UInt8]) throws {
         guard bytes.count <= Self.maximumSize else { throw AuthorizationError.tooLarge(bytes.count) }
         var reader = XDRReader(bytes)
         do {
@@ -62,23 +62,23 @@ package struct AuthorizationEntry: Sendable {
         delegatesInOrder = inOrder
     }
 
-    public init(base64 text: String) throws {
+    package init(base64 text: String) throws {
         let compact = text.utf8.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard compact.count <= Self.maximumSize * 4 / 3 + 4 else { throw AuthorizationError.tooLarge(compact.count) }
         guard let bytes = Base64.decode(Array(compact)) else { throw AuthorizationError.notBase64 }
         try self.init(xdr: bytes)
     }
 
-    public var base64: String { Base64.string(bytes) }
+    package var base64: String { Base64.string(bytes) }
 
     /// The address the entry authorizes for (`G…`, `C…`); nil for the transaction's source account.
-    public var address: String? { nodes.first?.address }
+    package var address: String? { nodes.first?.address }
     /// Whether what its signers sign binds the address (`…_ADDRESS_V2` and `…_WITH_DELEGATES`, CAP-71); a V1
     /// payload binds none, so a signature made for one address could serve another that accepts the same key.
     package var isAddressBound: Bool { credentials == .addressV2 || credentials == .addressWithDelegates }
-    public var nonce: Int64? { credentials == .sourceAccount ? nil : Self.int64(bytes, at: expirationOffset - 8) }
+    package var nonce: Int64? { credentials == .sourceAccount ? nil : Self.int64(bytes, at: expirationOffset - 8) }
     /// The expiration ledger the entry carries now (what a signature already on it commits to).
-    public var signatureExpirationLedger: UInt32? {
+    package var signatureExpirationLedger: UInt32? {
         credentials == .sourceAccount ? nil : UInt32(Self.int64(bytes, at: expirationOffset - 4) & 0xFFFF_FFFF)
     }
     /// The number of authorization contexts its tree gives the account's `__check_auth`: one per invocation,
@@ -90,7 +90,7 @@ package struct AuthorizationEntry: Sendable {
 
     /// What every signer of the entry signs (all its nodes sign the same payload, CAP-71-01), at `expirationLedger`:
     /// the `…_WITH_ADDRESS` preimage bound to the entry's own address, or the V1 one.
-    public func preimage(on network: StellarNetwork, expirationLedger: UInt32) throws -> AuthorizationPreimage {
+    package func preimage(on network: StellarNetwork, expirationLedger: UInt32) throws -> AuthorizationPreimage {
         guard let top = nodes.first else { throw AuthorizationError.sourceAccountEntry }
         let tag: [UInt8] = isAddressBound ? [0, 0, 0, 10] : [0, 0, 0, 9]
         var preimage = tag + network.id + Array(bytes[expirationOffset - 8..<expirationOffset]) + Self.bigEndian(expirationLedger)
@@ -155,7 +155,7 @@ package struct AuthorizationEntry: Sendable {
     /// entry only with `.notAddressBound` in `allowing`); it is
     /// written as the node's account reads it (`AuthorizationSigner`). The signature is spliced in as given:
     /// checking it is the caller's part, where the signer is not trusted.
-    public func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32,
                        allowing: AuthorizationRisks = [], signature: (AuthorizationPayload) throws -> [UInt8]) throws -> AuthorizationEntry {
         // A V1 payload binds no address; signed only when that risk was accepted.
         if !isAddressBound && names(signer) && !allowing.contains(.notAddressBound) { throw AuthorizationError.notAddressBound(entries: [1]) }
@@ -391,10 +391,10 @@ public struct AuthorizationSigner: Sendable, Equatable {
 /// What a key signs for one authorization entry: the payload's preimage, and for a smart account's signer the rule
 /// ids bound with it.
 package struct AuthorizationPayload: Sendable {
-    public let preimage: AuthorizationPreimage
-    public let contextRuleIDs: [UInt32]?
+    package let preimage: AuthorizationPreimage
+    package let contextRuleIDs: [UInt32]?
 
-    public init(preimage: AuthorizationPreimage, contextRuleIDs: [UInt32]? = nil) {
+    package init(preimage: AuthorizationPreimage, contextRuleIDs: [UInt32]? = nil) {
         self.preimage = preimage
         self.contextRuleIDs = contextRuleIDs
     }
@@ -402,7 +402,7 @@ package struct AuthorizationPayload: Sendable {
     /// The 32 bytes the key signs: the preimage's SHA-256 (the host's payload), or for a smart account
     /// SHA-256(payload ‖ XDR of the rule ids). An Ed25519 key signs them as they are; a P-256 key signs what its
     /// form makes of them (`P256SignatureForm.digestToSign(for:)`).
-    public var digest: [UInt8] {
+    package var digest: [UInt8] {
         contextRuleIDs.map { SmartAccountCredential.digest(payload: preimage.hash, contextRuleIDs: $0) } ?? preimage.hash
     }
 }

@@ -120,13 +120,13 @@ extension TransactionEnvelope {
 
 /// An envelope without the signatures the network would refuse it for (`TransactionEnvelope.trimmed`).
 package struct TrimmedTransaction: Sendable {
-    public let envelope: [UInt8]
+    package let envelope: [UInt8]
     /// The signatures taken out (each with why, as `SignatureCheck` says).
-    public let removed: [SignatureCheck.Signature]
+    package let removed: [SignatureCheck.Signature]
     /// The check of the envelope as it was.
-    public let check: SignatureCheck
+    package let check: SignatureCheck
 
-    public var base64: String { Base64.string(envelope) }
+    package var base64: String { Base64.string(envelope) }
 
     /// One line for each signature taken out: whose key made it, and why.
     package var notes: [String] { Self.notes(removed) }

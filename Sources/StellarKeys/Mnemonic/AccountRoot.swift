@@ -8,7 +8,7 @@ package struct AccountRoot: Sendable {
     static let hardened: UInt32 = 0x8000_0000
 
     /// The root of the SEP-5 accounts of a 64-byte BIP39 seed.
-    public init(bip39Seed seed: SecureBytes) {
+    package init(bip39Seed seed: SecureBytes) {
         let master = SecureBytes(count: 64) { output in
             let key = Array("ed25519 seed".utf8)
             seed.withUnsafeBytes { data in key.withUnsafeBytes { Sodium.hmacSHA512(key: $0, message: data, output: output) } }
@@ -22,7 +22,7 @@ package struct AccountRoot: Sendable {
     }
 
     /// The 32-byte key at `m/44'/148'` (SEP-5's test vectors print it).
-    public var key: SecureBytes { node.slice(0..<32) }
+    package var key: SecureBytes { node.slice(0..<32) }
 
     /// The key pair of account `index` (`m/44'/148'/index'`).
     package func keyPair(account index: UInt32) throws -> KeyPair {
@@ -49,6 +49,6 @@ package struct AccountRoot: Sendable {
 }
 
 extension AccountRoot: CustomStringConvertible, CustomDebugStringConvertible {
-    public var description: String { "AccountRoot(redacted)" }
-    public var debugDescription: String { description }
+    package var description: String { "AccountRoot(redacted)" }
+    package var debugDescription: String { description }
 }

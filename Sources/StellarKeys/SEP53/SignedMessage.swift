@@ -4,11 +4,11 @@ package enum SignedMessage {
     package static let prefix = Array("Stellar Signed Message:\n".utf8)
 
     /// The 32-byte hash that is signed for `message`.
-    public static func hash(of message: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func hash(of message: UnsafeRawBufferPointer) -> [UInt8] {
         prefix.withUnsafeBytes { Sodium.sha256(parts: [$0, message]) }
     }
 
-    public static func hash(of message: [UInt8]) -> [UInt8] {
+    package static func hash(of message: [UInt8]) -> [UInt8] {
         message.withUnsafeBytes { hash(of: $0) }
     }
 

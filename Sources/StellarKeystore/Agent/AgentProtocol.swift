@@ -32,19 +32,19 @@ package enum AgentProtocol {
 /// an object when present, and an `id` that is a string, an integer or null, echoed as given.
 package struct AgentRequest: Sendable {
     /// The id as JSON text, ready to echo.
-    public let id: [UInt8]
-    public let method: AgentProtocol.Method
+    package let id: [UInt8]
+    package let method: AgentProtocol.Method
     package let params: [String: StrictJSON.Value]
 
     /// Why a line is not a request, with the id to answer it under (`null` when it could not be read).
-    public struct Refusal: Error, Sendable, Equatable {
-        public let id: [UInt8]
-        public let message: String
+    package struct Refusal: Error, Sendable, Equatable {
+        package let id: [UInt8]
+        package let message: String
 
         package init(id: [UInt8], message: String) { (self.id, self.message) = (id, message) }
     }
 
-    public init(line: [UInt8]) throws(Refusal) {
+    package init(line: [UInt8]) throws(Refusal) {
         let members: [String: StrictJSON.Value]
         do {
             members = try StrictJSON.parse(line, integersOnly: false)
@@ -141,7 +141,7 @@ package indirect enum AgentJSON: Sendable, Equatable {
     case array([AgentJSON])
     case object([(String, AgentJSON)])
 
-    public static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
+    package static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
 
     package var text: String {
         var out = ""

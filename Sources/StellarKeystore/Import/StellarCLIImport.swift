@@ -24,7 +24,7 @@ package struct StellarCLIImportResult: Sendable {
         case removedNotOverwritten(otherLinks: Int)
     }
 
-    public let source: String
+    package let source: String
     package let outcome: Outcome
 }
 
