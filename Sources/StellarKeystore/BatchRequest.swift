@@ -10,8 +10,8 @@ import StellarText
 /// in which any key appears twice in one object is refused (`repeatedKey`): Swift's decoder would read the first
 /// value and Python or jq the last, so a policy filter in front of the signer would see another request than the
 /// one signed.
-public struct BatchRequest: Sendable, Equatable {
-    public enum Payload: Sendable, Equatable {
+package struct BatchRequest: Sendable, Equatable {
+    package enum Payload: Sendable, Equatable {
         case message([UInt8]), base64([UInt8]), hex([UInt8]), envelope([UInt8])
     }
 
@@ -32,15 +32,15 @@ public struct BatchRequest: Sendable, Equatable {
     private static let valueEnds: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0D]
 
     /// The id as JSON text, ready to echo: `null` when there was none.
-    public private(set) var id: [UInt8] = Array("null".utf8)
+    package private(set) var id: [UInt8] = Array("null".utf8)
     /// nil when there is no payload field, or more than one, or a repeated key.
-    public private(set) var payload: Payload?
+    package private(set) var payload: Payload?
     /// A key that appears twice (escaped for a message), in which case nothing is to be signed; the id is then
     /// echoed unless it is the repeated key.
-    public private(set) var repeatedKey: String?
+    package private(set) var repeatedKey: String?
 
     /// Parses one line (without its newline); nil if it is not a JSON object of the right shape.
-    public init?(line: UnsafeRawBufferPointer) {
+    package init?(line: UnsafeRawBufferPointer) {
         guard let request = Self(flat: line) ?? Self(decoding: line) else { return nil }
         self = request
     }
@@ -160,5 +160,5 @@ public struct BatchRequest: Sendable, Equatable {
 
 extension BatchRequest {
     /// `text` as a JSON string literal.
-    public static func jsonString(_ text: String) -> String { AgentJSON.quoted(text) }
+    package static func jsonString(_ text: String) -> String { AgentJSON.quoted(text) }
 }

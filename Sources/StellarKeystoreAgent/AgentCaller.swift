@@ -52,7 +52,7 @@ public struct CallerChain: Sendable, Equatable {
     /// The caller first, then its parent, and so on.
     public let processes: [Process]
     /// Whether the chain was cut at `longest` before its session leader.
-    public let isCut: Bool
+    package let isCut: Bool
 
     /// The most processes a chain shows.
     public static let longest = 8

@@ -18,7 +18,7 @@ public struct AgentConfirmation: Sendable {
     /// Seconds the agent waits for the answer before it withdraws the question.
     public let timeout: Int
     /// Says when the question is withdrawn, and lets a blocking read end then.
-    public let cancellation: Cancellation
+    package let cancellation: Cancellation
 
     /// What a person reads, in this order: the network first (what the signature is good for), then who asks,
     /// then the summary. Each line is escaped for a terminal already.
@@ -35,7 +35,7 @@ public struct AgentConfirmation: Sendable {
 
     /// Whether `answer` (a line, without its newline) approves: `y` or `yes`, and only `yes` when part of the
     /// request is not shown, so that a reflex `y` cannot approve what nobody saw.
-    public func isApproval(_ answer: some StringProtocol) -> Bool {
+    package func isApproval(_ answer: some StringProtocol) -> Bool {
         answer == "yes" || (!isElided && answer == "y")
     }
 
@@ -72,7 +72,7 @@ public struct AgentConfirmation: Sendable {
         }
 
         /// Whether the question has been withdrawn.
-        public var isCancelled: Bool { state.withLock { $0.withdrawal != nil } }
+        package var isCancelled: Bool { state.withLock { $0.withdrawal != nil } }
 
         /// Why it was withdrawn, for the person who was asked: "nobody answered within 120 s", "its key was
         /// dropped", "the client left"; nil while it stands.
@@ -88,7 +88,7 @@ public struct AgentConfirmation: Sendable {
         }
 
         /// Waits until `fd` can be read (true) or the question is withdrawn (false).
-        public func waitForInput(on fd: Int32) -> Bool {
+        package func waitForInput(on fd: Int32) -> Bool {
             guard let ready = UnixSocket.waitForInput([fd, withdrawnFD], milliseconds: -1) else { return false }
             return ready[0] && !isCancelled
         }
@@ -139,8 +139,8 @@ public enum ConfirmationScope: String, Sendable {
 
 extension KeystoreAgent {
     /// The range of `Options.confirmationTimeout`, in seconds.
-    public static let shortestConfirmationTimeout = AgentProtocol.shortestConfirmationTimeout
-    public static let longestConfirmationTimeout = AgentProtocol.longestConfirmationTimeout
+    package static let shortestConfirmationTimeout = AgentProtocol.shortestConfirmationTimeout
+    package static let longestConfirmationTimeout = AgentProtocol.longestConfirmationTimeout
 
     /// `Options.confirmationTimeout`, within its range.
     var questionTimeout: Int {

@@ -95,9 +95,9 @@ extension KeystoreAgent {
     }
 
     /// What `listKeys` reports of one key: the client's type, which reads the answer.
-    public typealias KeyInfo = AgentClient.KeyInfo
+    package typealias KeyInfo = AgentClient.KeyInfo
 
-    public func heldKeys() -> [KeyInfo] {
+    package func heldKeys() -> [KeyInfo] {
         let now = options.now()
         return state.withLock { state in
             state.dropExpired(now, idle: options.idle)
@@ -111,7 +111,7 @@ extension KeystoreAgent {
 
     /// Drops every key; returns how many there were.
     @discardableResult
-    public func lockAll() -> Int {
+    package func lockAll() -> Int {
         state.withLock { state in
             defer {
                 state.keys.removeAll()

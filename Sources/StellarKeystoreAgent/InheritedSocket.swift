@@ -19,7 +19,7 @@ public struct InheritedSocket {
     /// from naming descriptors without end.
     static let mostDescriptors = 64
     /// The name that picks the agent's socket when several are passed.
-    public static let agentName = "agent"
+    package static let agentName = "agent"
 
     /// The socket passed to this process, or nil when none was: `LISTEN_PID` unset, or another process's (the
     /// variables were inherited from a parent they were meant for). The variables are then removed from the
@@ -27,7 +27,7 @@ public struct InheritedSocket {
     /// One socket is taken whatever its name; of several, the one named `agentName`, and the others are closed.
     /// `expectedPath`, when given, must be where it listens. Refused (`AgentError.inheritedSocketRefused`) when
     /// the variables are malformed or the socket is not one `adoptListening` takes.
-    public static func passedToThisProcess(expectedPath: String? = nil) throws -> InheritedSocket? {
+    package static func passedToThisProcess(expectedPath: String? = nil) throws -> InheritedSocket? {
         let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
         var values: [String?] = []
         for variable in variables {

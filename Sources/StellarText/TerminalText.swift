@@ -7,11 +7,11 @@
 /// to `limit` characters so that a planted field cannot flood the screen. The cut is in the middle, marked "…": a
 /// server's or a library's error says what went wrong at its end ("… after 3 ms: Couldn't connect to server"),
 /// and a path or an address is known by both ends.
-public enum TerminalText {
+package enum TerminalText {
     /// How much of one untrusted value a message shows.
-    public static let valueLimit = 64
+    package static let valueLimit = 64
 
-    public static func escaped(_ text: some StringProtocol, limit: Int? = valueLimit) -> String {
+    package static func escaped(_ text: some StringProtocol, limit: Int? = valueLimit) -> String {
         let scalars = Array(text.unicodeScalars)
         guard let limit, scalars.count > limit else { return escaped(scalars[...]) }
         let head = limit / 2
@@ -30,7 +30,7 @@ public enum TerminalText {
     /// characters (bidi controls, zero-width and word joiners, the soft hyphen, tags), separators other than the
     /// space, combining marks and variation selectors, private-use, unassigned and other invisible
     /// (default-ignorable) code points.
-    public static func append(_ scalar: Unicode.Scalar, to result: inout String) {
+    package static func append(_ scalar: Unicode.Scalar, to result: inout String) {
         if scalar.value >= 0x20 && scalar.value < 0x7F {
             result.unicodeScalars.append(scalar)
         } else if isControl(scalar) {
@@ -43,7 +43,7 @@ public enum TerminalText {
     }
 
     /// Whether `text` would reach a terminal unchanged.
-    public static func isPlain(_ text: some StringProtocol) -> Bool {
+    package static func isPlain(_ text: some StringProtocol) -> Bool {
         !text.unicodeScalars.contains { isControl($0) || isHidden($0) }
     }
 

@@ -15,19 +15,19 @@ public struct AccountSigners: Sendable, Equatable {
     }
 
     public let account: PublicKey
-    public let masterWeight: UInt8
-    public let lowThreshold: UInt8
-    public let mediumThreshold: UInt8
-    public let highThreshold: UInt8
+    package let masterWeight: UInt8
+    package let lowThreshold: UInt8
+    package let mediumThreshold: UInt8
+    package let highThreshold: UInt8
     /// The signers other than the master key, in the file's order, none weighted 0.
     public let signers: [Signer]
     /// Where it was read from, as the caller named it (a file name), for messages.
     public let source: String
 
     /// 4 MiB: an account with a thousand trust lines is about half of that in Horizon's JSON.
-    public static let maximumSize = 4 << 20
+    package static let maximumSize = 4 << 20
     /// An account has at most 20 signers besides its master key (`signers<MAX_SIGNERS>`, Stellar-ledger-entries.x).
-    public static let maximumSigners = 20 + 1
+    package static let maximumSigners = 20 + 1
 
     /// Reads one account's JSON, read by `StrictJSON` (a key given twice is refused).
     public init(horizonJSON bytes: [UInt8], source: String) throws {

@@ -63,7 +63,7 @@ public struct AuthorizationRisks: OptionSet, Sendable, Hashable {
 
     /// An entry whose root is not the transaction's own call: its signature could be used by any transaction
     /// whose tree contains it.
-    public static let notStrict = AuthorizationRisks(rawValue: 1)
+    package static let notStrict = AuthorizationRisks(rawValue: 1)
     /// A V1 payload (`ENVELOPE_TYPE_SOROBAN_AUTHORIZATION`), which binds no address (CAP-71-02): if another
     /// address accepts the same key (a smart account that lists it as a signer), the signature could be replayed
     /// as that address's credential for the same invocation and nonce.
@@ -74,13 +74,13 @@ public struct AuthorizationRisks: OptionSet, Sendable, Hashable {
 /// alone and why (`TransactionEnvelope.authorizationPlan(for:expirationLedger:)`).
 public struct AuthorizationPlan: Sendable {
     /// The numbers (1-based, across the envelope) of the entries to sign.
-    public let toSign: [Int]
+    package let toSign: [Int]
     /// Entries left byte for byte as they are, each with why.
-    public let leftAlone: [LeftAlone]
+    package let leftAlone: [LeftAlone]
     public let signer: AuthorizationSigner
     /// The entries to sign whose root is not the transaction's own call (their signatures could serve another
     /// transaction), in order.
-    public var notStrict: [Int] { slots.filter { !$0.slot.isStrict }.map(\.slot.number) }
+    package var notStrict: [Int] { slots.filter { !$0.slot.isStrict }.map(\.slot.number) }
     /// The entries to sign whose payload is V1, bound to no address.
     public var notAddressBound: [Int] { slots.filter { !$0.slot.entry.isAddressBound }.map(\.slot.number) }
     /// The risks the entries to sign carry.
@@ -92,7 +92,7 @@ public struct AuthorizationPlan: Sendable {
     }
     let slots: [(slot: AuthorizationSlot, nodes: [AuthorizationNode])]
 
-    public struct LeftAlone: Sendable, Equatable, Encodable {
+    package struct LeftAlone: Sendable, Equatable, Encodable {
         public let number: Int
         public let reason: String
     }
@@ -163,7 +163,7 @@ public struct AuthorizationPlan: Sendable {
 public struct SignedAuthorizations: Sendable {
     /// The envelope's XDR: the one given, with each signed entry's expiration ledger and signatures replaced.
     public let envelope: [UInt8]
-    public let plan: AuthorizationPlan
+    package let plan: AuthorizationPlan
 
     public var base64: String { Base64.string(envelope) }
 }
@@ -174,7 +174,7 @@ extension TransactionEnvelope {
     /// signatures (changing its entries changes the transaction hash and voids them), one with no entry for the
     /// signer, and an entry that breaks a rule of `AuthorizationEntry.nodes(for:expirationLedger:number:)`. The
     /// risks the entries carry are the plan's (`AuthorizationPlan.risks`); accepting them is the caller's part.
-    public func authorizationPlan(for signer: AuthorizationSigner, expirationLedger: UInt32) throws -> AuthorizationPlan {
+    package func authorizationPlan(for signer: AuthorizationSigner, expirationLedger: UInt32) throws -> AuthorizationPlan {
         guard signatures.isEmpty else { throw AuthorizationError.envelopeAlreadySigned(signatures.count) }
         var toSign: [(slot: AuthorizationSlot, nodes: [AuthorizationNode])] = [], leftAlone: [AuthorizationPlan.LeftAlone] = []
         let slots = try authorizationSlots()
@@ -201,7 +201,7 @@ extension TransactionEnvelope {
     /// it), valid through `expirationLedger`, with the risks in `allowing` accepted: the entry's expiration is set,
     /// and each node's signature becomes `Vec[Map{"public_key": Bytes(32), "signature": Bytes(64)}]`, the account
     /// convention of stellar-sdk and stellar-cli. Every other byte stays as given.
-    public func signingAuthorizations(by keyPair: KeyPair, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signingAuthorizations(by keyPair: KeyPair, on network: StellarNetwork, expirationLedger: UInt32,
                                       allowing: AuthorizationRisks = []) throws -> SignedAuthorizations {
         let plan = try authorizationPlan(for: .account(keyPair.publicKey), expirationLedger: expirationLedger)
         if let refusal = plan.refusal(allowing: allowing) { throw refusal }
@@ -212,7 +212,7 @@ extension TransactionEnvelope {
     /// signature of its payload's digest (what SEP-43's `signAuthEntry` returns), after every check. It is spliced
     /// in as given: checking it is the caller's part, where the signer is not trusted. Accepting the plan's risks
     /// is the caller's part too.
-    public func signing(_ plan: AuthorizationPlan, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signing(_ plan: AuthorizationPlan, on network: StellarNetwork, expirationLedger: UInt32,
                         signature: (AuthorizationPayload) throws -> [UInt8]) throws -> SignedAuthorizations {
         var out = bytes
         // From the last entry back, so that each splice leaves the offsets before it valid.
@@ -227,7 +227,7 @@ extension TransactionEnvelope {
     /// `SCV_VEC [SCV_MAP {SCV_SYMBOL "public_key": SCV_BYTES key, SCV_SYMBOL "signature": SCV_BYTES signature}]`,
     /// the map's keys in the sorted order the host requires: an account's signature of an authorization entry, by
     /// one of its signers (`AccountSignatures` holds several).
-    public static func accountSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
+    package static func accountSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
         AccountSignatures.encoded([.init(key: key.rawRepresentation, signature: signature)])
     }
 }

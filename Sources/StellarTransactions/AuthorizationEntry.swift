@@ -5,9 +5,9 @@ import StellarText
 /// writes sits in its bytes: the expiration ledger, and the signature of every credential node, the entry's own
 /// address and each delegate of CAP-71 (`SOROBAN_CREDENTIALS_ADDRESS_WITH_DELEGATES`), nested ones too. Signing it
 /// changes exactly the expiration and the signatures of the nodes signed; every other byte stays as given.
-public struct AuthorizationEntry: Sendable {
+package struct AuthorizationEntry: Sendable {
     /// The entry's XDR as given.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     let decoded: XDR.SorobanAuthorizationEntry
     package let credentials: Credentials
     /// Every node that can carry a signature, in the order of the bytes: the entry's own address first (depth
@@ -22,10 +22,10 @@ public struct AuthorizationEntry: Sendable {
     package enum Credentials: Sendable { case sourceAccount, address, addressV2, addressWithDelegates }
 
     /// The largest entry read, in bytes: an envelope's limit.
-    public static let maximumSize = TransactionEnvelope.maximumTextSize
+    package static let maximumSize = TransactionEnvelope.maximumTextSize
 
     /// Reads an entry's XDR bytes, all of them.
-    public init(xdr bytes: [UInt8]) throws {
+    package init(xdr bytes: [UInt8]) throws {
         guard bytes.count <= Self.maximumSize else { throw AuthorizationError.tooLarge(bytes.count) }
         var reader = XDRReader(bytes)
         do {
@@ -62,35 +62,35 @@ public struct AuthorizationEntry: Sendable {
         delegatesInOrder = inOrder
     }
 
-    public init(base64 text: String) throws {
+    package init(base64 text: String) throws {
         let compact = text.utf8.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard compact.count <= Self.maximumSize * 4 / 3 + 4 else { throw AuthorizationError.tooLarge(compact.count) }
         guard let bytes = Base64.decode(Array(compact)) else { throw AuthorizationError.notBase64 }
         try self.init(xdr: bytes)
     }
 
-    public var base64: String { Base64.string(bytes) }
+    package var base64: String { Base64.string(bytes) }
 
     /// The address the entry authorizes for (`G…`, `C…`); nil for the transaction's source account.
-    public var address: String? { nodes.first?.address }
+    package var address: String? { nodes.first?.address }
     /// Whether what its signers sign binds the address (`…_ADDRESS_V2` and `…_WITH_DELEGATES`, CAP-71); a V1
     /// payload binds none, so a signature made for one address could serve another that accepts the same key.
-    public var isAddressBound: Bool { credentials == .addressV2 || credentials == .addressWithDelegates }
-    public var nonce: Int64? { credentials == .sourceAccount ? nil : Self.int64(bytes, at: expirationOffset - 8) }
+    package var isAddressBound: Bool { credentials == .addressV2 || credentials == .addressWithDelegates }
+    package var nonce: Int64? { credentials == .sourceAccount ? nil : Self.int64(bytes, at: expirationOffset - 8) }
     /// The expiration ledger the entry carries now (what a signature already on it commits to).
-    public var signatureExpirationLedger: UInt32? {
+    package var signatureExpirationLedger: UInt32? {
         credentials == .sourceAccount ? nil : UInt32(Self.int64(bytes, at: expirationOffset - 4) & 0xFFFF_FFFF)
     }
     /// The number of authorization contexts its tree gives the account's `__check_auth`: one per invocation,
     /// depth first.
-    public var contextCount: Int {
+    package var contextCount: Int {
         func count(_ invocation: XDR.SorobanAuthorizedInvocation) -> Int { 1 + invocation.subInvocations.map(count).reduce(0, +) }
         return count(decoded.rootInvocation)
     }
 
     /// What every signer of the entry signs (all its nodes sign the same payload, CAP-71-01), at `expirationLedger`:
     /// the `…_WITH_ADDRESS` preimage bound to the entry's own address, or the V1 one.
-    public func preimage(on network: StellarNetwork, expirationLedger: UInt32) throws -> AuthorizationPreimage {
+    package func preimage(on network: StellarNetwork, expirationLedger: UInt32) throws -> AuthorizationPreimage {
         guard let top = nodes.first else { throw AuthorizationError.sourceAccountEntry }
         let tag: [UInt8] = isAddressBound ? [0, 0, 0, 10] : [0, 0, 0, 9]
         var preimage = tag + network.id + Array(bytes[expirationOffset - 8..<expirationOffset]) + Self.bigEndian(expirationLedger)
@@ -155,7 +155,7 @@ public struct AuthorizationEntry: Sendable {
     /// entry only with `.notAddressBound` in `allowing`); it is
     /// written as the node's account reads it (`AuthorizationSigner`). The signature is spliced in as given:
     /// checking it is the caller's part, where the signer is not trusted.
-    public func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32,
+    package func signed(for signer: AuthorizationSigner, on network: StellarNetwork, expirationLedger: UInt32,
                        allowing: AuthorizationRisks = [], signature: (AuthorizationPayload) throws -> [UInt8]) throws -> AuthorizationEntry {
         // A V1 payload binds no address; signed only when that risk was accepted.
         if !isAddressBound && names(signer) && !allowing.contains(.notAddressBound) { throw AuthorizationError.notAddressBound(entries: [1]) }
@@ -370,7 +370,7 @@ public struct AuthorizationSigner: Sendable, Equatable {
     }
 
     /// `key` as one of the signers of the account `address` (`G…`).
-    public static func multisigAccount(_ address: String, key: PublicKey) throws -> Self {
+    package static func multisigAccount(_ address: String, key: PublicKey) throws -> Self {
         try Self(key: key, for: .multisigAccount(address))
     }
 
@@ -390,11 +390,11 @@ public struct AuthorizationSigner: Sendable, Equatable {
 
 /// What a key signs for one authorization entry: the payload's preimage, and for a smart account's signer the rule
 /// ids bound with it.
-public struct AuthorizationPayload: Sendable {
-    public let preimage: AuthorizationPreimage
-    public let contextRuleIDs: [UInt32]?
+package struct AuthorizationPayload: Sendable {
+    package let preimage: AuthorizationPreimage
+    package let contextRuleIDs: [UInt32]?
 
-    public init(preimage: AuthorizationPreimage, contextRuleIDs: [UInt32]? = nil) {
+    package init(preimage: AuthorizationPreimage, contextRuleIDs: [UInt32]? = nil) {
         self.preimage = preimage
         self.contextRuleIDs = contextRuleIDs
     }
@@ -402,7 +402,7 @@ public struct AuthorizationPayload: Sendable {
     /// The 32 bytes the key signs: the preimage's SHA-256 (the host's payload), or for a smart account
     /// SHA-256(payload ‖ XDR of the rule ids). An Ed25519 key signs them as they are; a P-256 key signs what its
     /// form makes of them (`P256SignatureForm.digestToSign(for:)`).
-    public var digest: [UInt8] {
+    package var digest: [UInt8] {
         contextRuleIDs.map { SmartAccountCredential.digest(payload: preimage.hash, contextRuleIDs: $0) } ?? preimage.hash
     }
 }

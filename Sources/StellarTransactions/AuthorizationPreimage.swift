@@ -8,16 +8,16 @@ import StellarText
 public struct AuthorizationPreimage: Sendable {
     public let bytes: [UInt8]
     /// SHA-256 of the passphrase of the network the authorization is for.
-    public let networkID: [UInt8]
+    package let networkID: [UInt8]
     public let nonce: Int64
     /// The last ledger at which the signature is valid.
     public let signatureExpirationLedger: UInt32
     /// The address the preimage binds (`…_WITH_ADDRESS` only), as `G…`/`C…`/`M…`.
-    public let boundAddress: String?
+    package let boundAddress: String?
     let invocation: XDR.SorobanAuthorizedInvocation
 
     /// The largest preimage accepted, in base64 as given (an envelope's limit).
-    public static let maximumTextSize = TransactionEnvelope.maximumTextSize
+    package static let maximumTextSize = TransactionEnvelope.maximumTextSize
 
     /// Reads a preimage in base64; white space (a final newline included) is ignored.
     public init(base64 text: [UInt8]) throws {
@@ -61,7 +61,7 @@ public struct AuthorizationPreimage: Sendable {
     }
 
     /// The number of authorization contexts its tree gives an account's `__check_auth`: one per invocation.
-    public var contextCount: Int {
+    package var contextCount: Int {
         func count(_ invocation: XDR.SorobanAuthorizedInvocation) -> Int { 1 + invocation.subInvocations.map(count).reduce(0, +) }
         return count(invocation)
     }

@@ -7,11 +7,11 @@ import StellarKeys
 
 /// A P-256 ECDSA signature (r, s) as the network takes it: r ‖ s, 32 bytes each, big-endian, with s low. A TPM or
 /// any other signer makes either s or n − s at random; this keeps the low one, the same signature.
-public struct P256Signature: Sendable, Hashable {
+package struct P256Signature: Sendable, Hashable {
     /// 32 bytes, big-endian, in [1, n − 1].
-    public let r: [UInt8]
+    package let r: [UInt8]
     /// 32 bytes, big-endian, in [1, (n − 1) / 2].
-    public let s: [UInt8]
+    package let s: [UInt8]
 
     /// The order n of P-256's base point (SEC 2, §2.4.2), big-endian.
     static let order = Hex.bytes("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
@@ -21,7 +21,7 @@ public struct P256Signature: Sendable, Hashable {
     /// From r and s as a signer gives them, big-endian, each at most 32 bytes (a shorter one is taken with its
     /// leading zero bytes left off, as a TPM's sized buffer may hold it). A high s becomes n − s. Refused: r or s
     /// zero or not below n, or longer than 32 bytes.
-    public init(r: [UInt8], s: [UInt8]) throws {
+    package init(r: [UInt8], s: [UInt8]) throws {
         guard r.count <= 32 else { throw P256Error.signatureLength(r.count) }
         guard s.count <= 32 else { throw P256Error.signatureLength(s.count) }
         let r = [UInt8](repeating: 0, count: 32 - r.count) + r
@@ -34,13 +34,13 @@ public struct P256Signature: Sendable, Hashable {
     }
 
     /// From r ‖ s, 64 bytes.
-    public init(rawRepresentation bytes: [UInt8]) throws {
+    package init(rawRepresentation bytes: [UInt8]) throws {
         guard bytes.count == 64 else { throw P256Error.signatureLength(bytes.count) }
         try self.init(r: Array(bytes[0..<32]), s: Array(bytes[32..<64]))
     }
 
     /// r ‖ s, s low: the `BytesN<64>` that `secp256r1_verify` takes.
-    public var rawRepresentation: [UInt8] { r + s }
+    package var rawRepresentation: [UInt8] { r + s }
 
     /// a − b for big-endian numbers of the same length, a ≥ b. The numbers are public (a signature), so the
     /// branches on them leak nothing.

@@ -144,7 +144,7 @@ extension TransactionEnvelope {
     /// What the network's signature check would find, given the signers and thresholds of `accounts` (one for
     /// every needed account, for a complete answer). `adding`: a key about to sign, whose signature is counted
     /// as if appended (to the outer signatures of a fee bump), unless the envelope holds one by it already.
-    public func signatureCheck(on network: StellarNetwork, accounts: [AccountSigners], adding key: PublicKey? = nil) -> SignatureCheck {
+    package func signatureCheck(on network: StellarNetwork, accounts: [AccountSigners], adding key: PublicKey? = nil) -> SignatureCheck {
         var checks = SignatureCheckRun(accounts: accounts, signingKey: key)
         let newKey = key.flatMap { isSigned(by: $0, hash: hash(on: network)) ? nil : $0 }
         switch decoded {

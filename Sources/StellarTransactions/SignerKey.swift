@@ -40,7 +40,7 @@ public enum SignerKey: Hashable, Sendable {
     }
 
     /// The key as a StrKey.
-    public var strKey: String {
+    package var strKey: String {
         switch self {
         case .ed25519(let key): key.accountID
         case .preAuthTransaction(let hash): SummaryText.strKey(.preAuthTx, hash)
@@ -51,7 +51,7 @@ public enum SignerKey: Hashable, Sendable {
     }
 
     /// The kind, in words: `ed25519`, `pre-auth tx`, `hash-x`, `signed payload`.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .ed25519: "ed25519"
         case .preAuthTransaction: "pre-auth tx"
@@ -88,7 +88,7 @@ public enum SignerKey: Hashable, Sendable {
     }
 
     /// Whether this is a pre-auth signer for the transaction whose hash is `hash`.
-    public func preAuthorizes(_ hash: [UInt8]) -> Bool {
+    package func preAuthorizes(_ hash: [UInt8]) -> Bool {
         if case .preAuthTransaction(let expected) = self { return expected == hash }
         return false
     }

@@ -14,9 +14,9 @@ public struct StellarNetwork: Sendable, Equatable {
     public static let `public` = StellarNetwork(name: "public", passphrase: "Public Global Stellar Network ; September 2015")
     public static let testnet = StellarNetwork(name: "testnet", passphrase: "Test SDF Network ; September 2015")
     public static let futurenet = StellarNetwork(name: "futurenet", passphrase: "Test SDF Future Network ; October 2022")
-    public static let wellKnown = [StellarNetwork.public, .testnet, .futurenet]
+    package static let wellKnown = [StellarNetwork.public, .testnet, .futurenet]
     /// Other names of well-known networks, as the Stellar tools accept them.
-    public static let aliases = ["mainnet": "public", "pubnet": "public"]
+    package static let aliases = ["mainnet": "public", "pubnet": "public"]
 
     private init(name: String?, passphrase: String) {
         self.name = name
@@ -65,7 +65,7 @@ public struct StellarNetwork: Sendable, Equatable {
     /// How a one-line message names it: as `shown`, but another network's passphrase escaped and, past
     /// `TerminalText.valueLimit` characters, cut in its middle, so that a passphrase from outside (a request's, of
     /// up to a megabyte) cannot flood the line.
-    public var shownBriefly: String {
+    package var shownBriefly: String {
         name.map { "\($0) (\(passphrase))" } ?? "\"" + TerminalText.escaped(passphrase) + "\""
     }
 }

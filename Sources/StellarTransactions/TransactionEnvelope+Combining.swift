@@ -28,7 +28,7 @@ public struct CombinedTransaction: Sendable {
     public var base64: String { Base64.string(envelope) }
 
     /// One line for each signature left out, and one for each kept unchecked.
-    public var notes: [String] {
+    package var notes: [String] {
         dropped.map { "dropped signature \($0.index) of \(SummaryText.quotedIfNeeded($0.copy)) (hint \($0.hint)): not a valid signature of this transaction by \($0.signers.joined(separator: " or "))" }
             + notChecked.map { "not checked: signature \($0.index) of \(SummaryText.quotedIfNeeded($0.copy)) (hint \($0.hint)), no known signer has its hint" }
     }
@@ -119,20 +119,20 @@ extension TransactionEnvelope {
 }
 
 /// An envelope without the signatures the network would refuse it for (`TransactionEnvelope.trimmed`).
-public struct TrimmedTransaction: Sendable {
-    public let envelope: [UInt8]
+package struct TrimmedTransaction: Sendable {
+    package let envelope: [UInt8]
     /// The signatures taken out (each with why, as `SignatureCheck` says).
-    public let removed: [SignatureCheck.Signature]
+    package let removed: [SignatureCheck.Signature]
     /// The check of the envelope as it was.
-    public let check: SignatureCheck
+    package let check: SignatureCheck
 
-    public var base64: String { Base64.string(envelope) }
+    package var base64: String { Base64.string(envelope) }
 
     /// One line for each signature taken out: whose key made it, and why.
-    public var notes: [String] { Self.notes(removed) }
+    package var notes: [String] { Self.notes(removed) }
 
     /// One line for each signature in `removed`: whose key made it, and why it was taken out.
-    public static func notes(_ removed: [SignatureCheck.Signature]) -> [String] {
+    package static func notes(_ removed: [SignatureCheck.Signature]) -> [String] {
         removed.map { signature in
             "removed signature \(signature.index) (hint \(signature.hint))"
                 + (signature.roles.isEmpty ? ": accepted by no account this transaction needs"
@@ -170,7 +170,7 @@ extension TransactionEnvelope {
     /// would make it refuse the transaction with `tx_bad_auth_extra`); every other byte as it is. Taking them out
     /// leaves every check's result as it was: a check never took them. Needs the signers of every account the
     /// transaction needs.
-    public func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> TrimmedTransaction {
+    package func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> TrimmedTransaction {
         let check = signatureCheck(on: network, accounts: accounts)
         try check.checkTrimmable()
         let unused = check.unused
@@ -182,7 +182,7 @@ extension TransactionEnvelope {
 extension SignedTransaction {
     /// The signed envelope without the signatures no check of the network would take
     /// (`TransactionEnvelope.trimmed(on:accounts:)`): the same transaction, hash and signature.
-    public func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> (signed: SignedTransaction, trimmed: TrimmedTransaction) {
+    package func trimmed(on network: StellarNetwork, accounts: [AccountSigners]) throws -> (signed: SignedTransaction, trimmed: TrimmedTransaction) {
         let trimmed = try TransactionEnvelope(xdr: envelope).trimmed(on: network, accounts: accounts)
         return (SignedTransaction(envelope: trimmed.envelope, hash: hash, wasAlreadySigned: wasAlreadySigned, signature: signature,
                                   removed: trimmed.removed), trimmed)
@@ -193,7 +193,7 @@ extension SignatureCheck {
     /// Throws unless the extra signatures of the envelope can be taken out: every needed account known, for a
     /// fee bump none of the inner signatures extra, and the signature about to be added (`newSignatureBy`) not
     /// extra itself: trimming would take it out again, so it is refused before it is made.
-    public func checkTrimmable() throws {
+    package func checkTrimmable() throws {
         guard isComplete else {
             var unknown: [String] = []
             for account in accounts where !account.isKnown && !unknown.contains(account.account) { unknown.append(account.account) }

@@ -13,9 +13,9 @@ public struct TransactionEnvelope: Sendable {
     }
 
     /// The XDR limit on signatures in an envelope (`DecoratedSignature signatures<20>`).
-    public static let maximumSignatures = 20
+    package static let maximumSignatures = 20
     /// The largest envelope accepted, in base64 as given.
-    public static let maximumTextSize = 1 << 20
+    package static let maximumTextSize = 1 << 20
 
     public let bytes: [UInt8]
     public let kind: Kind
@@ -112,7 +112,7 @@ public struct TransactionEnvelope: Sendable {
     }
 
     /// Whether the envelope already holds a valid signature of `hash` by `key`.
-    public func isSigned(by key: PublicKey, hash: [UInt8]) -> Bool {
+    package func isSigned(by key: PublicKey, hash: [UInt8]) -> Bool {
         let hint = Array(key.rawRepresentation.suffix(4))
         return signatures.contains { $0.hint == hint && key.isValidSignature($0.signature, for: hash) }
     }
@@ -138,7 +138,7 @@ public struct TransactionEnvelope: Sendable {
     }
 
     /// A `DecoratedSignature`'s XDR: the key's last 4 bytes as its hint, then the 64-byte signature.
-    public static func decoratedSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
+    package static func decoratedSignature(key: PublicKey, signature: [UInt8]) -> [UInt8] {
         Array(key.rawRepresentation.suffix(4)) + [0, 0, 0, 64] + signature
     }
 }

@@ -79,7 +79,7 @@ public struct WebAuthnAssertion: Sendable, Equatable {
 
     /// The verifier's `sig_data`: the XDR of `WebAuthnSigData { authenticator_data, client_data, signature }`, an
     /// SCV_MAP keyed by those symbols in that order, with `signature`'s r ‖ s (s low).
-    public func signatureData(_ signature: P256Signature) -> [UInt8] {
+    package func signatureData(_ signature: P256Signature) -> [UInt8] {
         [0, 0, 0, 17, 0, 0, 0, 1, 0, 0, 0, 3]  // SCV_MAP, present, three fields
             + SmartAccountCredential.symbol("authenticator_data") + SmartAccountCredential.bytes(authenticatorData)
             + SmartAccountCredential.symbol("client_data") + SmartAccountCredential.bytes(clientDataJSON)

@@ -11,12 +11,12 @@ import StellarText
 ///
 /// Not a TOML library: the machine's (TOMLKit) brings all of Foundation and its ICU data into the binary (see
 /// docs/LIBRARY.md), for three strings that hold no secret.
-public struct StellarTOML: Sendable {
-    public let strings: [String: String]
+package struct StellarTOML: Sendable {
+    package let strings: [String: String]
     /// The most read: a stellar.toml is a few kilobytes.
-    public static let limit = 256 << 10
+    package static let limit = 256 << 10
 
-    public init(_ bytes: [UInt8]) throws {
+    package init(_ bytes: [UInt8]) throws {
         var parser = Parser(bytes: bytes)
         strings = try parser.rootStrings()
     }

@@ -39,11 +39,11 @@ public struct WebAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The port a connection goes to: the one written, else the scheme's (443 for https, 80 for http).
-    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+    package var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
 
     /// Whether `other` is on the same origin (RFC 6454: scheme, host and port, a default port written or not):
     /// another port of the same host is another server, which may be another person's.
-    public func isSameOrigin(as other: WebAddress) -> Bool {
+    package func isSameOrigin(as other: WebAddress) -> Bool {
         scheme == other.scheme && host == other.host && effectivePort == other.effectivePort
     }
 
@@ -54,7 +54,7 @@ public struct WebAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `/.well-known/stellar.toml` at this address's origin (SEP-1).
-    public var stellarTOML: WebAddress {
+    package var stellarTOML: WebAddress {
         get throws { try WebAddress(origin + "/.well-known/stellar.toml") }
     }
 

@@ -16,7 +16,7 @@ public struct StrKey: Hashable, Sendable {
         case claimableBalance = "claimable-balance"
 
         /// SEP-23's base value (top five bits) with algorithm 0 (ED25519 or SHA256) in the low three.
-        public var versionByte: UInt8 {
+        package var versionByte: UInt8 {
             switch self {
             case .accountID: 6 << 3
             case .secretSeed: 18 << 3
@@ -31,7 +31,7 @@ public struct StrKey: Hashable, Sendable {
         }
 
         /// The letter every StrKey of this kind starts with.
-        public var prefix: Character {
+        package var prefix: Character {
             switch self {
             case .accountID: "G"
             case .secretSeed: "S"
@@ -178,13 +178,13 @@ public struct StrKey: Hashable, Sendable {
 
 extension StrKey {
     /// A muxed account (`M…`): an ed25519 account and a 64-bit id.
-    public static func muxedAccount(_ account: PublicKey, id: UInt64) -> StrKey {
+    package static func muxedAccount(_ account: PublicKey, id: UInt64) -> StrKey {
         let idBytes = (0..<8).map { UInt8(truncatingIfNeeded: id >> (56 - 8 * UInt64($0))) }
         return try! StrKey(kind: .muxedAccount, payload: account.rawRepresentation + idBytes)
     }
 
     /// A signed-payload signer (`P…`, CAP-40): an ed25519 signer and 4 to 64 bytes of payload.
-    public static func signedPayload(signer: PublicKey, payload: [UInt8]) throws -> StrKey {
+    package static func signedPayload(signer: PublicKey, payload: [UInt8]) throws -> StrKey {
         let length = payload.count
         let prefix = (0..<4).map { UInt8(truncatingIfNeeded: length >> (24 - 8 * $0)) }
         let padding = [UInt8](repeating: 0, count: ((length + 3) & ~3) - length)
@@ -192,7 +192,7 @@ extension StrKey {
     }
 
     /// The ed25519 public key inside an account, muxed account or signed-payload StrKey.
-    public var ed25519PublicKey: PublicKey? {
+    package var ed25519PublicKey: PublicKey? {
         switch kind {
         case .accountID, .muxedAccount, .signedPayload: try? PublicKey(rawRepresentation: Array(payload[0..<32]))
         default: nil
@@ -200,13 +200,13 @@ extension StrKey {
     }
 
     /// The id of a muxed account.
-    public var muxedID: UInt64? {
+    package var muxedID: UInt64? {
         guard kind == .muxedAccount else { return nil }
         return payload[32..<40].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// The inner payload of a signed-payload signer, without its length prefix and padding.
-    public var signedPayloadData: [UInt8]? {
+    package var signedPayloadData: [UInt8]? {
         guard kind == .signedPayload else { return nil }
         let length = payload[32..<36].reduce(0) { $0 << 8 | Int($1) }
         return Array(payload[36..<(36 + length)])

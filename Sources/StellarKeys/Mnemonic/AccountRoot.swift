@@ -1,14 +1,14 @@
 /// SEP-5 key derivation: SLIP-10 for Ed25519 along `m/44'/148'/x'`. The root is the node at `m/44'/148'`; account
 /// `x` is its hardened child `x'`. Holding the root (64 bytes: key and chain code) is enough to derive every
 /// account, which is what a mnemonic vault stores.
-public struct AccountRoot: Sendable {
+package struct AccountRoot: Sendable {
     /// SLIP-10 node: 32-byte key followed by 32-byte chain code.
     package let node: SecureBytes
 
     static let hardened: UInt32 = 0x8000_0000
 
     /// The root of the SEP-5 accounts of a 64-byte BIP39 seed.
-    public init(bip39Seed seed: SecureBytes) {
+    package init(bip39Seed seed: SecureBytes) {
         let master = SecureBytes(count: 64) { output in
             let key = Array("ed25519 seed".utf8)
             seed.withUnsafeBytes { data in key.withUnsafeBytes { Sodium.hmacSHA512(key: $0, message: data, output: output) } }
@@ -22,10 +22,10 @@ public struct AccountRoot: Sendable {
     }
 
     /// The 32-byte key at `m/44'/148'` (SEP-5's test vectors print it).
-    public var key: SecureBytes { node.slice(0..<32) }
+    package var key: SecureBytes { node.slice(0..<32) }
 
     /// The key pair of account `index` (`m/44'/148'/index'`).
-    public func keyPair(account index: UInt32) throws -> KeyPair {
+    package func keyPair(account index: UInt32) throws -> KeyPair {
         guard index < Self.hardened else { throw MnemonicError.accountOutOfRange }
         return try KeyPair(seed: Self.child(node, index).slice(0..<32))
     }
@@ -49,6 +49,6 @@ public struct AccountRoot: Sendable {
 }
 
 extension AccountRoot: CustomStringConvertible, CustomDebugStringConvertible {
-    public var description: String { "AccountRoot(redacted)" }
-    public var debugDescription: String { description }
+    package var description: String { "AccountRoot(redacted)" }
+    package var debugDescription: String { description }
 }

@@ -3,23 +3,23 @@ import StellarText
 
 /// The agent's wire format (docs/AGENT.md): newline-delimited JSON-RPC 2.0 over a Unix stream socket, with
 /// SEP-43's method names, result shapes and error codes where SEP-43 has them.
-public enum AgentProtocol {
+package enum AgentProtocol {
     /// No request comes near this (an envelope is at most 256 KiB as base64); a longer one is refused unread.
-    public static let largestRequest = 1 << 20
+    package static let largestRequest = 1 << 20
 
     /// The range of the seconds a server waits for its person's answer before it withdraws a question: a client
     /// waits for an answer that long and a little more.
-    public static let shortestConfirmationTimeout = 1
-    public static let longestConfirmationTimeout = 600
+    package static let shortestConfirmationTimeout = 1
+    package static let longestConfirmationTimeout = 600
 
     /// SEP-43's error codes.
-    public enum ErrorCode: Int, Sendable {
+    package enum ErrorCode: Int, Sendable {
         case `internal` = -1
         case invalidRequest = -3
         case rejected = -4
     }
 
-    public enum Method: String, Sendable, CaseIterable {
+    package enum Method: String, Sendable, CaseIterable {
         case getAddress, signMessage, signTransaction, signAuthEntry, signPayload
         case listKeys, status, lock, addKey, removeKey, shutdown
 
@@ -30,21 +30,21 @@ public enum AgentProtocol {
 
 /// One request line, read strictly: a JSON object (no key twice), `"jsonrpc": "2.0"`, a `method` string, `params`
 /// an object when present, and an `id` that is a string, an integer or null, echoed as given.
-public struct AgentRequest: Sendable {
+package struct AgentRequest: Sendable {
     /// The id as JSON text, ready to echo.
-    public let id: [UInt8]
-    public let method: AgentProtocol.Method
+    package let id: [UInt8]
+    package let method: AgentProtocol.Method
     package let params: [String: StrictJSON.Value]
 
     /// Why a line is not a request, with the id to answer it under (`null` when it could not be read).
-    public struct Refusal: Error, Sendable, Equatable {
-        public let id: [UInt8]
-        public let message: String
+    package struct Refusal: Error, Sendable, Equatable {
+        package let id: [UInt8]
+        package let message: String
 
         package init(id: [UInt8], message: String) { (self.id, self.message) = (id, message) }
     }
 
-    public init(line: [UInt8]) throws(Refusal) {
+    package init(line: [UInt8]) throws(Refusal) {
         let members: [String: StrictJSON.Value]
         do {
             members = try StrictJSON.parse(line, integersOnly: false)
@@ -136,12 +136,12 @@ public struct AgentRequest: Sendable {
 
 /// The little JSON the agent writes: results with strings, integers, booleans, arrays and objects, members in
 /// the order given (so that an answer is the same bytes each time).
-public indirect enum AgentJSON: Sendable, Equatable {
+package indirect enum AgentJSON: Sendable, Equatable {
     case string(String), integer(Int), boolean(Bool), null
     case array([AgentJSON])
     case object([(String, AgentJSON)])
 
-    public static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
+    package static func == (a: AgentJSON, b: AgentJSON) -> Bool { a.text == b.text }
 
     package var text: String {
         var out = ""

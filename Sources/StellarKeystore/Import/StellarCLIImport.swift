@@ -3,8 +3,8 @@ import StellarKeys
 import StellarTransactions
 
 /// What `importStellarCLI` did with one stellar-cli identity.
-public struct StellarCLIImportResult: Sendable {
-    public enum Outcome: Sendable, Equatable {
+package struct StellarCLIImportResult: Sendable {
+    package enum Outcome: Sendable, Equatable {
         /// Now a keystore identity (under `name`, which may be the original lower-cased), with what became of
         /// the plaintext TOML file.
         case imported(name: String, address: String, plaintext: Plaintext)
@@ -14,7 +14,7 @@ public struct StellarCLIImportResult: Sendable {
         case failed(String)
     }
     /// What became of an imported identity's plaintext file.
-    public enum Plaintext: Sendable, Equatable {
+    package enum Plaintext: Sendable, Equatable {
         case kept
         /// Overwritten with zeros, flushed and removed, after the vault opened with the PIN.
         case overwrittenAndRemoved
@@ -24,14 +24,14 @@ public struct StellarCLIImportResult: Sendable {
         case removedNotOverwritten(otherLinks: Int)
     }
 
-    public let source: String
-    public let outcome: Outcome
+    package let source: String
+    package let outcome: Outcome
 }
 
 extension Keystore {
     /// stellar-cli's configuration directory: `$STELLAR_CONFIG_HOME`, else `$XDG_CONFIG_HOME/stellar`, else
     /// `~/.config/stellar` (as stellar-cli finds it).
-    public static func stellarCLIDirectory(environment: [String: String]) -> String? {
+    package static func stellarCLIDirectory(environment: [String: String]) -> String? {
         if let home = environment["STELLAR_CONFIG_HOME"], !home.isEmpty { return home }
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/stellar" }
         guard let home = environment["HOME"], !home.isEmpty else { return nil }
@@ -45,7 +45,7 @@ extension Keystore {
     ///
     /// `pin` is given the stellar-cli names about to be imported, so that a person hears what was found before
     /// choosing a PIN for it.
-    public func importStellarCLI(from configDirectory: String, names: [String], pin: (_ importing: [String]) throws -> PIN,
+    package func importStellarCLI(from configDirectory: String, names: [String], pin: (_ importing: [String]) throws -> PIN,
                                  kdf: KDFChoice, deletePlaintext: Bool) throws -> [StellarCLIImportResult] {
         let folder = configDirectory + "/identity"
         guard let files = AtomicFile.fileNames(in: folder) else { throw StellarCLIImportError.noConfigDirectory(configDirectory) }

@@ -11,7 +11,7 @@ import StellarText
 /// comments and blank lines; no tables, no key twice, no key it does not know. A full TOML library would hand the
 /// secret over as a `String` that cannot be zeroed; here the file is read into guarded memory and the secret is
 /// copied from there into guarded memory of its own.
-public enum StellarCLIKeyFile: Sendable {
+package enum StellarCLIKeyFile: Sendable {
     case secretKey(SecureBytes)
     case seedPhrase(SecureBytes, account: UInt32)
     /// A hardware wallet or an OS secure-store entry: the secret is not in the file, so there is nothing to import.

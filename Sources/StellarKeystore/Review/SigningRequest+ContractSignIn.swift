@@ -48,19 +48,7 @@ extension SigningReview {
         let consent = allowing.contains(.notAddressBound)
             ? nil : SigningConsent(needed: challenge.notAddressBound.isEmpty ? [] : .notAddressBound, notStrict: [],
                                    notAddressBound: challenge.notAddressBound)
-        switch (challenge.expectation.clientDomain, clientDomainIdentity) {
-        case (nil, nil): return (nil, consent)
-        case (let domain?, let name?):
-            guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
-            let vault = try keystore.vaults.vault(named: name)
-            guard vault.publicKey == domain.key else {
-                throw WebAuthSigningError.notTheClientDomainKey(signer: vault.publicKey.accountID, key: domain.key.accountID)
-            }
-            // Its PIN too is asked only if it can be used.
-            if name != key.name { try keystore.checkReadyForPIN(vault) }
-            return (name, consent)
-        case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
-        }
+        return (try checkClientDomain(challenge.expectation.clientDomain, identity: clientDomainIdentity, key: key), consent)
     }
 }
 
@@ -112,6 +100,27 @@ public enum ContractSignInError: KeystoreError, Equatable {
             "The challenge is for \(account), and the signer signs for \(signer); nothing was signed."
         case .notThisKey(let signer, let key):
             "The signer's key is \(signer), and this identity's key is \(key); nothing was signed."
+        }
+    }
+}
+
+extension SigningReview {
+    /// A sign-in's client domain (SEP-10 or SEP-45): its identity is given exactly when the challenge carries a
+    /// client domain, holds that domain's key, and is ready for its PIN. The identity to open for it, if any.
+    static func checkClientDomain(_ domain: WebAuthExpectation.ClientDomain?, identity: IdentityName?,
+                                  key: SigningKey) throws -> IdentityName? {
+        switch (domain, identity) {
+        case (nil, nil): return nil
+        case (let domain?, let name?):
+            guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
+            let vault = try keystore.vaults.vault(named: name)
+            guard vault.publicKey == domain.key else {
+                throw WebAuthSigningError.notTheClientDomainKey(signer: vault.publicKey.accountID, key: domain.key.accountID)
+            }
+            // Its PIN too is asked only if it can be used.
+            if name != key.name { try keystore.checkReadyForPIN(vault) }
+            return name
+        case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
         }
     }
 }

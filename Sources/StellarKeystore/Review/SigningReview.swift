@@ -96,19 +96,7 @@ public struct SigningReview<Signed: Sendable>: ~Copyable, Sendable {
             guard key.address == challenge.expectation.clientAccount else {
                 throw WebAuthSigningError.notTheAccount(signer: key.address, account: challenge.expectation.clientAccount)
             }
-            switch (challenge.expectation.clientDomain, clientDomainIdentity) {
-            case (nil, nil): break
-            case (let domain?, let name?):
-                guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
-                let vault = try keystore.vaults.vault(named: name)
-                guard vault.publicKey == domain.key else {
-                    throw WebAuthSigningError.notTheClientDomainKey(signer: vault.publicKey.accountID, key: domain.key.accountID)
-                }
-                // Its PIN too is asked only if it can be used.
-                if name != key.name { try keystore.checkReadyForPIN(vault) }
-                clientDomain = name
-            case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
-            }
+            clientDomain = try Self.checkClientDomain(challenge.expectation.clientDomain, identity: clientDomainIdentity, key: key)
             summary = { .signIn(challenge, signingAs: signingAs) }
         case .contractSignIn(let challenge, let signer, let clientDomainIdentity, let allowing):
             let signingAs = try ed25519()

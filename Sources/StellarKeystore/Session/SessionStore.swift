@@ -17,8 +17,8 @@ import StellarText
 /// `ID.expired` (the expiry, in seconds since 1970, and nothing else) is left in its place for a day, so that a
 /// token used after that is still told it expired, not that it was ended.
 public struct SessionStore: Sendable {
-    public static let longestTTL = 24 * 3600
-    public static let defaultTTL = 15 * 60
+    package static let longestTTL = 24 * 3600
+    package static let defaultTTL = 15 * 60
     static let format = "keystore-session"
 
     public let directory: String
@@ -31,7 +31,7 @@ public struct SessionStore: Sendable {
 
     /// `$XDG_RUNTIME_DIR/keystore` (per-user tmpfs under systemd), else `/dev/shm/keystore-UID` (tmpfs on Linux),
     /// else `/tmp/keystore-UID`.
-    public static func defaultDirectory(environment: [String: String]) -> String {
+    package static func defaultDirectory(environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/keystore" }
         var info = stat()
         let base = stat("/dev/shm", &info) == 0 && info.st_mode & S_IFMT == S_IFDIR ? "/dev/shm" : "/tmp"
@@ -61,7 +61,7 @@ public struct SessionStore: Sendable {
         public let name: String
         public let keystore: String
         public let publicKey: String
-        public let expiresAt: Date
+        package let expiresAt: Date
     }
 
     fileprivate struct File: Codable {
@@ -167,7 +167,7 @@ public struct SessionStore: Sendable {
 
     /// Ends every session of `identity`; returns how many there were.
     @discardableResult
-    public func closeAll(for identity: Owner) throws -> Int {
+    package func closeAll(for identity: Owner) throws -> Int {
         let sessions = summaries().filter { $0.name == identity.name.rawValue && $0.keystore == identity.keystore }
         for session in sessions where unlink("\(directory)/\(session.id).session") != 0 && errno != ENOENT {
             throw AtomicFile.ioError("remove", "\(directory)/\(session.id).session")

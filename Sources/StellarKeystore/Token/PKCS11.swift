@@ -35,7 +35,7 @@ public final class PKCS11Module: @unchecked Sendable {
 
     /// The PKCS#11 version of the function list the module gave (3.0 from `C_GetInterface`, else that of
     /// `C_GetFunctionList`, 2.40 for most modules), "major.minor".
-    public var interfaceVersion: String {
+    package var interfaceVersion: String {
         "\(library.functions.pointee.version.major).\(library.functions.pointee.version.minor)"
     }
 
@@ -56,24 +56,24 @@ public final class PKCS11Module: @unchecked Sendable {
 /// A token in a slot, as `C_GetTokenInfo` describes it. The text fields are the token's, with the space padding
 /// of PKCS#11's fixed-width fields removed.
 public struct PKCS11Token: Sendable, Equatable {
-    public let slotID: UInt
+    package let slotID: UInt
     public let label: String
     public let serial: String
-    public let manufacturer: String
+    package let manufacturer: String
     public let model: String
     /// Whether the token has been initialized (`CKF_TOKEN_INITIALIZED`): SoftHSM2 always offers one more slot
     /// with a token that is not, and has no user PIN yet.
-    public let isInitialized: Bool
+    package let isInitialized: Bool
     /// Whether the token wants a PIN before it signs (`CKF_LOGIN_REQUIRED`).
-    public let loginRequired: Bool
+    package let loginRequired: Bool
     /// A wrong user PIN has been counted since the last good one (`CKF_USER_PIN_COUNT_LOW`).
-    public let pinCountLow: Bool
+    package let pinCountLow: Bool
     /// One more wrong user PIN locks the token (`CKF_USER_PIN_FINAL_TRY`).
-    public let pinFinalTry: Bool
+    package let pinFinalTry: Bool
     /// The user PIN is locked (`CKF_USER_PIN_LOCKED`).
-    public let pinLocked: Bool
+    package let pinLocked: Bool
     /// The token makes Ed25519 keys and signs with them (`CKM_EC_EDWARDS_KEY_PAIR_GEN` and `CKM_EDDSA`).
-    public let supportsEdDSA: Bool
+    package let supportsEdDSA: Bool
 
     /// How the token is named in a message: its label and serial number.
     public var name: String { "\(label) (serial \(serial))" }
@@ -172,7 +172,7 @@ public final class PKCS11Session: @unchecked Sendable {
     /// private (seen only after login), sensitive and not extractable, so its value never leaves the token; it
     /// only signs. The public key is a public token object with the same label and ID. Refuses a label or an ID
     /// that an object on the token has already.
-    public func generateEd25519Key(label: String, id: [UInt8]) throws -> PKCS11KeyInfo {
+    package func generateEd25519Key(label: String, id: [UInt8]) throws -> PKCS11KeyInfo {
         try lock.withLock { _ in
             try Self.checkName(label: label, id: id)
             guard token.supportsEdDSA else { throw TokenError.noEdDSA(token: token.name) }
@@ -218,7 +218,7 @@ public final class PKCS11Session: @unchecked Sendable {
     /// Destroys the objects with this ID: a key pair `generateEd25519Key` made that is to belong to no identity
     /// (its ID was new, so nothing else has it). Best effort: the module's refusal is not an error worth more
     /// than the one that made the pair useless.
-    public func destroyKeyPair(id: [UInt8]) {
+    package func destroyKeyPair(id: [UInt8]) {
         lock.withLock { _ in
             guard let objects = try? findObjects("look for the key pair", Template().adding(CKA_ID, id)) else { return }
             for object in objects { _ = functions.C_DestroyObject?(handle, object) }

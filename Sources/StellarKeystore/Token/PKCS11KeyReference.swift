@@ -8,11 +8,11 @@ public struct PKCS11KeyReference: Sendable, Equatable {
     /// The module's absolute path: a vault's path must not depend on the directory a command runs in.
     public let module: String
     /// The token's serial number and label (`CK_TOKEN_INFO`), which find it among the module's slots.
-    public let tokenSerial: String
-    public let tokenLabel: String
+    package let tokenSerial: String
+    package let tokenLabel: String
     /// The key's `CKA_ID` and `CKA_LABEL`; the id finds it.
-    public let keyID: [UInt8]
-    public let keyLabel: String
+    package let keyID: [UInt8]
+    package let keyLabel: String
     public let publicKey: PublicKey
 
     /// What a PKCS#11 token's text fields hold at most (`CK_TOKEN_INFO`'s padded arrays), and what a module path,
@@ -61,7 +61,7 @@ public struct PKCS11KeyReference: Sendable, Equatable {
     }
 
     /// The token as a person knows it, escaped for a terminal.
-    public var tokenDescription: String {
+    package var tokenDescription: String {
         "token \"\(TerminalText.escaped(tokenLabel))\" (serial \(TerminalText.escaped(tokenSerial)))"
     }
 }

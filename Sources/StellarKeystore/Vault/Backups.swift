@@ -6,12 +6,12 @@ import StellarKeys
 /// old PIN, kept by a hard link made before the new vault is written, so that the identity is never without one.
 public struct Backup: Sendable, Equatable {
     public let name: IdentityName
-    public let fileName: String
+    package let fileName: String
 }
 
 /// The backups in one keystore directory: kept, listed, read. `VaultStore` removes them (under its lock).
 public struct Backups: Sendable {
-    public static let marker = ".backup-"
+    package static let marker = ".backup-"
     public let directory: String
 
     /// The backups of `name`, or of every identity, oldest first. Temporary files never count as one.

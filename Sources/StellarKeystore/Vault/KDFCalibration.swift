@@ -14,9 +14,9 @@ public struct KDFCalibration: Codable, Sendable, Equatable {
     public let level: KDFParameters.Level
     /// The median seconds of one derivation at each level measured (the strongest are skipped once the cost is
     /// clearly beyond the target).
-    public let secondsPerUnlock: [String: Double]
+    package let secondsPerUnlock: [String: Double]
     /// When it was measured, as `Keystore.calibration()` reads it back (the file's time); not in the file.
-    public internal(set) var measuredAt: Date?
+    package internal(set) var measuredAt: Date?
 
     private enum CodingKeys: String, CodingKey { case level, secondsPerUnlock }
 

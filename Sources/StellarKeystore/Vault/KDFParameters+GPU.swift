@@ -3,7 +3,7 @@ import StellarKeys
 extension KDFParameters {
     /// The published figure the GPU estimate is scaled from: hashcat's Argon2id mode (34000, merged in 2025) tries
     /// 1,667 guesses a second on one NVIDIA RTX 4090 at 64 MiB, 3 passes, 1 lane.
-    public static let referenceGPU = (guessesPerSecond: 1667.0, parameters: KDFParameters(opsLimit: 3, memLimit: 64 << 20))
+    package static let referenceGPU = (guessesPerSecond: 1667.0, parameters: KDFParameters(opsLimit: 3, memLimit: 64 << 20))
 
     /// An estimate of how long one reference GPU (`referenceGPU`) takes to try every PIN against a copy of a vault
     /// at these costs, with no TPM in the way; the expected time to find the PIN is half of it.

@@ -2,8 +2,8 @@ import StellarKeys
 import StellarTransactions
 /// The cost of one Argon2id guess: libsodium's `opslimit` (passes) and `memlimit` (bytes).
 public struct KDFParameters: Hashable, Sendable, Codable {
-    public let opsLimit: UInt64
-    public let memLimit: UInt64
+    package let opsLimit: UInt64
+    package let memLimit: UInt64
 
     public init(opsLimit: UInt64, memLimit: UInt64) {
         self.opsLimit = opsLimit
@@ -27,10 +27,10 @@ public struct KDFParameters: Hashable, Sendable, Codable {
 
     /// What a vault may ask of us when it is opened. A planted vault must not make us allocate many GiB or
     /// spin for minutes, so anything above libsodium's SENSITIVE memory (1 GiB) or above 10 passes is refused.
-    public static let acceptedOpsLimit: ClosedRange<UInt64> = Sodium.pwhashOpsLimitMin...10
-    public static let acceptedMemLimit: ClosedRange<UInt64> = Sodium.pwhashMemLimitMin...(1 << 30)
+    package static let acceptedOpsLimit: ClosedRange<UInt64> = Sodium.pwhashOpsLimitMin...10
+    package static let acceptedMemLimit: ClosedRange<UInt64> = Sodium.pwhashMemLimitMin...(1 << 30)
 
-    public var isWithinAcceptedBounds: Bool {
+    package var isWithinAcceptedBounds: Bool {
         Self.acceptedOpsLimit.contains(opsLimit) && Self.acceptedMemLimit.contains(memLimit)
     }
 
@@ -46,7 +46,7 @@ public struct KDFParameters: Hashable, Sendable, Codable {
 
     /// The median time of one key derivation at these costs on this machine: what one PIN guess costs whoever
     /// holds a copy of the vault.
-    public func medianGuessTime(runs: Int) throws -> Duration {
+    package func medianGuessTime(runs: Int) throws -> Duration {
         let pin = try PIN("503816")
         let salt = Sodium.randomBytes(count: Sodium.pwhashSaltBytes)
         let clock = ContinuousClock()

@@ -15,7 +15,7 @@ public struct PINAttempts: Sendable {
     func path(of name: IdentityName) -> String { "\(directory)/.\(name.rawValue).throttle" }
 
     /// Seconds before the next PIN attempt is accepted, so that a person is told before typing one.
-    public func secondsUntilNextAttempt(_ name: IdentityName) -> Int? {
+    package func secondsUntilNextAttempt(_ name: IdentityName) -> Int? {
         (try? Throttle.load(path(of: name), now: now()))?.secondsLeft(now: now())
     }
 

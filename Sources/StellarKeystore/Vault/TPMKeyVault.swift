@@ -14,7 +14,7 @@ public struct TPMKeyVault: Sendable, Equatable {
     public let publicKey: P256PublicKey
     public let key: TPMSigningKey
     public let kdf: KDFParameters
-    public let createdAt: String
+    package let createdAt: String
     let salt: [UInt8]
 
     /// A new key in `tpm`, whose authorisation value comes from `pin` at cost `kdf` with a fresh salt. A TPM whose

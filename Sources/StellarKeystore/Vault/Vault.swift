@@ -61,7 +61,7 @@ public struct Vault: Sendable, Equatable {
     /// fresh secret sealed in that TPM (format version 3). `renewing` is the sealed object of the binding this
     /// vault replaces, if any: its primary key's Name must still be the TPM's, so that nothing between here and
     /// the TPM can pose as it now (`TPM.seal`). `kdfChosen`: `kdf` was named, not picked by `auto` (`isKDFChosen`).
-    public static func seal(
+    package static func seal(
         _ keyPair: KeyPair, root: (root: AccountRoot, account: UInt32)? = nil, name: IdentityName, pin: PIN,
         kdf: KDFParameters = .default, kdfChosen: Bool = false, tpm: TPMSealer? = nil, renewing previous: TPMSealedObject? = nil,
         createdAt: Date = Date()
