@@ -10,6 +10,22 @@ package protocol AuthorizationSigning: Sendable {
     func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8]
 }
 
+/// A P-256 key, which signs a smart account's authorizations in the form its verifier checks (a WebAuthn
+/// assertion, or the digest itself): a key in the TPM (`TPMResidentKey`), or one a signing agent holds
+/// (`AgentP256Signer`).
+protocol P256Signing: AuthorizationSigning {
+    var form: P256SignatureForm { get set }
+}
+
+extension P256Signing {
+    /// The same key, signing in `form`.
+    func signing(in form: P256SignatureForm) -> Self {
+        var key = self
+        key.form = form
+        return key
+    }
+}
+
 /// What signs for an identity with an Ed25519 key: its key opened here (`CheckedKey`), in a token (`TokenKey`), or
 /// held by a signing agent (`AgentSigner`). Each method gives the same bytes either way, since Ed25519 signatures
 /// are deterministic; a remote one can fail. Only an approved review (`SigningReview.approve`) reaches one, so

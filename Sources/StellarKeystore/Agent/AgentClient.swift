@@ -406,19 +406,13 @@ package struct AgentSigner: Signing {
 /// A P-256 key in the TPM held by a signing agent: it signs authorization payloads for smart accounts, in the
 /// form asked (`signatureForm`). Its signatures are not checked here (no P-256 verifier is linked, as for the key
 /// opened in this process).
-package struct AgentP256Signer: AuthorizationSigning {
+package struct AgentP256Signer: P256Signing {
     package let client: AgentClient
     package let name: IdentityName
     let publicKey: P256PublicKey
     var form: P256SignatureForm = .webAuthn
 
     package var signerKey: AuthorizationSigner.Key { .p256(publicKey) }
-
-    func signing(in form: P256SignatureForm) -> AgentP256Signer {
-        var signer = self
-        signer.form = form
-        return signer
-    }
 
     package func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8] {
         try payload.preimage.check(on: network)

@@ -161,7 +161,5 @@ func ed25519(_ key: any AuthorizationSigning) throws -> any Signing {
 
 /// `key`, set to sign in `form` if it is a P-256 key.
 func signing(_ key: any AuthorizationSigning, _ form: P256SignatureForm) -> any AuthorizationSigning {
-    if let key = key as? TPMResidentKey { return key.signing(in: form) }
-    if let key = key as? AgentP256Signer { return key.signing(in: form) }
-    return key
+    (key as? any P256Signing)?.signing(in: form) ?? key
 }

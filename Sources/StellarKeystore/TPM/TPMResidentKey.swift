@@ -7,7 +7,7 @@ import StellarTransactions
 ///
 /// Unlike an Ed25519 key's, a signature is not verified here against the public key: no P-256 verifier is linked
 /// (libsodium has none); the tests verify every form with Python's `cryptography`.
-package struct TPMResidentKey: AuthorizationSigning {
+package struct TPMResidentKey: P256Signing {
     package let name: IdentityName
     let vault: TPMKeyVault
     let authValue: SecureBytes
@@ -15,12 +15,6 @@ package struct TPMResidentKey: AuthorizationSigning {
     var form: P256SignatureForm = .webAuthn
 
     package var signerKey: AuthorizationSigner.Key { .p256(vault.publicKey) }
-
-    func signing(in form: P256SignatureForm) -> TPMResidentKey {
-        var key = self
-        key.form = form
-        return key
-    }
 
     package func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8] {
         try payload.preimage.check(on: network)
