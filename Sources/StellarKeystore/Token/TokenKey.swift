@@ -50,7 +50,7 @@ extension VaultStore {
     /// Logs in to the token of a version 4 vault with its PIN, counted as every PIN tried here is (the token
     /// counts too, and may lock itself: its message is the one given), refused while a wait after wrong PINs
     /// runs; the vault must still be the one read (`VaultError.changedWhileWaiting`).
-    package func openToken(_ seen: Reading, pin: PIN) throws -> TokenKey {
+    func openToken(_ seen: Reading, pin: PIN) throws -> TokenKey {
         let name = seen.vault.name
         if let wait = attempts.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
         let vault = try self.vault(named: name)
