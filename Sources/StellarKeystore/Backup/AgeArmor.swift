@@ -9,9 +9,13 @@ enum AgeArmor {
     static let footer = Array("-----END AGE ENCRYPTED FILE-----".utf8)
     static let maximumWhitespace = 1024
 
-    /// Whether `file` is armored: after any leading whitespace it begins as a PEM block does.
+    /// Whether `file` is to be read as armor: it is not a binary age file, and PEM's "-----" appears near its start
+    /// (where a BEGIN line would be, after at most 1 KiB of whitespace), so that a damaged armor line is reported as
+    /// armor and not as "not an age file".
     static func isArmored(_ file: [UInt8]) -> Bool {
-        file.drop(while: isWhitespace).starts(with: Array("-----BEGIN".utf8))
+        guard !file.starts(with: AgeHeader.versionPrefix) else { return false }
+        let start = file.prefix(maximumWhitespace + header.count + 1)
+        return start.indices.contains { start[$0...].starts(with: Array("-----".utf8)) }
     }
 
     static func armored(_ file: [UInt8]) -> [UInt8] {
@@ -57,7 +61,6 @@ enum AgeArmor {
         let trailing = lines.reduce(0) { $0 + $1.count } + max(0, lines.count - 1)
         guard lines.allSatisfy({ $0.allSatisfy(isWhitespace) }) else { throw .malformedArmor("data follows its END line") }
         guard trailing < maximumWhitespace else { throw .malformedArmor("over 1 KiB of whitespace after it") }
-        guard !bytes.isEmpty else { throw .malformedArmor("it holds no data") }
         return bytes
     }
 
