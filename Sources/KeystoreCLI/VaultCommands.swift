@@ -437,7 +437,7 @@ struct Remove: ParsableCommand {
     func run() throws {
         let name = try identity.identity()
         let removal = try identity.keystore.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
-        let address = removal.vault?.publicKey.accountID ?? "backups only"
+        let address = removal.key?.description ?? "backups only"
         if identity.json {
             struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
             try Console.printJSON(Output(name: name.rawValue, address: address,

@@ -62,14 +62,15 @@ extension Keystore {
         throws -> (vault: Vault, level: KDFParameters.Level, changed: Bool)
     {
         let level = try level(for: choice).level
-        let vault = try vaults.key(named: name).vault(for: .reencrypt)
+        let key = try vaults.key(named: name)
+        let vault = try key.vault(for: .reencrypt)
         guard let kdf = vault.kdf else { throw KeystoreUseError.keyInToken(name.rawValue, .reencrypt) }
         let target = level.parameters
         let isThere = choice == .auto ? kdf.opsLimit * kdf.memLimit >= target.opsLimit * target.memLimit : kdf == target
         if isThere { return (vault, level, false) }
-        let seen = try vaultReadyForPIN(name)
+        try key.checkReadyForPIN(in: self)
         let pin = try pin()
-        return (try vaults.changePIN(name, from: pin, to: pin, kdf: target, kdfChosen: choice != .auto, expecting: seen), level, true)
+        return (try vaults.changePIN(name, from: pin, to: pin, kdf: target, kdfChosen: choice != .auto, expecting: vault), level, true)
     }
 
     private var calibrationPath: String { "\(vaults.directory)/\(KDFCalibration.fileName)" }

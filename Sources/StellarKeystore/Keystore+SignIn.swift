@@ -8,7 +8,7 @@ extension Keystore {
     /// Opens an identity with its PIN. `pin` is asked only once the vault is known to be readable and no wait
     /// after wrong PINs (nor a TPM lockout) is running, so that nobody types a PIN that could not be used. A key
     /// in a token is never opened here: `purpose` says, before any PIN, why it cannot be (`.export` for a backup).
-    public func signIn(name: IdentityName, for purpose: KeyInTokenRefusal = .open, pin: () throws -> PIN) throws -> Signer {
+    public func signIn(name: IdentityName, for purpose: KeyUse = .open, pin: () throws -> PIN) throws -> Signer {
         _ = try vaultReadyForPIN(name, for: purpose)
         let (keyPair, root) = try vaults.unlockWithRoot(name, pin: pin())
         return Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil)

@@ -157,8 +157,10 @@ extension Keystore {
     public func derive(name: IdentityName, account: UInt32, addingAs newName: IdentityName? = nil,
                        pin: () throws -> PIN) throws -> Created {
         if let newName, vaults.exists(newName) { throw VaultError.derivedNameTaken(name: newName.rawValue) }
-        let vault = try vaultReadyForPIN(name)
+        let key = try vaults.key(named: name)
+        let vault = try key.vault(for: .derive)
         guard vault.account != nil, let kdf = vault.kdf else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
+        try key.checkReadyForPIN(in: self)
         let pin = try pin()
         guard let root = try vaults.unlockWithRoot(name, pin: pin).root else { throw KeystoreUseError.notFromPhrase(name.rawValue) }
         let keyPair = try root.keyPair(account: account)

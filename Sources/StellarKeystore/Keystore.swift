@@ -122,34 +122,25 @@ public struct Keystore: Sendable {
         SessionStore.Owner(keystore: vaults.directory, name: name)
     }
 
-    /// The vault's header, the wait still running after wrong PINs, and for a TPM-bound vault the TPM (there, and
-    /// not in lockout): all checked before anyone is asked for a PIN that could not be used.
-    @discardableResult
-    func vaultReadyForPIN(_ name: IdentityName) throws -> Vault {
-        let vault = try vaults.vault(named: name)
-        try checkReadyForPIN(vault)
-        return vault
-    }
-
     /// The sealed vault of identity `name`, for `use` (what its key's kind cannot do is refused first), ready for
-    /// its PIN as `vaultReadyForPIN` says: all read from one reading of the file, before any PIN is asked.
-    func vaultReadyForPIN(_ name: IdentityName, for use: KeyInTokenRefusal) throws -> Vault {
+    /// its PIN (`StoredKey.checkReadyForPIN`): all read from one reading of the file, before any PIN is asked.
+    func vaultReadyForPIN(_ name: IdentityName, for use: KeyUse) throws -> Vault {
         let key = try vaults.key(named: name)
         let vault = try key.vault(for: use)
         try key.checkReadyForPIN(in: self)
         return vault
     }
 
-    /// `vaultReadyForPIN` for a vault already read.
-    func checkReadyForPIN(_ vault: Vault) throws {
-        if let wait = vaults.attempts.secondsUntilNextAttempt(vault.name) { throw VaultError.throttled(secondsLeft: wait) }
-        if let token = vault.token { try checkTokenReady(token) }
-        if vault.isTPMBound {
+    /// What every kind of key checks before its PIN is asked: no wait after wrong PINs still running, and where the
+    /// key needs this machine's TPM, the TPM there and not in lockout. A kind adds its own (a token's presence).
+    func checkReadyForPIN(_ name: IdentityName, needsTPM: Bool) throws {
+        if let wait = vaults.attempts.secondsUntilNextAttempt(name) { throw VaultError.throttled(secondsLeft: wait) }
+        if needsTPM {
             let tpm = try tpm()
             let state = try tpm.dictionaryAttackState()
             if state.inLockout { throw TPMError.lockedOut(state: state, tcti: tpm.name) }
         }
-        warnAboutPermissions(vault.name)
+        warnAboutPermissions(name)
     }
 
     /// Warns about a keystore that others can read. Warnings only: refusing would lock a person out of their own
@@ -172,7 +163,7 @@ public enum KeystoreUseError: KeystoreError, Equatable {
     case notBound(String)
     /// What was asked needs the key's secret or its PIN-derived encryption, and the key is in a token, which never
     /// lets it out and keeps its own PIN.
-    case keyInToken(String, KeyInTokenRefusal)
+    case keyInToken(String, KeyUse)
 
     public var message: String {
         switch self {
@@ -191,8 +182,8 @@ public enum KeystoreUseError: KeystoreError, Equatable {
 
 /// What a use case needs of a stored key's vault (its seed, or the PIN's encryption of it), which a key in a token,
 /// or in the TPM, refuses (`StoredKey.vault(for:)`); the reasons here are a token's.
-public enum KeyInTokenRefusal: String, Sendable, Equatable {
-    case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session
+public enum KeyUse: String, Sendable, Equatable {
+    case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session, derive
 
     var reason: String {
         switch self {
@@ -202,6 +193,7 @@ public enum KeyInTokenRefusal: String, Sendable, Equatable {
         case .open: "which signs inside the token and never lets it out"
         case .reencrypt: "which is not encrypted here: there is no cost to raise"
         case .session: "which a session cannot hold: each signature asks the token's PIN, or the signing agent holds a session with the token"
+        case .derive: "which holds one key and no recovery phrase to derive others from"
         }
     }
 }

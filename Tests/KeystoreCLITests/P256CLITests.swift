@@ -111,13 +111,21 @@ final class P256CLITests {
         let webAuth = ["web-auth", "--challenge", "--server-key", KeystoreHome.golden.address, "--home-domain", "example.com",
                        "--web-auth-domain", "example.com", "--network", "testnet", "AAAA"]
         for arguments in [["sign", "--hex", "00"], ["sign-message", "hi"], ["export", "--force"], ["change-pin"], ["login", "--session"],
-                          ["unbind"], ["address"], webAuth] {
+                          ["unbind"], ["address"], ["derive", "--account", "1"], webAuth] {
             // No PIN on standard input: a command that asked for one would fail otherwise.
             let refused = try run(arguments + ["--name", "p256"])
             #expect(refused.status == 2, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.contains("P-256") && refused.stderr.split(separator: "\n").count == 1, "\(arguments): \(refused.stderr)")
         }
         #expect(try vaultBytes() == before)
+    }
+
+    /// Removed without its PIN, the key is named in the report as the key it was (it has no address).
+    @Test func removedByForceItIsNamedAsItsKey() throws {
+        let key = try signUp()
+        let removed = try run(["remove", "--force", "--name", "p256"])
+        #expect(removed.status == 0 && removed.stdout == "Removed p256 (P-256 key \(key))\n", "\(removed.stdout) \(removed.stderr)")
+        #expect(try run(["list"]).stdout.isEmpty)
     }
 
     @Test func aWrongPINIsCountedByTheTPMAndLosesNothing() throws {

@@ -128,7 +128,8 @@ final class PKCS11CLITests {
         let before = try vaultBytes()
         for (arguments, words) in [(["export", "--force"], "cannot be exported"), (["change-pin"], "its tools change it"),
                                    (["bind", "--tpm"], "a TPM adds nothing"), (["unbind"], "a TPM adds nothing"),
-                                   (["upgrade"], "no cost to raise"), (["login", "--session"], "a session cannot hold")] {
+                                   (["upgrade"], "no cost to raise"), (["login", "--session"], "a session cannot hold"),
+                                   (["derive", "--account", "1"], "no recovery phrase to derive others from")] {
             // No PIN on standard input: a command that asked for one would fail otherwise.
             let refused = try run(arguments + ["--name", "hsm"])
             #expect(refused.status == 2, "\(arguments): \(refused.stderr)")

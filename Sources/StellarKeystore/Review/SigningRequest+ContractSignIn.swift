@@ -113,12 +113,13 @@ extension SigningReview {
         case (nil, nil): return nil
         case (let domain?, let name?):
             guard let keystore = key.keystore else { throw WebAuthSigningError.clientDomainSignerMismatch }
-            let vault = try keystore.vaults.vault(named: name)
-            guard vault.publicKey == domain.key else {
-                throw WebAuthSigningError.notTheClientDomainKey(signer: vault.publicKey.accountID, key: domain.key.accountID)
+            let stored = try keystore.vaults.key(named: name)
+            let publicKey = try stored.accountKey()
+            guard publicKey == domain.key else {
+                throw WebAuthSigningError.notTheClientDomainKey(signer: publicKey.accountID, key: domain.key.accountID)
             }
             // Its PIN too is asked only if it can be used.
-            if name != key.name { try keystore.checkReadyForPIN(vault) }
+            if name != key.name { try stored.checkReadyForPIN(in: keystore) }
             return name
         case (nil, _?), (_?, nil): throw WebAuthSigningError.clientDomainSignerMismatch
         }

@@ -23,14 +23,14 @@ package struct KeyInTPM: StoredKey {
 
     /// Refused, every one: there is no seed, and its PIN is the TPM's to check. A session is refused as what it
     /// would be for: a key that signs only smart accounts' authorizations.
-    package func vault(for use: KeyInTokenRefusal) throws -> Vault {
+    package func vault(for use: KeyUse) throws -> Vault {
         if use == .session { throw ReviewError.onlySmartAccounts }
         throw VaultError.p256Key(path: path)
     }
     package func accountKey() throws -> PublicKey { throw VaultError.p256Key(path: path) }
 
     package func checkReadyForPIN(in keystore: Keystore) throws {
-        try keystore.checkReadyForPIN(keyVault)
+        try keystore.checkReadyForPIN(name, needsTPM: true)
     }
 
     package func open(pin: PIN, in keystore: Keystore) throws -> any AuthorizationSigning {

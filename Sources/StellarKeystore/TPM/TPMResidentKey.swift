@@ -25,16 +25,6 @@ package struct TPMResidentKey: P256Signing {
 }
 
 extension Keystore {
-    /// Refuses, before a PIN is asked, a P-256 key whose PIN could not be used: a wait after wrong PINs running,
-    /// the TPM absent or in lockout.
-    func checkReadyForPIN(_ vault: TPMKeyVault) throws {
-        if let wait = vaults.attempts.secondsUntilNextAttempt(vault.name) { throw VaultError.throttled(secondsLeft: wait) }
-        let tpm = try tpm()
-        let state = try tpm.dictionaryAttackState()
-        if state.inLockout { throw TPMError.lockedOut(state: state, tcti: tpm.name) }
-        warnAboutPermissions(vault.name)
-    }
-
     /// Opens the P-256 key with `pin`: the TPM signs one throwaway digest, so that a wrong PIN is found (and
     /// counted, by the TPM and as every PIN here is) before anything is signed.
     func openTPMKey(_ vault: TPMKeyVault, pin: PIN) throws -> TPMResidentKey {

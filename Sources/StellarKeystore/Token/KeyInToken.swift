@@ -23,13 +23,14 @@ package struct KeyInToken: StoredKey {
     package var token: PKCS11KeyReference? { reference }
 
     /// Refused, every one: the token never lets its secret out and keeps its own PIN.
-    package func vault(for use: KeyInTokenRefusal) throws -> Vault {
+    package func vault(for use: KeyUse) throws -> Vault {
         throw KeystoreUseError.keyInToken(name.rawValue, use)
     }
     package func accountKey() throws -> PublicKey { reading.vault.publicKey }
 
     package func checkReadyForPIN(in keystore: Keystore) throws {
-        try keystore.checkReadyForPIN(reading.vault)
+        try keystore.checkReadyForPIN(name, needsTPM: false)
+        try keystore.checkTokenReady(reference)
     }
 
     package func open(pin: PIN, in keystore: Keystore) throws -> any AuthorizationSigning {

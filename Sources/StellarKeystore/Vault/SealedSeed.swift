@@ -19,11 +19,11 @@ package struct SealedSeed: StoredKey {
     package var isTPMBound: Bool { reading.vault.isTPMBound }
 
     /// A sealed seed does all of them.
-    package func vault(for use: KeyInTokenRefusal) throws -> Vault { reading.vault }
+    package func vault(for use: KeyUse) throws -> Vault { reading.vault }
     package func accountKey() throws -> PublicKey { reading.vault.publicKey }
 
     package func checkReadyForPIN(in keystore: Keystore) throws {
-        try keystore.checkReadyForPIN(reading.vault)
+        try keystore.checkReadyForPIN(name, needsTPM: reading.vault.isTPMBound)
     }
 
     package func open(pin: PIN, in keystore: Keystore) throws -> any AuthorizationSigning {

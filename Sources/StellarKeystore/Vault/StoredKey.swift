@@ -33,7 +33,7 @@ package protocol StoredKey: Sendable {
 
     /// The sealed vault, for `use`, which needs the seed or the PIN's encryption of it (export, a session, a PIN
     /// change, a TPM binding, re-encryption); what this kind cannot do is thrown, before any PIN, saying why.
-    func vault(for use: KeyInTokenRefusal) throws -> Vault
+    func vault(for use: KeyUse) throws -> Vault
     /// Its Stellar account's key; a kind without one throws why.
     func accountKey() throws -> PublicKey
 

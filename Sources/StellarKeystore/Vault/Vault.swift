@@ -25,13 +25,13 @@ public struct Vault: Sendable, Equatable {
     public let publicKey: PublicKey
     public let createdAt: String
     /// The sealed seed of versions 1 to 3; nil in a version 4 vault, whose key is in a token.
-    let sealed: SealedSeed?
+    let sealed: Encryption?
     /// The token key a version 4 vault names; nil for a vault that holds its seed.
     public let token: PKCS11KeyReference?
 
     /// The seed's encryption: the PIN's key derivation, the cipher's nonce and ciphertext, and what else the
     /// vault's key needs.
-    struct SealedSeed: Sendable, Equatable {
+    struct Encryption: Sendable, Equatable {
         let kdf: KDFParameters
         let isKDFChosen: Bool
         let account: UInt32?
@@ -84,7 +84,7 @@ public struct Vault: Sendable, Equatable {
         let ciphertext = plaintext.sealed(nonce: nonce, key: key)
         return Vault(
             name: name, publicKey: keyPair.publicKey, createdAt: createdAt.formatted(.iso8601),
-            sealed: SealedSeed(kdf: kdf, isKDFChosen: kdfChosen, account: root?.account, tpmObject: tpmObject, salt: salt,
+            sealed: Encryption(kdf: kdf, isKDFChosen: kdfChosen, account: root?.account, tpmObject: tpmObject, salt: salt,
                                nonce: nonce, ciphertext: ciphertext),
             token: nil)
     }
@@ -323,12 +323,12 @@ public struct Vault: Sendable, Equatable {
               ciphertext.count == plaintextCount + Sodium.secretBoxMACBytes
         else { throw corrupt("the ciphertext is not \(plaintextCount + Sodium.secretBoxMACBytes) bytes of base64") }
         self.init(name: name, publicKey: publicKey, createdAt: file.createdAt,
-                  sealed: SealedSeed(kdf: kdf, isKDFChosen: kdfFields.chosen == true, account: file.account, tpmObject: tpmObject,
+                  sealed: Encryption(kdf: kdf, isKDFChosen: kdfFields.chosen == true, account: file.account, tpmObject: tpmObject,
                                      salt: salt, nonce: nonce, ciphertext: ciphertext),
                   token: nil)
     }
 
-    private init(name: IdentityName, publicKey: PublicKey, createdAt: String, sealed: SealedSeed?, token: PKCS11KeyReference?) {
+    private init(name: IdentityName, publicKey: PublicKey, createdAt: String, sealed: Encryption?, token: PKCS11KeyReference?) {
         self.name = name
         self.publicKey = publicKey
         self.createdAt = createdAt

@@ -220,28 +220,26 @@ public struct VaultStore: Sendable {
 
     /// What `remove` did with the identity's backups.
     public struct Removal: Sendable {
-        /// Nil when only backups were left to remove.
-        public let vault: Vault?
+        /// The key removed: nil when only backups were left to remove.
+        public let key: AuthorizationSigner.Key?
         public let removedBackups: [Backup]
         public let keptBackups: [Backup]
     }
 
-    /// Deletes an identity, after checking its PIN unless `pin` is nil (the caller's explicit choice), and ends its
-    /// sessions. Its backups (old seeds under old PINs) are deleted too with `includingBackups`, else kept and
+    /// Deletes an identity, after checking its PIN unless `pin` is nil (the caller's explicit choice, or a kind of
+    /// key whose PIN is not this vault's to check), and ends its sessions. Its backups (old seeds under old PINs) are deleted too with `includingBackups`, else kept and
     /// named in the result, so that nobody believes the key gone while a copy remains. Once the identity is
     /// gone, `pin` nil and `includingBackups` remove the backups it left.
     @discardableResult
     package func remove(_ name: IdentityName, pin: PIN?, includingBackups: Bool = false) throws -> Removal {
         try withLock(writing: true) {
             let backups = try self.backups.list(of: name)
-            var vault: Vault?
+            var removed: AuthorizationSigner.Key?
             if pin == nil && includingBackups && !backups.isEmpty && !exists(name) {
-                vault = nil
+                removed = nil
             } else {
-                // Without a PIN, a vault that is not a Stellar key's (a P-256 key in the TPM) goes as well.
-                vault = try pin.map { try unlockHoldingLock(name, pin: $0).vault } ?? {
-                    do { return try self.vault(named: name) } catch VaultError.p256Key { return nil }
-                }()
+                // The PIN is tried on the vault as it is under the lock, which is the one removed.
+                removed = try pin.map { .ed25519(try unlockHoldingLock(name, pin: $0).vault.publicKey) } ?? key(named: name).key
                 guard unlink(path(of: name)) == 0 else { throw AtomicFile.ioError("remove", path(of: name)) }
                 CrashPoint.reached("vault unlinked")
                 try attempts.clear(name)
@@ -255,7 +253,7 @@ public struct VaultStore: Sendable {
             try AtomicFile.syncDirectory(directory)
             CrashPoint.reached("directory flushed")
             endSessions(of: name)
-            return Removal(vault: vault, removedBackups: includingBackups ? backups : [],
+            return Removal(key: removed, removedBackups: includingBackups ? backups : [],
                            keptBackups: includingBackups ? [] : backups)
         }
     }
