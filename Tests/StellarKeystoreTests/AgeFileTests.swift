@@ -187,6 +187,14 @@ import TestFixtures
         }
     }
 
+    /// age.md's own example pair: the identity of 32 bytes of 0x42 and its recipient.
+    @Test func theSpecificationsExampleIdentityGivesItsRecipient() throws {
+        let identity = try AgeX25519Identity(encoded: secure("AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX"))
+        #expect(identity.secretKey.withUnsafeBytes { Array($0) } == [UInt8](repeating: 0x42, count: 32))
+        #expect(identity.recipient.description == "age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwj")
+        #expect(text(identity.encoded) == "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX")
+    }
+
     @Test func anIdentityRoundTripsThroughItsText() throws {
         let identity = AgeX25519Identity.generate()
         let text = text(identity.encoded)
