@@ -222,6 +222,10 @@ import TestFixtures
         #expect(throws: AgeError.invalidRecipient("its Bech32 is malformed")) {
             try AgeX25519Recipient("age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwx")
         }
+        // A control character where a digit was: only the alphabet's letters have an upper case.
+        #expect(throws: AgeError.invalidRecipient("its Bech32 is malformed")) {
+            try AgeX25519Recipient("age1zvkyg2lqzraa2lnjvqej32nkuu\u{10}ues2s82hzrye869xeexvn73equnujwj")
+        }
         #expect(throws: AgeError.invalidRecipient("an X25519 recipient begins with \"age1\"")) {
             try AgeX25519Recipient("AGE1ZVKYG2LQZRAA2LNJVQEJ32NKUU0UES2S82HZRYE869XEEXVN73EQUNUJWJ")
         }
