@@ -187,6 +187,14 @@ import TestFixtures
         }
     }
 
+    /// age.md's own example pair: the identity of 32 bytes of 0x42 and its recipient.
+    @Test func theSpecificationsExampleIdentityGivesItsRecipient() throws {
+        let identity = try AgeX25519Identity(encoded: secure("AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX"))
+        #expect(identity.secretKey.withUnsafeBytes { Array($0) } == [UInt8](repeating: 0x42, count: 32))
+        #expect(identity.recipient.description == "age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwj")
+        #expect(text(identity.encoded) == "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX")
+    }
+
     @Test func anIdentityRoundTripsThroughItsText() throws {
         let identity = AgeX25519Identity.generate()
         let text = text(identity.encoded)
@@ -213,6 +221,10 @@ import TestFixtures
         }
         #expect(throws: AgeError.invalidRecipient("its Bech32 is malformed")) {
             try AgeX25519Recipient("age1zvkyg2lqzraa2lnjvqej32nkuu0ues2s82hzrye869xeexvn73equnujwx")
+        }
+        // A control character where a digit was: only the alphabet's letters have an upper case.
+        #expect(throws: AgeError.invalidRecipient("its Bech32 is malformed")) {
+            try AgeX25519Recipient("age1zvkyg2lqzraa2lnjvqej32nkuu\u{10}ues2s82hzrye869xeexvn73equnujwj")
         }
         #expect(throws: AgeError.invalidRecipient("an X25519 recipient begins with \"age1\"")) {
             try AgeX25519Recipient("AGE1ZVKYG2LQZRAA2LNJVQEJ32NKUU0UES2S82HZRYE869XEEXVN73EQUNUJWJ")

@@ -40,7 +40,7 @@ package enum AgeError: KeystoreError, Equatable {
         case .malformedArmor(let reason):
             "The age file's ASCII armor is malformed: \(reason)."
         case .tooLarge(let limit):
-            "The age file is larger than the \(limit >> 20) MiB read here."
+            "An age file here is at most \(limit >> 20) MiB, and this one (or the plaintext to encrypt) is larger."
         case .noMatchingIdentity(let types):
             "None of the identities given opens this age file (it is encrypted to: "
                 + types.map { TerminalText.escaped($0, limit: 40) }.joined(separator: ", ") + ")."

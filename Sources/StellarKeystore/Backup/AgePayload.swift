@@ -26,9 +26,10 @@ enum AgePayload {
         return nonce
     }
 
-    /// The nonce and the sealed chunks of `plaintext`. An empty plaintext is one empty final chunk.
-    static func sealed(_ plaintext: SecureBytes, fileKey: SecureBytes) -> [UInt8] {
-        let nonce = Sodium.randomBytes(count: nonceBytes)
+    /// The nonce and the sealed chunks of `plaintext`. An empty plaintext is one empty final chunk. `nonce` is
+    /// fresh unless a test gives one, to compare with a published vector.
+    static func sealed(_ plaintext: SecureBytes, fileKey: SecureBytes, nonce: [UInt8] = Sodium.randomBytes(count: nonceBytes)) -> [UInt8] {
+        precondition(nonce.count == nonceBytes)
         let key = key(fileKey: fileKey, nonce: nonce[...])
         let chunkCount = max(1, (plaintext.count + chunkBytes - 1) / chunkBytes)
         var out = nonce

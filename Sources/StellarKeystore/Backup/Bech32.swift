@@ -11,7 +11,7 @@ enum Bech32 {
         var table = [Int8](repeating: -1, count: 128)
         for (index, character) in alphabet.enumerated() {
             table[Int(character)] = Int8(index)
-            table[Int(character) & ~0x20] = Int8(index)  // upper case, for the letters; digits are unchanged
+            if character >= UInt8(ascii: "a") { table[Int(character) - 0x20] = Int8(index) }  // the letter's upper case
         }
         return table
     }()
