@@ -67,6 +67,9 @@ public struct RestorePlan: Sendable {
 }
 
 extension Keystore {
+    /// The largest backup file read: the age file's own bound, armored (a third more, and its line breaks).
+    public static let largestBackupFile = AgeFile.maximumFileSize / 3 * 4 + AgeFile.maximumFileSize / 48 + (1 << 16)
+
     /// Backs up `names` (nil: every identity) to a new age file at `path` (mode 0600, written atomically; an
     /// existing file only with `replacing`), encrypted as `protection` says, after each sealed seed's PIN (asked
     /// with the identity's name, checked and counted as for `export`). A key that never leaves its hardware is
@@ -90,7 +93,15 @@ extension Keystore {
             recipients = [AgePassphrase(made)]
             passphrase = made
         }
-        if !replacing && FileManager.default.fileExists(atPath: path) { throw VaultError.alreadyExists(name: path) }
+        // The file is written beside itself and renamed over: only ever over a regular file, never a device, a
+        // FIFO or a link (as root, a rename over /dev/full would replace the device).
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                throw BackupError.unusableOutput(path: Self.printable(path), reason: "it is \(AtomicFile.kindName(status.st_mode)), not a regular file")
+            }
+            guard replacing else { throw BackupError.outputExists(path: Self.printable(path)) }
+        }
         let chosen = try names ?? vaults.names()
         guard !chosen.isEmpty else { throw BackupError.empty }
         // Every key is found before any PIN is asked; then each PIN, one identity at a time.

@@ -17,6 +17,10 @@ public enum BackupError: KeystoreError, Equatable {
     case differentKeyHere(name: String, here: String, inBackup: String)
     /// A restored key that did not sign and verify its probe.
     case probeFailed(name: String)
+    /// The backup file is there already, and replacing it was not asked.
+    case outputExists(path: String)
+    /// The backup cannot be written there.
+    case unusableOutput(path: String, reason: String)
     /// A recipient that is not an age X25519 recipient (`age1…`).
     case badRecipient(String)
 
@@ -35,6 +39,8 @@ public enum BackupError: KeystoreError, Equatable {
         case .differentKeyHere(let name, let here, let inBackup):
             "Identity '\(name)' here is \(here), and the backup's is \(inBackup): restore it with --replace \(name) (the one here is kept as a vault backup), or under another name. Nothing was written."
         case .probeFailed(let name): "The restored key of '\(name)' did not sign and verify its probe; it was removed again."
+        case .outputExists(let path): "\(path) exists already; give --force to replace it. Nothing was written."
+        case .unusableOutput(let path, let reason): "Cannot write the backup to \(path): \(reason). Nothing was written."
         case .badRecipient(let recipient): "'\(recipient)' is not an age recipient (age1…); nothing was written."
         }
     }
