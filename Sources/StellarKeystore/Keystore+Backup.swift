@@ -169,7 +169,8 @@ extension Keystore {
     /// Restores what `plan` adds or replaces, each under the new PIN `pin` gives (asked once, after every check), at
     /// the cost the identity had if it was chosen and else at `kdf`, bound to this machine's TPM with `boundToTPM`;
     /// each vault written atomically, then opened with the PIN to sign and verify a probe. A different key under
-    /// a name here is refused before anything is written, unless the plan was made to replace it.
+    /// a name here is refused before anything is written, unless the plan was made to replace it. The backup
+    /// record then counts the restored keys as in the backup they came from.
     public func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false,
                         pin: () throws -> PIN) throws -> [Created] {
         for item in plan.items {
@@ -201,6 +202,8 @@ extension Keystore {
             guard keyPair.publicKey == seed.keyPair.publicKey else { throw BackupError.probeFailed(name: item.name.rawValue) }
             created.append(made)
         }
+        // What came from a backup is in that backup.
+        try BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, in: vaults)
         return created
     }
 

@@ -158,7 +158,8 @@ import TestFixtures
         _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/a.age") { _ in pin }
         #expect(try source.identities().map(\.isInBackup) == [true, false])
         let record = try String(contentsOfFile: directory.path + "/keys/.backup-record", encoding: .utf8)
-        #expect(!record.contains("SB") && !record.contains("SC") && !record.contains("SD"), "no seed in the record")
+        let seed = try source.signIn(name: IdentityName("alice"), for: .export) { pin }.exportSecretSeed()
+        #expect(record.contains(try source.address(of: IdentityName("alice"))) && !record.contains(text(seed)), "no seed in the record")
         // A new key under the name is in no backup.
         _ = try source.signUp(name: IdentityName("alice"), kdf: .interactive, replacing: true) { _ in pin }
         #expect(try source.identities().map(\.isInBackup) == [false, false])
