@@ -151,4 +151,27 @@ import TestFixtures
             """, Self.account0, message, signed.stdout.trimmingCharacters(in: .newlines)])
         #expect(verified.stdout == "ok\n", "\(signed.stdout) \(verified.stderr)")
     }
+
+    /// docs/guides/backup.md's scripted backup and restore, run as written: its first two commands on one machine (a
+    /// keystore home), the rest on another.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/age-keygen"), "needs Debian's age"))
+    func theGuidesScriptRunsAsWritten() throws {
+        try sourceWithTwo()
+        let block = try ReadmeTests.block("sh", containing: "--identity backup-key.txt", in: ReadmeTests.document("docs/guides/backup.md"))
+        let parts = block.components(separatedBy: "# the laptop is lost")
+        try #require(parts.count == 2, "\(block)")
+        let work = source.path + "-guide"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        try "\(Self.pin)\n".write(toFile: work + "/pin.txt", atomically: false, encoding: .utf8)
+        var bash = KeystoreProcess(program: "/bin/bash")
+        bash.environment["PATH"] = URL(fileURLWithPath: KeystoreProcess.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        for (home, part) in [(source.path, parts[0]), (target.path, "#" + parts[1])] {
+            bash.environment["KEYSTORE_HOME"] = home
+            let run = try bash.run(["-c", "set -e\ncd '\(work)'\n" + part])
+            #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        }
+        #expect(try target.run(["address"]).stdout == Self.account0 + "\n")
+        #expect(try target.run(["address", "--name", KeystoreHome.golden.name]).stdout == KeystoreHome.golden.address + "\n")
+    }
 }
