@@ -174,4 +174,30 @@ import TestFixtures
         #expect(try target.run(["address"]).stdout == Self.account0 + "\n")
         #expect(try target.run(["address", "--name", KeystoreHome.golden.name]).stdout == KeystoreHome.golden.address + "\n")
     }
+
+    /// A restore killed anywhere leaves each vault whole or absent, never half-written; run again, it finishes.
+    @Test func aRestoreKilledAnywhereLeavesNoVaultHalfWritten() throws {
+        try sourceWithTwo()
+        let (file, key) = try backUp()
+        defer { unlink(file) }
+        let addresses = [Self.account0, KeystoreHome.golden.address]
+        let spawned = try KeystoreHome()
+        for _ in 0..<CrashConsistencyTests.kills {
+            for name in ["default", KeystoreHome.golden.name] { unlink(spawned.vaultPath(name)) }
+            let running = try spawned.keystore.start(["restore", file, "--secret-fd", "3", "--pin-stdin", "--kdf", "interactive"],
+                                                     stdin: Array("\(Self.newPIN)\n".utf8), files: [3: Array((key + "\n").utf8)])
+            usleep(UInt32(Double.random(in: 0...0.4) * 1_000_000))
+            kill(running.pid, SIGKILL)
+            _ = try running.wait()
+            let list = try spawned.run(["list"])
+            #expect(list.status == 0, "\(list.stderr)")
+            for line in list.stdout.split(separator: "\n") {
+                #expect(addresses.contains { line.hasSuffix("\t\($0)") }, "\(line)")
+            }
+        }
+        let again = try spawned.run(["restore", file, "--secret-fd", "3", "--pin-stdin", "--kdf", "interactive"],
+                                    stdin: "\(Self.newPIN)\n", files: [3: key + "\n"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try spawned.run(["list"]).stdout.split(separator: "\n").count == 2)
+    }
 }
