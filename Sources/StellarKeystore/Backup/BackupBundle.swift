@@ -44,11 +44,21 @@ package struct BackupBundle: Sendable {
         package let kdf: KDFParameters
         package let isKDFChosen: Bool
         package let wasTPMBound: Bool
+
+        package init(secretSeed: SecureBytes, keyPair: KeyPair, phrase: (root: AccountRoot, account: UInt32)?, kdf: KDFParameters,
+                     isKDFChosen: Bool, wasTPMBound: Bool) {
+            (self.secretSeed, self.keyPair, self.phrase) = (secretSeed, keyPair, phrase)
+            (self.kdf, self.isKDFChosen, self.wasTPMBound) = (kdf, isKDFChosen, wasTPMBound)
+        }
     }
 
     package struct Entry: Sendable {
         package let name: IdentityName
         package let content: Content
+
+        package init(name: IdentityName, content: Content) {
+            (self.name, self.content) = (name, content)
+        }
 
         /// The public key the entry is for.
         package var key: AuthorizationSigner.Key {
