@@ -12,7 +12,12 @@ struct AccountFileOptions: ParsableArguments {
 
     /// Every file, read strictly; a file larger than an account's JSON is refused as such.
     func read() throws -> [AccountSigners] {
-        try AccountSigners.read(paths.map { path in
+        try AccountSigners.read(try contents())
+    }
+
+    /// Every file's bytes, by its path, for the library to read; one larger than an account's JSON is refused.
+    func contents() throws -> [(source: String, bytes: [UInt8])] {
+        try paths.map { path in
             let fd = try Console.openInput(path)
             defer { close(fd) }
             do {
@@ -20,6 +25,6 @@ struct AccountFileOptions: ParsableArguments {
             } catch CLIError.inputTooLarge {
                 throw AccountSignersError(source: path, problem: .tooLarge)
             }
-        })
+        }
     }
 }
