@@ -226,3 +226,51 @@ struct OneIdentity {
         #expect(presenter.shown.isEmpty && presenter.pinsAsked.isEmpty)
     }
 }
+
+/// Soroban authorizations as a person gives them (`AuthorizationEntriesSigning`, `AuthorizationPreimageSigning`):
+/// text, a network's name, the account's parts, decoded and built by the library in one call.
+@Suite struct AuthorizationsSigningTests {
+    struct Case: Decodable { let name, network, preimage, signature: String }
+    struct Envelope: Decodable { let name, network, envelope: String; let expiration: UInt32; let signed: String? }
+    struct File: Decodable { let signer: String; let cases: [Case]; let envelopes: [Envelope] }
+    static let file = try! Fixtures.load(File.self, "auth-preimages.json")
+
+    /// The fixtures' signer is the SEP-10 fixtures' client.
+    let home = try! OneIdentity(seed: WebAuthChallengeFixtures.load().clientSeed)
+
+    /// An envelope's entries for the key's own account come out as stellar-sdk's `authorize_entry` made them, on
+    /// the network named, in one call.
+    @Test func anEnvelopesEntriesAreSignedInOneCall() throws {
+        #expect(home.key.accountID == Self.file.signer)
+        let fixture = try #require(Self.file.envelopes.first { $0.name == "v2" })
+        let presenter = SigningRunnerTests.Recorder(present: false, pin: home.pin)
+        let signed = try home.run(AuthorizationEntriesSigning(Array(fixture.envelope.utf8), network: NetworkChoice(name: fixture.network),
+                                                              expirationLedger: fixture.expiration), presenter)
+        #expect(signed.approval.signed.base64 == fixture.signed && signed.network == .testnet)
+        #expect(presenter.shown.count == 1 && presenter.pinsAsked == ["alice"])
+    }
+
+    /// A preimage is decoded and signed as stellar-sdk signs it; with no network named, nothing is shown or asked.
+    @Test func aPreimageIsSignedInOneCall() throws {
+        let fixture = try #require(Self.file.cases.first { $0.name == "v2 sep41 transfer" })
+        let presenter = SigningRunnerTests.Recorder(present: false, pin: home.pin)
+        let approval = try home.run(AuthorizationPreimageSigning(Array(fixture.preimage.utf8), network: NetworkChoice(name: fixture.network)), presenter)
+        #expect(Hex.string(approval.signed) == fixture.signature)
+        let none = SigningRunnerTests.Recorder(present: true, pin: home.pin)
+        #expect(throws: TransactionError.noNetwork) { try home.run(AuthorizationPreimageSigning(Array(fixture.preimage.utf8), network: NetworkChoice()), none) }
+        #expect(none.shown.isEmpty && none.pinsAsked.isEmpty)
+    }
+
+    /// The account signed for is built from its parts by the library, before anything is shown: a verifier
+    /// without its context rules is refused.
+    @Test func theAccountIsBuiltFromItsPartsBeforeThePIN() throws {
+        let fixture = try #require(Self.file.envelopes.first { $0.name == "v2" })
+        let presenter = SigningRunnerTests.Recorder(present: true, pin: home.pin)
+        #expect(throws: SmartAccountError.self) {
+            try home.run(AuthorizationEntriesSigning(Array(fixture.envelope.utf8), network: NetworkChoice(name: fixture.network),
+                                                     expirationLedger: fixture.expiration, for: "CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC",
+                                                     verifier: "CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC"), presenter)
+        }
+        #expect(presenter.shown.isEmpty && presenter.pinsAsked.isEmpty)
+    }
+}
