@@ -40,9 +40,11 @@ struct EnvelopeOptions: ParsableArguments {
 
     var fromStandardInput: Bool { envelope == nil && file == nil }
 
-    func read() throws -> TransactionEnvelope {
-        try TransactionEnvelope(base64: Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64",
-                                                          limit: TransactionEnvelope.maximumTextSize))
+    func read() throws -> TransactionEnvelope { try TransactionEnvelope(base64: try readText()) }
+
+    /// The envelope's text, for the library to decode.
+    func readText() throws -> [UInt8] {
+        try Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64", limit: TransactionEnvelope.maximumTextSize)
     }
 }
 
@@ -140,9 +142,8 @@ struct ShowTx: ParsableCommand {
     var json = false
 
     func run() throws {
-        let network = try networkOptions.resolve()
-        let envelope = try input.read()
-        let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil, accounts: try accountFiles.read())
+        let (summary, network) = try TransactionShowing(try input.readText(), network: networkOptions.choice,
+                                                        accountFiles: try accountFiles.contents()).summary()
         if json {
             struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
             try Console.printJSON(Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction))

@@ -144,6 +144,17 @@ struct OneIdentity {
         #expect(!accounts.isEmpty && presenter.pinsAsked.isEmpty)
     }
 
+    /// Shown without a key, an envelope gives the summary a signing of it shows, on the network named; no
+    /// network named is refused, and so is text that is not an envelope.
+    @Test func anEnvelopeIsShownWithoutAKeyInOneCall() throws {
+        let (text, envelope, network) = try Self.envelope()
+        let (summary, resolved) = try TransactionShowing(Array(text.utf8), network: NetworkChoice(passphrase: network.passphrase)).summary()
+        #expect(resolved == network && summary.transaction?.hash == Hex.string(envelope.hash(on: network)))
+        #expect(summary.text == SigningSummary.transaction(envelope, on: network, signingAs: nil, accounts: []).text)
+        #expect(throws: TransactionError.noNetwork) { try TransactionShowing(Array(text.utf8), network: NetworkChoice()).summary() }
+        #expect(throws: TransactionError.self) { try TransactionShowing(Array("AAAA".utf8), network: NetworkChoice(name: "testnet")).summary() }
+    }
+
     /// A batch's network is resolved by the library as well.
     @Test func aBatchNeedsANetworkNamed() throws {
         let presenter = SigningRunnerTests.Recorder(present: false, pin: home.pin)

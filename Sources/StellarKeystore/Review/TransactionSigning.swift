@@ -85,3 +85,25 @@ public struct TransactionBatchSigning: SigningTask, Sendable {
         return try runner.run(request, with: try keystore.signingKey(as: identity, keys: keys))
     }
 }
+
+/// A transaction envelope to show without any key, as a person gives one: its text (base64 XDR), the network
+/// named, the accounts' files. One call (`summary()`) resolves the network, decodes the envelope, reads the
+/// accounts and makes the summary a signing would show, the signatures present checked against the accounts.
+public struct TransactionShowing: Sendable {
+    public let text: [UInt8]
+    public let network: NetworkChoice
+    public let accountFiles: [(source: String, bytes: [UInt8])]
+
+    public init(_ text: [UInt8], network: NetworkChoice, accountFiles: [(source: String, bytes: [UInt8])] = []) {
+        self.text = text
+        self.network = network
+        self.accountFiles = accountFiles
+    }
+
+    /// The summary, and the network it is for.
+    public func summary() throws -> (summary: SigningSummary, network: StellarNetwork) {
+        let network = try network.network()
+        let envelope = try TransactionEnvelope(base64: text)
+        return (.transaction(envelope, on: network, signingAs: nil, accounts: try AccountSigners.read(accountFiles)), network)
+    }
+}
