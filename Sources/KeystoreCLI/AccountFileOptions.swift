@@ -10,12 +10,8 @@ struct AccountFileOptions: ParsableArguments {
             completion: .file())
     var paths: [String] = []
 
-    /// Every file, read strictly; a file larger than an account's JSON is refused as such.
-    func read() throws -> [AccountSigners] {
-        try AccountSigners.read(try contents())
-    }
-
-    /// Every file's bytes, by its path, for the library to read; one larger than an account's JSON is refused.
+    /// Every file's bytes, by its path, for the library to read strictly; one larger than an account's JSON is
+    /// refused as such.
     func contents() throws -> [(source: String, bytes: [UInt8])] {
         try paths.map { path in
             let fd = try Console.openInput(path)

@@ -40,8 +40,6 @@ struct EnvelopeOptions: ParsableArguments {
 
     var fromStandardInput: Bool { envelope == nil && file == nil }
 
-    func read() throws -> TransactionEnvelope { try TransactionEnvelope(base64: try readText()) }
-
     /// The envelope's text, for the library to decode.
     func readText() throws -> [UInt8] {
         try Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64", limit: TransactionEnvelope.maximumTextSize)
