@@ -30,7 +30,9 @@ public struct FetchedContractWebAuthChallenge: ContractWebAuthChallengeSource {
     let clientDomain: WebAuthExpectation.ClientDomain?
 
     /// A `G…` account signs in with SEP-10: refused before anything is sent.
-    public func check(account: String) throws {
+    public func check(account: String) throws { try Self.checkContract(account) }
+
+    static func checkContract(_ account: String) throws {
         guard (try? StrKey(account))?.kind == .contract else { throw ContractWebAuthError.notAContract(account) }
     }
 
@@ -106,9 +108,7 @@ public final class DiscoveredContractWebAuthChallenges: ContractWebAuthChallenge
     }
 
     /// A `G…` account signs in with SEP-10: refused before anything is fetched.
-    public func check(account: String) throws {
-        guard (try? StrKey(account))?.kind == .contract else { throw ContractWebAuthError.notAContract(account) }
-    }
+    public func check(account: String) throws { try FetchedContractWebAuthChallenge.checkContract(account) }
 
     public func challenge(for account: String) throws -> ContractWebAuthChallenge {
         let service = try ContractWebAuthService.discover(target, timeoutSeconds: timeoutSeconds)
