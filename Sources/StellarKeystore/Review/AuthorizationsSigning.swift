@@ -9,14 +9,14 @@ import StellarTransactions
 /// (`SigningRunner.run(_:as:in:keys:)`) resolves the network, decodes the envelope, builds the account, and runs
 /// `SigningRequest.authorizations(in:network:expirationLedger:for:allowing:p256Form:)`.
 public struct AuthorizationEntriesSigning: Sendable {
-    public let text: [UInt8]
-    public let network: NetworkChoice
-    public let expirationLedger: UInt32
-    public let account: String?
-    public let verifier: String?
-    public let contextRuleIDs: [UInt32]?
-    public let allowing: AuthorizationRisks
-    public let p256Form: P256SignatureForm
+    let text: [UInt8]
+    let network: NetworkChoice
+    let expirationLedger: UInt32
+    let account: String?
+    let verifier: String?
+    let contextRuleIDs: [UInt32]?
+    let allowing: AuthorizationRisks
+    let p256Form: P256SignatureForm
 
     public init(_ text: [UInt8], network: NetworkChoice, expirationLedger: UInt32, for account: String? = nil, verifier: String? = nil,
                 contextRuleIDs: [UInt32]? = nil, allowing: AuthorizationRisks = [], p256Form: P256SignatureForm = .webAuthn) {
@@ -53,11 +53,11 @@ extension AuthorizationEntriesSigning: SigningTask {
 /// named, a smart account's context rule ids, the risks accepted up front, a P-256 key's signature form. One call
 /// resolves the network, decodes the preimage and runs `SigningRequest.authorization(_:network:contextRuleIDs:allowing:p256Form:)`.
 public struct AuthorizationPreimageSigning: Sendable {
-    public let text: [UInt8]
-    public let network: NetworkChoice
-    public let contextRuleIDs: [UInt32]?
-    public let allowing: AuthorizationRisks
-    public let p256Form: P256SignatureForm
+    let text: [UInt8]
+    let network: NetworkChoice
+    let contextRuleIDs: [UInt32]?
+    let allowing: AuthorizationRisks
+    let p256Form: P256SignatureForm
 
     public init(_ text: [UInt8], network: NetworkChoice, contextRuleIDs: [UInt32]? = nil, allowing: AuthorizationRisks = [],
                 p256Form: P256SignatureForm = .webAuthn) {

@@ -5,9 +5,9 @@ import StellarTransactions
 /// transaction's signature counts on one network only, and one signed for another is a signature given away.
 /// Made from what was given as is; the rule runs when the network is needed (`network()`).
 public struct NetworkChoice: Sendable, Equatable {
-    public let name: String?
-    public let passphrase: String?
-    public let environment: [String: String]
+    let name: String?
+    let passphrase: String?
+    let environment: [String: String]
 
     /// `name` or `passphrase` as given (both given, they must name one network), else `environment`'s.
     public init(name: String? = nil, passphrase: String? = nil, environment: [String: String] = [:]) {

@@ -65,7 +65,7 @@ extension SignIn: SigningTask {
 /// One call, as for `SignIn`.
 public struct ContractSignIn<Source: ContractWebAuthChallengeSource> {
     let source: () throws -> Source
-    public let account: String
+    let account: String
     let verifier: String?
     let contextRuleIDs: [UInt32]?
     let expirationLedger: UInt32?

@@ -14,13 +14,13 @@ import StellarTransactions
 /// checked before anything is signed. Trimming and "already signed" are the signed envelope's
 /// (`SignedTransaction.removed`, `wasAlreadySigned`), told in `Signed.notes`.
 public struct TransactionSigning: Sendable {
-    public let text: [UInt8]
-    public let network: NetworkChoice
+    let text: [UInt8]
+    let network: NetworkChoice
     /// Each account's file, by where it came from (a path) and its bytes.
-    public let accountFiles: [(source: String, bytes: [UInt8])]
-    public let trimming: Bool
-    public let origins: any TransactionRequestOrigins
-    public let forCallback: Bool
+    let accountFiles: [(source: String, bytes: [UInt8])]
+    let trimming: Bool
+    let origins: any TransactionRequestOrigins
+    let forCallback: Bool
 
     public init(_ text: [UInt8], network: NetworkChoice, accountFiles: [(source: String, bytes: [UInt8])] = [], trimming: Bool = false,
                 origins: any TransactionRequestOrigins = UnlookedUpOrigins(), forCallback: Bool = false) {
@@ -73,7 +73,7 @@ extension TransactionSigning: SigningTask {
 /// Many transaction envelopes signed with one key (`SigningRequest.transactions(network:)`), for the network a
 /// caller named, resolved when it runs (none named is `TransactionError.noNetwork`).
 public struct TransactionBatchSigning: SigningTask, Sendable {
-    public let network: NetworkChoice
+    let network: NetworkChoice
 
     public init(network: NetworkChoice) {
         self.network = network
@@ -90,9 +90,9 @@ public struct TransactionBatchSigning: SigningTask, Sendable {
 /// named, the accounts' files. One call (`summary()`) resolves the network, decodes the envelope, reads the
 /// accounts and makes the summary a signing would show, the signatures present checked against the accounts.
 public struct TransactionShowing: Sendable {
-    public let text: [UInt8]
-    public let network: NetworkChoice
-    public let accountFiles: [(source: String, bytes: [UInt8])]
+    let text: [UInt8]
+    let network: NetworkChoice
+    let accountFiles: [(source: String, bytes: [UInt8])]
 
     public init(_ text: [UInt8], network: NetworkChoice, accountFiles: [(source: String, bytes: [UInt8])] = []) {
         self.text = text
