@@ -285,3 +285,51 @@ struct OneIdentity {
         #expect(presenter.shown.isEmpty && presenter.pinsAsked.isEmpty)
     }
 }
+
+/// A host's request as stellar-cli's signer plugin sends it (`HostSigning`): its fields decoded, what is signed
+/// rebuilt and checked against what the host said, in one call; the host asks nobody mid-way.
+@Suite struct HostSigningTests {
+    let home = try! OneIdentity(seed: WebAuthChallengeFixtures.load().clientSeed)
+
+    /// A transaction with the hash the host gave: the answer is the decorated signature the signed envelope
+    /// carries; another hash, or one that is not hex, is the review's refusal before the PIN; a field missing is
+    /// said by its name.
+    @Test func aHostsTransactionIsCheckedAgainstItsHash() throws {
+        let (text, envelope, network) = try TransactionSigningTests.envelope()
+        let hash = Hex.string(envelope.hash(on: network))
+        let presenter = SigningRunnerTests.Recorder(present: false, pin: home.pin)
+        let answer = try home.run(HostSigning(mode: "sign_tx", networkPassphrase: network.passphrase,
+                                              fields: ["tx_env_xdr": text, "tx_hash": hash]), presenter)
+        let signed = try home.run(SigningRequest.transaction(envelope, network: network), SigningRunnerTests.Recorder(present: false, pin: home.pin))
+        guard case .decoratedSignature(let decorated) = answer else { Issue.record("\(answer)"); return }
+        #expect(decorated.count == 72 && Array(decorated.suffix(64)) == signed.signed.signature)
+        let refused = SigningRunnerTests.Recorder(present: true, pin: home.pin)
+        for wrong in [String(repeating: "a", count: 64), "not hex"] {
+            #expect(throws: ReviewError.hashMismatch) {
+                try home.run(HostSigning(mode: "sign_tx", networkPassphrase: network.passphrase, fields: ["tx_env_xdr": text, "tx_hash": wrong]), refused)
+            }
+        }
+        #expect(throws: HostRequestError.missing("tx_hash")) {
+            try home.run(HostSigning(mode: "sign_tx", networkPassphrase: network.passphrase, fields: ["tx_env_xdr": text]), refused)
+        }
+        #expect(throws: HostRequestError.unknownMode("sign_everything")) {
+            try home.run(HostSigning(mode: "sign_everything", networkPassphrase: network.passphrase, fields: [:]), refused)
+        }
+        #expect(refused.shown.isEmpty && refused.pinsAsked.isEmpty)
+    }
+
+    /// An authorization's fields are decoded by the library: a nonce missing, an address that is not base64, each
+    /// said by its name before anything is shown.
+    @Test func aHostsAuthorizationFieldsAreDecodedFirst() throws {
+        let presenter = SigningRunnerTests.Recorder(present: true, pin: home.pin)
+        let testnet = StellarNetwork.testnet.passphrase
+        #expect(throws: HostRequestError.missing("nonce")) {
+            try home.run(HostSigning(mode: "sign_auth", networkPassphrase: testnet, fields: ["root_invocation": "AAAA"]), presenter)
+        }
+        #expect(throws: HostRequestError.notBase64("root_invocation")) {
+            try home.run(HostSigning(mode: "sign_auth", networkPassphrase: testnet, fields: ["root_invocation": "%%%"], nonce: 1,
+                                     signatureExpirationLedger: 2), presenter)
+        }
+        #expect(presenter.shown.isEmpty && presenter.pinsAsked.isEmpty)
+    }
+}
