@@ -10,9 +10,10 @@ struct AccountFileOptions: ParsableArguments {
             completion: .file())
     var paths: [String] = []
 
-    /// Every file, read strictly; a file larger than an account's JSON is refused as such.
-    func read() throws -> [AccountSigners] {
-        try AccountSigners.read(paths.map { path in
+    /// Every file's bytes, by its path, for the library to read strictly; one larger than an account's JSON is
+    /// refused as such.
+    func contents() throws -> [(source: String, bytes: [UInt8])] {
+        try paths.map { path in
             let fd = try Console.openInput(path)
             defer { close(fd) }
             do {
@@ -20,6 +21,6 @@ struct AccountFileOptions: ParsableArguments {
             } catch CLIError.inputTooLarge {
                 throw AccountSignersError(source: path, problem: .tooLarge)
             }
-        })
+        }
     }
 }

@@ -87,41 +87,42 @@ struct SignAuth: ParsableCommand {
     }
 
     func run() throws {
-        let network = try networkOptions.resolve()
         let pinFirst = key.pin.pinStdin && xdr == nil && file == nil ? try key.pin.readFirst() : nil
         let input = try Console.readInput(xdr, file: file, prompt: preimage ? "Authorization preimage, base64" : "Transaction envelope, base64",
                                           limit: TransactionEnvelope.maximumTextSize)
         if preimage {
-            try signPreimage(try AuthorizationPreimage(base64: input), on: network, pinFirst: pinFirst)
+            try signPreimage(input, pinFirst: pinFirst)
         } else if let expirationLedger {
-            try signEntries(in: try TransactionEnvelope(base64: input), on: network, expirationLedger: expirationLedger, pinFirst: pinFirst)
+            try signEntries(input, expirationLedger: expirationLedger, pinFirst: pinFirst)
         }
     }
 
-    /// Every check the library makes runs in the review, before the PIN (or, with a session, before the key
-    /// signs), and the summary is shown there too.
-    private func signEntries(in envelope: TransactionEnvelope, on network: StellarNetwork, expirationLedger: UInt32,
-                             pinFirst: PINLine?) throws {
-        let account = try self.account.map { try AuthorizationAccount(address: $0, verifier: verifier, contextRuleIDs: contextRules) } ?? .ownAccount
-        let approval = try key.run(.authorizations(in: envelope, network: network, expirationLedger: expirationLedger, for: account,
-                                                   allowing: allowing, p256Form: signatureForm), alreadyRead: pinFirst, quiet: quiet)
-        let signed = approval.signed
+    /// One call: the network resolved, the envelope decoded, the account built from its parts, and every check
+    /// the library makes run in the review, before the PIN (or, with a session, before the key signs); the summary
+    /// is shown there too.
+    private func signEntries(_ input: [UInt8], expirationLedger: UInt32, pinFirst: PINLine?) throws {
+        let signed = try key.run(AuthorizationEntriesSigning(input, network: networkOptions.choice, expirationLedger: expirationLedger,
+                                                             for: account, verifier: verifier, contextRuleIDs: contextRules,
+                                                             allowing: allowing, p256Form: signatureForm),
+                                 alreadyRead: pinFirst, quiet: quiet)
+        let (entries, network) = (signed.approval.signed, signed.network)
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, network, signer: String
                 let signed: [Int]
                 let leftAlone: [AuthorizationPlan.LeftAlone]
             }
-            try Console.printJSON(Output(envelope: signed.base64, network: network.name ?? network.passphrase, signer: approval.signer.address,
-                                         signed: signed.plan.toSign, leftAlone: signed.plan.leftAlone))
+            try Console.printJSON(Output(envelope: entries.base64, network: network.name ?? network.passphrase, signer: signed.approval.signer.address,
+                                         signed: entries.plan.toSign, leftAlone: entries.plan.leftAlone))
         } else {
-            Console.print(signed.base64)
+            Console.print(entries.base64)
         }
     }
 
-    private func signPreimage(_ preimage: AuthorizationPreimage, on network: StellarNetwork, pinFirst: PINLine?) throws {
-        let approval = try key.run(.authorization(preimage, network: network, contextRuleIDs: contextRules, allowing: allowing,
-                                                  p256Form: signatureForm), alreadyRead: pinFirst, quiet: quiet)
+    private func signPreimage(_ input: [UInt8], pinFirst: PINLine?) throws {
+        let approval = try key.run(AuthorizationPreimageSigning(input, network: networkOptions.choice, contextRuleIDs: contextRules,
+                                                                allowing: allowing, p256Form: signatureForm),
+                                   alreadyRead: pinFirst, quiet: quiet)
         let signature = Base64.string(approval.signed)
         if key.identity.json {
             struct Output: Encodable { let signedAuthEntry, signerAddress: String }

@@ -87,51 +87,23 @@ struct SignerPlugin {
         // A seed or phrase pasted as an argument must not come back in an error about the name.
         if !SecretArguments.secrets(in: Array((request.args ?? [:]).values)).isEmpty { throw SignerPluginError.secretArgument }
         let key = try SigningKeyOptions.parse(request.args?["name"].map { ["--name", $0] } ?? [])
-        let network = try StellarNetwork(passphrase: request.network_passphrase)
+        let fields = ["tx_env_xdr": request.tx_env_xdr, "tx_hash": request.tx_hash, "payload": request.payload, "address": request.address,
+                      "root_invocation": request.root_invocation].compactMapValues { $0 }
+        let answer: HostSigning.Answer
         do {
-            switch request.mode {
-            case "sign_tx": try signTransaction(request, network: network, key: key)
-            case "sign_auth": try signAuthorization(request, network: network, key: key)
-            default: throw SignerPluginError.unknownMode(TerminalText.escaped(request.mode))
-            }
+            // The host builds only V1 preimages, which bind no address: signed only when the user said so
+            // (`--plugin-arg keystore:allow-v1=yes`); any other risk is refused, as the host asks nobody mid-way.
+            answer = try key.run(HostSigning(mode: request.mode, networkPassphrase: request.network_passphrase, fields: fields,
+                                             nonce: request.nonce, signatureExpirationLedger: request.signature_expiration_ledger,
+                                             allowing: request.args?["allow-v1"] == "yes" ? .notAddressBound : []))
         } catch CLIError.noTerminal(_, _) {
             // The PIN options the command line would suggest are not the plugin's: stellar-cli passes none.
             throw SignerPluginError.noKey
         }
-    }
-
-    private static func field<Value>(_ value: Value?, _ name: String) throws -> Value {
-        guard let value else { throw SignerPluginError.missing(name) }
-        return value
-    }
-
-    /// The whole envelope is reviewed and signed (through the agent too, which can then show it), and the
-    /// signature taken from the signed envelope: never a bare hash.
-    private static func signTransaction(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
-        let envelope = try TransactionEnvelope(base64: try field(request.tx_env_xdr, "tx_env_xdr"))
-        guard let hash = Hex.bytes(try field(request.tx_hash, "tx_hash")) else { throw SignerPluginError.hashMismatch }
-        let approval = try key.run(.transaction(envelope, network: network, expectedHash: hash))
-        let signer = try approval.signer.ed25519Key()
-        Console.print("[\"\(Base64.string(TransactionEnvelope.decoratedSignature(key: signer, signature: approval.signed.signature)))\"]")
-    }
-
-    private static func signAuthorization(_ request: Request, network: StellarNetwork, key: SigningKeyOptions) throws {
-        guard let invocation = Base64.decode(Array(try field(request.root_invocation, "root_invocation").utf8)) else {
-            throw SignerPluginError.notBase64("root_invocation")
+        switch answer {
+        case .decoratedSignature(let signature): Console.print("[\"\(Base64.string(signature))\"]")
+        case .authorizationSignature(let signature): Console.print(Base64.string(signature))
         }
-        let preimage = try AuthorizationPreimage(
-            network: network, nonce: try field(request.nonce, "nonce"),
-            signatureExpirationLedger: try field(request.signature_expiration_ledger, "signature_expiration_ledger"),
-            invocation: invocation)
-        guard let hash = Hex.bytes(try field(request.payload, "payload")) else { throw SignerPluginError.hashMismatch }
-        guard let address = Base64.decode(Array(try field(request.address, "address").utf8)) else { throw SignerPluginError.notBase64("address") }
-        // The host builds only V1 preimages, which bind no address: signed only when the user said so
-        // (`--plugin-arg keystore:allow-v1=yes`).
-        let allowing: AuthorizationRisks = request.args?["allow-v1"] == "yes" ? .notAddressBound : []
-        // A host's request asks nobody mid-way: a risk not allowed here is refused (`SigningRefusal`).
-        let approval = try key.run(.authorization(preimage, network: network, allowing: allowing, expectedHash: hash, forAddress: address))
-        let signer = try approval.signer.ed25519Key()
-        Console.print(Base64.string(TransactionEnvelope.accountSignature(key: signer, signature: approval.signed)))
     }
 }
 
@@ -142,10 +114,6 @@ enum SignerPluginError: CommandLineError {
     case unreadable(String)
     case wrongType(String, String)
     case unknownArgument(String)
-    case unknownMode(String)
-    case missing(String)
-    case notBase64(String)
-    case hashMismatch
     /// No session, no agent holding the key, and no terminal to type the PIN on.
     case noKey
 
@@ -157,10 +125,6 @@ enum SignerPluginError: CommandLineError {
         case .wrongType(let field, let expected): "The request's \(field) is not \(expected)."
         case .secretArgument: "A plugin argument looks like a secret (a seed, a recovery phrase or a lockout code); it was not used. The key comes from the keystore, never from the request."
         case .unknownArgument(let name): "Unknown plugin argument '\(name)'; the known ones are name (the identity) and allow-v1 (yes)."
-        case .unknownMode(let mode): "Unknown mode '\(mode)'; expected sign_tx or sign_auth."
-        case .missing(let field): "The request has no \(field)."
-        case .notBase64(let field): "The request's \(field) is not base64."
-        case .hashMismatch: "The hash in the request is not the hash of what it asks to sign; nothing was signed."
         case .noKey:
             "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
         }
@@ -171,3 +135,5 @@ enum SignerPluginError: CommandLineError {
         return .invalidInput
     }
 }
+
+extension HostRequestError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }

@@ -42,9 +42,19 @@ struct SigningKeyOptions: ParsableArguments {
     /// `request` signed by this key through the library's one conversation (review → show → consent and PIN →
     /// approve), shown and asked on the terminal. What is printed after is read from the approval.
     func run<Signed>(_ request: SigningRequest<Signed>, alreadyRead: PINLine? = nil, quiet: Bool = false) throws -> Approval<Signed> {
+        try perform(request, alreadyRead: alreadyRead, quiet: quiet)
+    }
+
+    /// `task` (a transaction as given, a sign-in) decoded, resolved and signed by this key in the library's one
+    /// call; `secondIdentity` is a sign-in's client-domain identity, whose PIN is asked by its name.
+    func run<Task: SigningTask>(_ task: Task, alreadyRead: PINLine? = nil, quiet: Bool = false, secondIdentity: String? = nil) throws -> Task.Outcome {
+        try perform(task, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity)
+    }
+
+    private func perform<Task: SigningTask>(_ task: Task, alreadyRead: PINLine?, quiet: Bool, secondIdentity: String? = nil) throws -> Task.Outcome {
         let keystore = try identity.keystore.keystore()
-        return try SigningRunner(presenter: terminal(alreadyRead: alreadyRead, quiet: quiet))
-            .run(request, as: try identity.identityIfGiven(), in: keystore, keys: sources)
+        return try SigningRunner(presenter: terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity))
+            .run(task, as: try identity.identityIfGiven(), in: keystore, keys: sources)
     }
 }
 

@@ -4,6 +4,7 @@ import Glibc
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
+import StellarWebAuth
 
 /// Which network a transaction is for: named on the command line or in the environment, never guessed.
 struct NetworkOptions: ParsableArguments {
@@ -19,14 +20,10 @@ struct NetworkOptions: ParsableArguments {
         if network != nil && networkPassphrase != nil { throw ValidationError("Give --network or --network-passphrase, not both.") }
     }
 
-    func resolve() throws -> StellarNetwork {
-        if let network { return try StellarNetwork(named: network) }
-        if let networkPassphrase { return try StellarNetwork(passphrase: networkPassphrase) }
-        guard let network = try StellarNetwork(environment: Environment.values) else {
-            throw TransactionError.noNetwork
-        }
-        return network
-    }
+    /// The network as named here or in the environment, for the library to resolve (`NetworkChoice`).
+    var choice: NetworkChoice { NetworkChoice(name: network, passphrase: networkPassphrase, environment: Environment.values) }
+
+    func resolve() throws -> StellarNetwork { try choice.network() }
 }
 
 /// Where the envelope comes from: the argument, `--file`, or standard input.
@@ -43,9 +40,9 @@ struct EnvelopeOptions: ParsableArguments {
 
     var fromStandardInput: Bool { envelope == nil && file == nil }
 
-    func read() throws -> TransactionEnvelope {
-        try TransactionEnvelope(base64: Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64",
-                                                          limit: TransactionEnvelope.maximumTextSize))
+    /// The envelope's text, for the library to decode.
+    func readText() throws -> [UInt8] {
+        try Console.readInput(envelope, file: file, prompt: "Transaction envelope, base64", limit: TransactionEnvelope.maximumTextSize)
     }
 }
 
@@ -94,21 +91,19 @@ struct SignTx: ParsableCommand {
 
     func run() throws {
         if batch {
-            let network = try networkOptions.resolve()
-            return try BatchSigner(try key.run(.transactions(network: network), quiet: quiet).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed).run(reading: STDIN_FILENO)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
-        let text = try input.readEnvelopeOrRequest()
-        let accounts = try accountFiles.read()
-        // A SEP-7 request (web+stellar:…): its origin checked, then signed as it asks (SignTx+Request.swift).
-        if TransactionRequest.isURI(text) { return try signRequest(text, accounts: accounts, alreadyRead: pinFirst) }
-        if submitCallback { throw TransactionRequestError.noCallback }
-        let network = try networkOptions.resolve()
-        let envelope = try TransactionEnvelope(base64: text)
-        let approval = try key.run(.transaction(envelope, network: network, accounts: accounts, trimming: trim), alreadyRead: pinFirst, quiet: quiet)
-        let (signed, signer) = (approval.signed, approval.signer.address)
-        for note in approval.notes { Console.note(note) }
+        // An envelope or a SEP-7 request (web+stellar:…), told apart, decoded, its network resolved, a request's
+        // origin checked and the accounts read by the library's one call.
+        let signed = try key.run(TransactionSigning(try input.readEnvelopeOrRequest(), network: networkOptions.choice,
+                                                    accountFiles: try accountFiles.contents(), trimming: trim,
+                                                    origins: FetchedOrigins(allowingThisMachine: allowLocalOrigin), forCallback: submitCallback),
+                                 alreadyRead: pinFirst, quiet: quiet)
+        for note in signed.notes { Console.note(note) }
+        if let request = signed.request { return try printSigned(signed, request: request) }
+        let (approval, network) = (signed.approval, signed.network)
         if key.identity.json {
             struct Output: Encodable {
                 let envelope, hash, network, signer: String
@@ -116,11 +111,12 @@ struct SignTx: ParsableCommand {
                 let summary: TransactionSummary?
                 let removed: [SignatureCheck.Signature]?
             }
-            try Console.printJSON(Output(envelope: signed.base64, hash: Hex.string(signed.hash),
-                                         network: network.name ?? network.passphrase, signer: signer, alreadySigned: signed.wasAlreadySigned,
-                                         summary: approval.summary.transaction, removed: signed.removed))
+            try Console.printJSON(Output(envelope: approval.signed.base64, hash: Hex.string(approval.signed.hash),
+                                         network: network.name ?? network.passphrase, signer: approval.signer.address,
+                                         alreadySigned: approval.signed.wasAlreadySigned, summary: approval.summary.transaction,
+                                         removed: approval.signed.removed))
         } else {
-            Console.print(signed.base64)
+            Console.print(approval.signed.base64)
         }
     }
 }
@@ -144,9 +140,8 @@ struct ShowTx: ParsableCommand {
     var json = false
 
     func run() throws {
-        let network = try networkOptions.resolve()
-        let envelope = try input.read()
-        let summary = SigningSummary.transaction(envelope, on: network, signingAs: nil, accounts: try accountFiles.read())
+        let (summary, network) = try TransactionShowing(try input.readText(), network: networkOptions.choice,
+                                                        accountFiles: try accountFiles.contents()).summary()
         if json {
             struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
             try Console.printJSON(Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction))

@@ -108,63 +108,44 @@ struct WebAuth: ParsableCommand {
     func run() throws {
         if let account { return challenge ? try signGivenAsContract(account) : try signInAsContract(account) }
         if challenge { return try signGiven() }
-        let service = try WebAuthService.discover(target ?? "")
-        let clientDomain = try self.clientDomain.map { try WebAuthService.clientDomain($0) }
-        // The account is the signing key's (from the vault's header, or from the session that decides which
-        // identity signs); the challenge is fetched for it and checked, then reviewed, before that key opens.
-        let signingKey = try self.signingKey()
-        let token = try runner.signIn(with: signingKey, from: service.challenges(clientDomain: clientDomain),
-                                      clientDomainIdentity: try clientDomainIdentity())
+        // One call: the key that signs in found (a session's, else the vault's), then the service's stellar.toml
+        // read, the challenge fetched for the key's account and checked, reviewed, shown, approved, and sent back.
+        let signedIn = try key.run(SignIn(from: WebAuthService.challenges(at: target ?? "", clientDomain: clientDomain),
+                                          clientDomainIdentity: clientDomainName),
+                                   quiet: quiet, secondIdentity: clientDomainName)
+        let issued = signedIn.answer
         if key.identity.json {
             struct Output: Encodable {
                 let token, account, homeDomain, server: String
                 let claims: [String: JSONTree]
                 let claimsVerified: Bool
             }
-            try Console.printJSON(Output(token: token.jwt, account: signingKey.address, homeDomain: service.homeDomain,
-                                         server: service.serverKey.accountID, claims: token.claims, claimsVerified: false))
+            try Console.printJSON(Output(token: issued.token.jwt, account: signedIn.signer, homeDomain: issued.homeDomain,
+                                         server: issued.serverKey.accountID, claims: issued.token.claims, claimsVerified: false))
         } else {
-            Console.print(token.jwt)
+            Console.print(issued.token.jwt)
         }
     }
 
-    /// The library's conversation on the terminal: the account's PIN as the PIN options say (or `alreadyRead`),
-    /// the client domain's identity's asked as "PIN for NAME", or the next line of standard input with --pin-stdin.
-    func terminal(alreadyRead: PINLine? = nil) -> SigningRunner<TerminalPresenter> {
-        SigningRunner(presenter: key.terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: clientDomainName))
-    }
-
-    var runner: SigningRunner<TerminalPresenter> { terminal() }
-
-    func clientDomainIdentity() throws -> IdentityName? { try clientDomainName.map { try IdentityName($0) } }
-
-    /// The key that signs in: the identity's (a session's or the agent's holding it, else the vault's).
-    func signingKey() throws -> SigningKey {
-        let keystore = try key.identity.keystore.keystore()
-        return try keystore.signInKey(as: try key.identity.identityIfGiven(), keys: key.sources)
-    }
+    /// The client domain and its key, as given with `--challenge` (nothing is fetched).
+    var givenClientDomain: (domain: String, key: String)? { clientDomain.map { ($0, clientDomainKey ?? "") } }
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
     private func signGiven() throws {
-        let network = try networkOptions.resolve()
         let fromStandardInput = target == nil || target == "-"
         let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
         let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Challenge, base64",
                                          limit: TransactionEnvelope.maximumTextSize)
-        let serverKey = try PublicKey(accountID: serverKey ?? "")
-        let clientDomain = try clientDomain.map { WebAuthExpectation.ClientDomain(domain: $0, key: try PublicKey(accountID: clientDomainKey ?? "")) }
-        let signingKey = try self.signingKey()
-        let challenge = GivenWebAuthChallenge(String(decoding: text, as: UTF8.self), serverKey: serverKey, homeDomain: homeDomain ?? "",
-                                              webAuthDomain: webAuthDomain ?? "", network: network, clientDomain: clientDomain,
-                                              now: UInt64(max(0, Date().timeIntervalSince1970)))
-        let signed = Base64.string(try terminal(alreadyRead: pinFirst).signIn(with: signingKey, from: challenge,
-                                                                              clientDomainIdentity: try clientDomainIdentity()))
+        let signedIn = try key.run(SignIn.given(String(decoding: text, as: UTF8.self), serverKey: serverKey ?? "", homeDomain: homeDomain ?? "",
+                                                webAuthDomain: webAuthDomain ?? "", network: networkOptions.choice,
+                                                clientDomain: givenClientDomain, clientDomainIdentity: clientDomainName),
+                                   alreadyRead: pinFirst, quiet: quiet, secondIdentity: clientDomainName)
+        let signed = Base64.string(signedIn.answer)
         if key.identity.json {
             struct Output: Encodable { let transaction, signerAddress: String }
-            try Console.printJSON(Output(transaction: signed, signerAddress: signingKey.address))
+            try Console.printJSON(Output(transaction: signed, signerAddress: signedIn.signer))
         } else {
             Console.print(signed)
         }
     }
 }
-

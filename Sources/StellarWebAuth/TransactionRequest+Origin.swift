@@ -67,3 +67,23 @@ extension WebAddress {
         }
     }
 }
+
+/// Origins looked up over HTTP, each time (`TransactionRequest.verifiedOrigin(timeoutSeconds:allowingThisMachine:)`),
+/// and callbacks that `TransactionRequest.Checked.submit` can send to.
+public struct FetchedOrigins: TransactionRequestOrigins {
+    let timeoutSeconds: Int
+    let allowingThisMachine: Bool
+
+    /// `allowingThisMachine`: an origin that is a port on this machine is fetched too (a requester under test here).
+    public init(timeoutSeconds: Int = 15, allowingThisMachine: Bool = false) {
+        self.timeoutSeconds = timeoutSeconds
+        self.allowingThisMachine = allowingThisMachine
+    }
+
+    /// The callback's address is checked as `submit` would send to it (`callbackAddress()`).
+    public func checked(_ request: TransactionRequest, forCallback: Bool) throws -> TransactionRequest.Checked {
+        let checked = try request.verifiedOrigin(timeoutSeconds: timeoutSeconds, allowingThisMachine: allowingThisMachine)
+        if forCallback { _ = try checked.callbackAddress() }
+        return checked
+    }
+}

@@ -22,6 +22,8 @@ public enum WebAuthClientError: KeystoreError, Equatable {
     /// The stellar.toml's `WEB_AUTH_CONTRACT_ID` is not a `C…` address.
     case badContractID(String)
     case badToken
+    /// A signed challenge was to be sent back before any challenge was fetched (the order is challenge, then answer).
+    case noChallengeFetched
 
     public var message: String {
         switch self {
@@ -44,6 +46,7 @@ public enum WebAuthClientError: KeystoreError, Equatable {
         case .badSigningKey(let key): "The stellar.toml's SIGNING_KEY '\(TerminalText.escaped(key))' is not a G… account."
         case .badContractID(let id): "The stellar.toml's WEB_AUTH_CONTRACT_ID '\(TerminalText.escaped(id))' is not a contract (C…) address."
         case .badToken: "The server's token is not a JWT."
+        case .noChallengeFetched: "No challenge was fetched from this service, so there is nothing to send back; nothing was sent."
         }
     }
 

@@ -11,6 +11,8 @@ It prints its port on the first line of stdout, then serves until its stdin is c
                               a callback)
   /_signed?case=NAME          the request's envelope signed by the golden vault's key, by stellar-sdk
   /_control?callback=N        the callback answers status N from then on (200 by default)
+  /_control?reset=1           back to how it started: the key in stellar.toml, callbacks 200, no POST recorded
+                              (SEP7CLITests shares one server between its tests)
   /callback?id=7 (POST)       records the form: its Content-Type, its fields, and whether `xdr` is the envelope
                               signed by the golden key (hash and signature checked by stellar-sdk)
   /_log                       the POSTs recorded, as JSON
@@ -103,6 +105,9 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, signed(query["case"]).encode())
         elif url.path == "/_control":
             with lock:
+                if "reset" in query:
+                    state.update(toml="ok", callback=200)
+                    posts.clear()
                 if "toml" in query:
                     state["toml"] = query["toml"]
                 if "callback" in query:

@@ -112,6 +112,36 @@ import Testing
         #expect("let review = try key.review(request)".contains(ownConversation))
     }
 
+    /// One request per command: what was typed (text, a network's name, account files, a service's address, an
+    /// account's parts) goes to one library request, which decodes it, resolves its network, reads its accounts,
+    /// builds its account, fetches, and finds the key (`TransactionSigning`, `SignIn`, `AuthorizationEntriesSigning`,
+    /// `TransactionShowing`, …). So the tool calls none of those steps itself. The files that still do are named
+    /// below, each a command not yet folded; a new one, or a folded command taking a step back, fails here.
+    @Test func theToolLeavesEveryDecisionToTheRequest() throws {
+        let step = try Regex(#"TransactionEnvelope\((base64|xdr):|StellarNetwork\(|AccountSigners\.read|TransactionRequest\(uri:|\.verifiedOrigin\(|\.discover\(|WebAuthService\.clientDomain\(|\.signInKey\(|\.signingKey\(|AuthorizationAccount\(|AuthorizationPreimage\(|PublicKey\(accountID:|\.resolve\(\)|accountFiles\.read\(|input\.read\("#)
+        let notYetOneRequest: Set = [
+            "Sources/KeystoreCLI/CombineCommand.swift",   // combine-tx: the copies decoded, the signers parsed, then combined
+            "Sources/KeystoreCLI/ShareTxCommand.swift",   // share-tx: the network, the pubkey and the envelope, then the request
+            "Sources/KeystoreCLI/SeveralRequests.swift",  // those commands' helpers
+        ]
+        var stepping: Set<String> = []
+        for path in Self.sources("KeystoreCLI") {
+            for (number, line) in try Self.text(path).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(step) && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                stepping.insert(path)
+                if !notYetOneRequest.contains(path) {
+                    Issue.record("\(path):\(number + 1) takes a step of a library request itself: \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        // The list is kept short: a file that no longer takes a step leaves it.
+        #expect(stepping == notYetOneRequest, "files that take a step: \(stepping.sorted())")
+        #expect("let network = try networkOptions.resolve()".contains(step))
+        #expect("let envelope = try TransactionEnvelope(base64: text)".contains(step))
+        #expect("return try keystore.signInKey(as: name, keys: key.sources)".contains(step))
+        #expect(!"let signed = try key.run(TransactionSigning(text, network: networkOptions.choice), quiet: quiet)".contains(step))
+    }
+
     /// ARCHITECTURE.md is a five-minute read, and what it names is there: each type it quotes is declared in
     /// Sources, each file it names exists, each target it draws is one of Package.swift's.
     @Test func theArchitecturePageNamesWhatIsThere() throws {

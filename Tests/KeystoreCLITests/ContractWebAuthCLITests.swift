@@ -8,7 +8,7 @@ import TestFixtures
 /// The SEP-45 server of Tests/Interop/sep45-server.py, built from stellar-sdk's own SEP-45 pieces, on 127.0.0.1.
 /// It plays the contract account too: `accountKey` is the key it accepts, as the account convention or as the
 /// smart account signer External(`verifier`, key) under `contextRules`.
-final class SEP45Server: InteropServer {
+final class SEP45Server: InteropServer, @unchecked Sendable {
     init(clientDomainKey: String, accountKey: String, verifier: String, contextRules: String) throws {
         try super.init(script: "sep45-server.py", arguments: ["--client-domain-key", clientDomainKey, "--account-key", accountKey,
                                                               "--verifier", verifier, "--context-rules", contextRules])
@@ -26,11 +26,18 @@ final class SEP45Server: InteropServer {
         let object = try JSONSerialization.jsonObject(with: try get("/_control/contract")) as! [String: String]
         return (object["contract"]!, object["server"]!)
     }
+
+    /// The server both SEP-45 interop suites share the set-up of: the golden identity's key is the contract
+    /// account's, as the account convention or under context rule 0.
+    static func forTheGoldenAccount() throws -> SEP45Server {
+        try SEP45Server(clientDomainKey: ContractWebAuthInteropCLITests.clientDomainKey, accountKey: KeystoreHome.golden.address,
+                        verifier: ContractWebAuthInteropCLITests.fixtures.verifier, contextRules: "0")
+    }
 }
 
 /// `keystore web-auth --account C…` against a SEP-45 server made of stellar-sdk's code: the golden identity's key is
-/// the contract account's signer.
-@Suite(.offThePool, .serialized)
+/// the contract account's signer. One server for the suite.
+@Suite(.offThePool, .serialized, .interopServer { try SEP45Server.forTheGoldenAccount() })
 final class ContractWebAuthInteropCLITests {
     static let fixtures = try! ContractWebAuthChallengeFixtures.load()
     static let account = fixtures.cases[0].clientAccount
@@ -40,8 +47,8 @@ final class ContractWebAuthInteropCLITests {
     let golden = KeystoreHome.golden
 
     init() throws {
-        server = try SEP45Server(clientDomainKey: Self.clientDomainKey, accountKey: KeystoreHome.golden.address,
-                                 verifier: Self.fixtures.verifier, contextRules: "0")
+        server = try InteropServer.ofThisSuite()
+        try server.setMode("valid")  // as a new server is: honest challenges, an empty log
         home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }

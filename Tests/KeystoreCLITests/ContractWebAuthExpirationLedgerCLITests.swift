@@ -6,7 +6,7 @@ import TestFixtures
 /// "stock": build_challenge_authorization_entries on a stand-in RPC at ledger 1000000), which leaves the client's
 /// entries at expiration ledger 0 and signs the server's through 1000180. The server then checks, as the host's
 /// simulation would, that the client's signature is not expired, and logs the ledger it was signed through.
-@Suite(.offThePool, .serialized)
+@Suite(.offThePool, .serialized, .interopServer { try SEP45Server.forTheGoldenAccount() })
 final class ContractWebAuthExpirationLedgerCLITests {
     static let account = ContractWebAuthInteropCLITests.account
     static let serverLedger = 1_000_180
@@ -15,9 +15,8 @@ final class ContractWebAuthExpirationLedgerCLITests {
     let golden = KeystoreHome.golden
 
     init() throws {
-        server = try SEP45Server(clientDomainKey: ContractWebAuthInteropCLITests.clientDomainKey, accountKey: KeystoreHome.golden.address,
-                                 verifier: ContractWebAuthInteropCLITests.fixtures.verifier, contextRules: "0")
-        try server.setMode("stock")
+        server = try InteropServer.ofThisSuite()  // one for the suite
+        try server.setMode("stock")  // which also empties its log
         home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }

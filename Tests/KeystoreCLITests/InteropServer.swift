@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -6,8 +7,12 @@ import FoundationNetworking
 /// A test server of Tests/Interop (SEP-10, SEP-45, SEP-7), made of stellar-sdk's own code and run by
 /// `StellarSDKPython` (made on first use if need be; an error, not a skip, when it cannot be had) on 127.0.0.1. It
 /// prints its port as its first line and ends when its standard input closes; it is waited for, so that no process
-/// outlives the test.
-class InteropServer {
+/// outlives the test or suite that started it.
+///
+/// A serialized suite shares one (`.interopServer { … }`, `InteropServer.ofThisSuite()`), and each test puts it back
+/// as a new one is (its mode, its log): starting Python and importing stellar-sdk costs more than most of these
+/// tests. Unchecked Sendable: the suite's tests, one at a time, are its only users.
+class InteropServer: @unchecked Sendable {
     let process = Process()
     let input = Pipe()
     let port: Int
@@ -32,7 +37,10 @@ class InteropServer {
         self.port = port
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Closes its standard input and waits for it to end; once is enough, more does no harm.
+    func stop() {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
     }
@@ -56,4 +64,33 @@ class InteropServer {
 
     /// The server's JSON log of the requests it answered, at `path`.
     func log(at path: String) throws -> [[String: Any]] { try JSONSerialization.jsonObject(with: try get(path)) as! [[String: Any]] }
+}
+
+extension InteropServer {
+    /// The suite's server, inside a suite that has the `.interopServer` trait.
+    @TaskLocal static var current: InteropServer?
+
+    /// The suite's server, of the kind its trait started, or a failed test that says the trait is missing.
+    static func ofThisSuite<Server: InteropServer>(sourceLocation: SourceLocation = #_sourceLocation) throws -> Server {
+        try #require(current as? Server, "the suite needs the .interopServer trait with a \(Server.self)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Gives a suite one interop server for the time it runs (`InteropServer.current`), started before its first test
+/// and stopped (its standard input closed, the process waited for) after its last.
+struct InteropServerTrait: SuiteTrait, TestScoping {
+    let start: @Sendable () throws -> InteropServer
+
+    var isRecursive: Bool { false }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        let server = try start()
+        defer { server.stop() }
+        try await InteropServer.$current.withValue(server) { try await function() }
+    }
+}
+
+extension Trait where Self == InteropServerTrait {
+    /// One server for the whole suite, made by `start`; the suite must be `.serialized`.
+    static func interopServer(_ start: @escaping @Sendable () throws -> InteropServer) -> Self { InteropServerTrait(start: start) }
 }

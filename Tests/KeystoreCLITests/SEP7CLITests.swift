@@ -4,18 +4,20 @@ import TestFixtures
 
 /// Tests/Interop/sep7-server.py on 127.0.0.1: a SEP-7 requester made of stellar-sdk's code, its stellar.toml, the
 /// requests it signs for its origin (127.0.0.1:PORT), and its callback, which checks what is POSTed.
-final class SEP7Server: InteropServer {
+final class SEP7Server: InteropServer, @unchecked Sendable {
     init() throws { try super.init(script: "sep7-server.py", arguments: []) }
 
     func text(_ path: String) throws -> String { String(decoding: try get(path), as: UTF8.self) }
     func request(_ name: String) throws -> String { try text("/_request?case=\(name)") }
     func signed(_ name: String) throws -> String { try text("/_signed?case=\(name)") }
     func control(_ query: String) throws { _ = try get("/_control?\(query)") }
+    /// As a new server is: its stellar.toml with the key, callbacks answered 200, no POST recorded.
+    func reset() throws { try control("reset=1") }
     func posts() throws -> [[String: Any]] { try log(at: "/_log") }
 }
 
 /// `sign-tx` of SEP-7 requests and `share-tx`, against stellar-sdk 16.1.1's SEP-7 code.
-@Suite(.offThePool, .serialized)
+@Suite(.offThePool, .serialized, .interopServer { try SEP7Server() })
 final class SEP7CLITests {
     let server: SEP7Server
     let home: KeystoreHome
@@ -23,7 +25,8 @@ final class SEP7CLITests {
     static let originKey = "GDVEU3DD4KOFECV66VIHWEZOYX4ZKR3WV27L464SIIPOU2IUI3JCZA57"
 
     init() throws {
-        server = try SEP7Server()
+        server = try InteropServer.ofThisSuite()  // one for the suite
+        try server.reset()
         home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }

@@ -10,7 +10,7 @@ import Glibc
 
 /// The SEP-10 server of Tests/Interop/sep10-server.py, built from stellar-sdk's own code, on 127.0.0.1, run by
 /// `StellarSDKPython` (made on first use if need be; an error, not a skip, when it cannot be had).
-final class SEP10Server: InteropServer {
+final class SEP10Server: InteropServer, @unchecked Sendable {
     init(clientDomainKey: String, tls: (certificate: String, key: String)? = nil) throws {
         try super.init(script: "sep10-server.py", arguments: ["--client-domain-key", clientDomainKey]
                        + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? []))
@@ -22,6 +22,9 @@ final class SEP10Server: InteropServer {
     func log() throws -> [[String: Any]] { try log(at: "/_control/log") }
 
     var posts: Int { get throws { try log().filter { $0["method"] as? String == "POST" }.count } }
+
+    /// The server `WebAuthInteropCLITests` shares: its client domain's key is `clientDomainKey`.
+    static func forTheInteropSuite() throws -> SEP10Server { try SEP10Server(clientDomainKey: WebAuthInteropCLITests.clientDomainKey) }
 }
 
 /// The claims of a JWT, read without checking its signature (a test reads what the server wrote).
@@ -33,8 +36,8 @@ func jwtClaims(_ token: String) throws -> [String: Any] {
     return try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: payload))) as! [String: Any]
 }
 
-/// `keystore web-auth` against a real SEP-10 server made of stellar-sdk's code.
-@Suite(.offThePool, .serialized)
+/// `keystore web-auth` against a real SEP-10 server made of stellar-sdk's code, one for the suite.
+@Suite(.offThePool, .serialized, .interopServer { try SEP10Server.forTheInteropSuite() })
 final class WebAuthInteropCLITests {
     static let fixtures = try! WebAuthChallengeFixtures.load()
     let server: SEP10Server
@@ -44,7 +47,8 @@ final class WebAuthInteropCLITests {
     static let clientDomainKey = "GCFIOX77D2ZYIUKXPLGVV7XEAVCWK2G5PSE6BEEGHICVPPD26SPRPPVB"
 
     init() throws {
-        server = try SEP10Server(clientDomainKey: Self.clientDomainKey)
+        server = try InteropServer.ofThisSuite()
+        try server.setMode("valid")  // as a new server is: honest challenges, an empty log
         home = try KeystoreHome(inProcess: true)
         try home.addGolden()
     }

@@ -61,12 +61,6 @@ public struct SigningRunner<Presenter: SigningPresenter> {
         }
         return try review.approve(consent: consent) { name in try presenter.pin(for: name, source: source) }
     }
-
-    /// The same, with the key that signs for `identity` found first (`Keystore.signingKey(as:keys:)`).
-    public func run<Signed>(_ request: SigningRequest<Signed>, as identity: IdentityName?, in keystore: Keystore,
-                            keys: KeySources) throws -> Approval<Signed> {
-        try run(request, with: try keystore.signingKey(as: identity, keys: keys))
-    }
 }
 
 /// When a request's summary is shown.
