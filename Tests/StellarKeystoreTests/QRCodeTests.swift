@@ -28,7 +28,7 @@ import TestFixtures
     @Test(arguments: file.choices) func choosesTheMaskOfLowestPenalty(_ expected: Choice) throws {
         let penalties = try (0...7).map { mask in
             let code = try QRCode(text: expected.text, forcingMask: mask)
-            return Matrix.penalty(of: (0..<code.size).map { y in (0..<code.size).map { code.isDark(x: $0, y: y) } })
+            return QRCode.Matrix.penalty(of: (0..<code.size).map { y in (0..<code.size).map { code.isDark(x: $0, y: y) } })
         }
         #expect(penalties == expected.penalties, "\(expected.text)")
         #expect(try QRCode(text: expected.text).mask == expected.mask, "\(expected.text)")
