@@ -79,6 +79,10 @@ struct BackupCommand: ParsableCommand {
                 """)
             _ = secret.withUnsafeBytes { Console.write($0, to: Console.current.output) }
             Console.write(Array("\n".utf8), to: Console.current.output)
+            // The QR code only where a person can scan it.
+            if let lines = made.recoveryKeyQRCode, isatty(Console.current.output) != 0 {
+                Console.write(Array(("\n" + lines.joined(separator: "\n") + "\n").utf8), to: Console.current.output)
+            }
         }
     }
 }

@@ -32,8 +32,12 @@ public struct BackupMade: Sendable {
     }
     public let path: String
     public let items: [Item]
-    /// The new recovery key (`BackupProtection.newRecoveryKey`), `AGE-SECRET-KEY-1…`, to show once.
+    /// The new recovery key (`BackupProtection.newRecoveryKey`), `AGE-SECRET-KEY-1…` in groups of four, to show once.
     public let recoveryKey: SecureBytes?
+    /// The same key as a QR code (version 4, level M) for a terminal: lines of half blocks, light modules lit, so
+    /// that a light-on-dark terminal shows it dark on light as scanners expect. It reads as the key without its
+    /// spaces, an age identity file's line. Drawn as text, it is in ordinary memory for as long as it is shown.
+    public let recoveryKeyQRCode: [String]?
     /// The new passphrase (`BackupProtection.newPassphrase`), to show once.
     public let passphrase: SecureBytes?
 }
@@ -77,12 +81,13 @@ extension Keystore {
     public func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
                        replacing: Bool = false, pin: (IdentityName) throws -> PIN) throws -> BackupMade {
         let recipients: [any AgeRecipient]
-        var recoveryKey: SecureBytes?, passphrase: SecureBytes?
+        var recoveryKey: SecureBytes?, passphrase: SecureBytes?, qrCode: [String]?
         switch protection {
         case .newRecoveryKey:
             let identity = AgeX25519Identity.generate()
             recipients = [identity.recipient]
             recoveryKey = identity.grouped
+            qrCode = try? identity.encoded.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
         case .recipients(let given):
             guard !given.isEmpty else { throw BackupError.badRecipient("") }
             recipients = try given.map { text in
@@ -121,7 +126,7 @@ extension Keystore {
                 BackupMade.Item(name: entry.name, key: entry.key, notInBackup: nil)
             }
         }
-        return BackupMade(path: path, items: items, recoveryKey: recoveryKey, passphrase: passphrase)
+        return BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
     }
 
     /// What the backup in `file` asks to be opened with: a passphrase, or a key (a recovery key or an identity file).

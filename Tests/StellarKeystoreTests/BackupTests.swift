@@ -49,6 +49,9 @@ import TestFixtures
         let key = try #require(made.recoveryKey)
         // Shown in groups of four after its prefix: 16 + 58 characters and 15 spaces.
         #expect(text(key).hasPrefix("AGE-SECRET-KEY-1 ") && key.count == 89 && text(key).split(separator: " ").dropFirst().dropLast().allSatisfy { $0.count == 4 })
+        // Its QR code reads as the key without its spaces, as an age identity file holds it.
+        let unspaced = text(key).replacingOccurrences(of: " ", with: "")
+        #expect(made.recoveryKeyQRCode == (try QRCode(text: unspaced).terminalLines()) && made.recoveryKeyQRCode?.count == 21)
         var status = stat()
         #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
         // The file is age's, and the seed in it is nowhere in the clear.
