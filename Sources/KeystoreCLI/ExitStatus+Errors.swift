@@ -153,7 +153,7 @@ extension TPMError: CommandLineError {
         switch self {
         case .wrongPIN, .wrongLockoutCode: .incorrectPIN
         case .lockedOut, .lockoutHierarchyLocked: .throttled
-        case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
+        case .boundElsewhere, .malformedObject, .damagedObject, .wrappedElsewhere: .vaultDamaged
         case .malformedLockoutCode: .invalidInput
         case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .lockoutChangeInterrupted, .notSupported, .softwareMissing, .outOfObjectMemory: .system
         }

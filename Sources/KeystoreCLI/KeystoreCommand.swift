@@ -71,7 +71,7 @@ struct KeystoreCommand: ParsableCommand {
         (["verify"], Verify.self), (["recover"], Recover.self),
         (["derive"], Derive.self), (["backup"], BackupCommand.self), (["restore"], Restore.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
         (["bench-kdf"], BenchKDF.self), (["bind"], Bind.self), (["unbind"], Unbind.self), (["tpm-status"], TPMStatus.self),
-        (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["strkey"], StrKeyCommand.self),
+        (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["tpm-move"], TPMMove.self), (["strkey"], StrKeyCommand.self),
     ]
 
     /// The subcommand a name selects.
