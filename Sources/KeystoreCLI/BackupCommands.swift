@@ -124,12 +124,15 @@ struct Restore: ParsableCommand {
     @Flag(help: "Bind the restored vaults to this machine's TPM 2.0.")
     var tpm = false
 
+    @OptionGroup var openLockout: OpenLockoutOption
+
     func validate() throws {
         if identity != nil && secretFd != nil { throw ValidationError("Use --identity or --secret-fd, not both.") }
+        try openLockout.validate(binding: tpm)
     }
 
     func run() throws {
-        let keystore = try keystore.keystore()
+        let keystore = try keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let bytes = try Console.readInput(nil, file: file, prompt: "", limit: Keystore.largestBackupFile)
         let secret = try readSecret(asksForPassphrase: try Keystore.asksForPassphrase(bytes))
         let plan = try keystore.planRestore(bytes, with: secret, names: try names.isEmpty ? nil : names.map(IdentityName.init),

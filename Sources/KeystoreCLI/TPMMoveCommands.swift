@@ -45,10 +45,11 @@ struct TPMMove: ParsableCommand {
         @OptionGroup var pin: PINOptions
         @Argument(help: ArgumentHelp("The move file.", valueName: "path")) var file: String
         @Option(help: ArgumentHelp("The identity's name here.", valueName: "name")) var name: String
+        @OptionGroup var openLockout: OpenLockoutOption
 
         func run() throws {
             let bytes = try Console.readInput(nil, file: file, prompt: "", limit: 16 * 1024)
-            let made = try keystore.keystore().importTPMMove(bytes, as: IdentityName(name)) { try pin.readNew() }
+            let made = try keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout).importTPMMove(bytes, as: IdentityName(name)) { try pin.readNew() }
             Console.print("\(made.name.rawValue)\t\(made.key)")
             Console.note("bound to this machine's TPM under the new PIN, and checked by a probe signature")
         }
