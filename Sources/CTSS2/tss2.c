@@ -47,12 +47,19 @@ static void load(void) {
     LOOK_UP(esys, Esys_GetCapability);
     LOOK_UP(esys, Esys_HierarchyChangeAuth);
     LOOK_UP(esys, Esys_DictionaryAttackLockReset);
+    LOOK_UP(esys, Esys_ReadPublic);
+    LOOK_UP(esys, Esys_LoadExternal);
+    LOOK_UP(esys, Esys_PolicyCommandCode);
+    LOOK_UP(esys, Esys_Duplicate);
+    LOOK_UP(esys, Esys_Import);
     LOOK_UP(tctildr, Tss2_TctiLdr_Initialize);
     LOOK_UP(tctildr, Tss2_TctiLdr_Finalize);
     LOOK_UP(mu, Tss2_MU_TPM2B_PUBLIC_Marshal);
     LOOK_UP(mu, Tss2_MU_TPM2B_PUBLIC_Unmarshal);
     LOOK_UP(mu, Tss2_MU_TPM2B_PRIVATE_Marshal);
     LOOK_UP(mu, Tss2_MU_TPM2B_PRIVATE_Unmarshal);
+    LOOK_UP(mu, Tss2_MU_TPM2B_ENCRYPTED_SECRET_Marshal);
+    LOOK_UP(mu, Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal);
     LOOK_UP(rc, Tss2_RC_Decode);
     if (!error[0]) loaded = &functions;
 }

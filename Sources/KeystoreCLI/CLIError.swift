@@ -21,6 +21,7 @@ enum CLIError: CommandLineError {
     case conflictingOptions(String)
     case seedToNonTerminal
     case phraseToNonTerminal
+    case backupKeyToNonTerminal
     case codeToNonTerminal
     case codeNotDelivered(reason: String)
     case inputTooLarge(source: String, limit: Int)
@@ -52,6 +53,8 @@ enum CLIError: CommandLineError {
             "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
         case .phraseToNonTerminal:
             "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
+        case .backupKeyToNonTerminal:
+            "Refusing to print a backup's new recovery key or passphrase to a pipe or file; run in a terminal, add --print-key, or give --recipient. Nothing was written."
         case .codeToNonTerminal:
             "Refusing to print the TPM's lockout code to a pipe or file; run in a terminal, or add --print-code. Nothing was changed."
         case .codeNotDelivered(let reason):
@@ -65,7 +68,7 @@ enum CLIError: CommandLineError {
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .codeToNonTerminal: .refused
+        case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .backupKeyToNonTerminal, .codeToNonTerminal: .refused
         case .codeNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
         case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret: .invalidInput

@@ -21,6 +21,26 @@ extension KeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInpu
 extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
+/// A backup that the secret given does not open is a wrong secret, as a wrong PIN is; one that is damaged or not
+/// a backup is bad input.
+extension AgeError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .noMatchingIdentity, .wrongPassphrase, .invalidIdentity: .incorrectPIN
+        default: .invalidInput
+        }
+    }
+}
+extension BackupError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .noSuchIdentity: .vaultNotFound
+        case .differentKeyHere, .outputExists: .vaultExists
+        case .probeFailed: .system
+        default: .invalidInput
+        }
+    }
+}
 extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension SmartAccountError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension P256Error: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
@@ -133,7 +153,7 @@ extension TPMError: CommandLineError {
         switch self {
         case .wrongPIN, .wrongLockoutCode: .incorrectPIN
         case .lockedOut, .lockoutHierarchyLocked: .throttled
-        case .boundElsewhere, .malformedObject, .damagedObject: .vaultDamaged
+        case .boundElsewhere, .malformedObject, .damagedObject, .wrappedElsewhere: .vaultDamaged
         case .malformedLockoutCode: .invalidInput
         case .unavailable, .failed, .lockoutOpen, .lockoutCodeLost, .lockoutChangeInterrupted, .notSupported, .softwareMissing, .outOfObjectMemory: .system
         }

@@ -69,9 +69,9 @@ struct KeystoreCommand: ParsableCommand {
         (["sign-tx"], SignTx.self), (["sign-auth"], SignAuth.self), (["show-tx"], ShowTx.self),
         (["combine-tx"], CombineTx.self), (["share-tx"], ShareTx.self), (["web-auth"], WebAuth.self),
         (["verify"], Verify.self), (["recover"], Recover.self),
-        (["derive"], Derive.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
+        (["derive"], Derive.self), (["backup"], BackupCommand.self), (["restore"], Restore.self), (["upgrade"], Upgrade.self), (["import-stellar-cli"], ImportStellarCLI.self),
         (["bench-kdf"], BenchKDF.self), (["bind"], Bind.self), (["unbind"], Unbind.self), (["tpm-status"], TPMStatus.self),
-        (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["strkey"], StrKeyCommand.self),
+        (["tpm-protect"], TPMProtect.self), (["tpm-reset-lockout"], TPMResetLockout.self), (["tpm-move"], TPMMove.self), (["strkey"], StrKeyCommand.self),
     ]
 
     /// The subcommand a name selects.

@@ -33,6 +33,8 @@ struct IdentityReport: Encodable {
     var keySource: String?
     /// `list`, `signup --tpm --p256`: a P-256 key's 65-byte public key, in hex.
     var p256PublicKey: String?
+    /// `list`: whether a backup (`keystore backup`) made since the key last changed holds it.
+    var inBackup: Bool? = nil
 }
 
 struct BackupReport: Encodable {
@@ -392,13 +394,15 @@ struct List: ParsableCommand {
 
     func run() throws {
         let store = try keystore.keystore()
-        let reports = try store.identities().map { identity in
+        let identities = try store.identities()
+        let reports = identities.map { identity in
             IdentityReport(name: identity.name.rawValue, address: identity.address, error: identity.problem,
                            backups: identity.backups.isEmpty ? nil : identity.backups.map {
                                BackupReport(file: $0.fileName, address: $0.address, error: $0.problem)
                            }, tpm: identity.address == nil ? nil : identity.isTPMBound,
                            keySource: identity.p256PublicKey != nil ? "tpm-p256" : identity.address == nil ? nil : identity.token != nil ? "pkcs11" : "vault",
-                           p256PublicKey: identity.p256PublicKey.map { Hex.string($0.point) })
+                           p256PublicKey: identity.p256PublicKey.map { Hex.string($0.point) },
+                           inBackup: identity.problem == nil ? identity.isInBackup : nil)
         }
         if keystore.json {
             struct Listing: Encodable { let directory: String; let identities: [IdentityReport] }
@@ -416,6 +420,10 @@ struct List: ParsableCommand {
             for backup in report.backups ?? [] {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }
+        }
+        let unsaved = reports.filter { $0.inBackup == false }.map(\.name)
+        if !unsaved.isEmpty {
+            Console.note("in no backup made since its key last changed: \(unsaved.joined(separator: ", ")) (keystore backup)")
         }
     }
 }

@@ -60,6 +60,9 @@ public struct Keystore: Sendable {
         public let p256PublicKey: P256PublicKey?
         /// Old vaults kept when the identity was replaced: each an old key under an old PIN.
         public let backups: [Backup]
+        /// Whether a backup (`backUp`) made since its key last changed holds it (for a key that never leaves its
+        /// hardware, its public part and what to do instead), as the backup record beside the vaults says.
+        public let isInBackup: Bool
 
         public struct Backup: Sendable {
             public let fileName: String
@@ -73,14 +76,17 @@ public struct Keystore: Sendable {
         warnAboutPermissions(nil)
         let backups = try vaults.backups.list()
         let names = Set(try vaults.names()).union(backups.map(\.name)).sorted()
+        let record = BackupRecord.read(in: vaults)
         return names.map { name in
             var address: String?
             var problem: String?
             var isTPMBound = false
             var token: PKCS11KeyReference?
             var p256PublicKey: P256PublicKey?
+            var isInBackup = false
             do {
                 let key = try vaults.key(named: name)
+                isInBackup = BackupRecord.isBackedUp(name, key: key.key, in: record)
                 switch key.key {
                 case .ed25519(let publicKey): address = publicKey.accountID
                 case .p256(let publicKey): p256PublicKey = publicKey
@@ -99,7 +105,8 @@ public struct Keystore: Sendable {
                     return Entry.Backup(fileName: backup.fileName, address: nil, problem: Self.message(of: error))
                 }
             }
-            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, token: token, p256PublicKey: p256PublicKey, backups: own)
+            return Entry(name: name, address: address, problem: problem, isTPMBound: isTPMBound, token: token, p256PublicKey: p256PublicKey, backups: own,
+                         isInBackup: isInBackup)
         }
     }
 

@@ -622,3 +622,157 @@ extension LockoutCode {
         return auth
     }
 }
+
+// MARK: Moving a secret to another TPM
+
+extension TPM: TPMMoving {
+    /// This TPM's storage key (the primary a vault binds under), as a marshalled TPM2B_PUBLIC: what another
+    /// machine wraps a secret to with `wrap(_:toStorageKey:)`. Public; it names this TPM's owner seed.
+    package func storageKeyPublicArea() throws -> [UInt8] {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            let (primary, _, _) = try connection.primaryAndSession(expecting: nil)
+            var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+            defer { tss.Esys_Free(outPublic) }
+            try connection.check("read its storage key", tss.Esys_ReadPublic(
+                connection.context, primary, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &outPublic, nil, nil))
+            guard let outPublic else { throw TPMError.failed(operation: "read its storage key", detail: "no public area returned") }
+            return try connection.marshal(outPublic.pointee, tss.Tss2_MU_TPM2B_PUBLIC_Marshal)
+        }
+    }
+
+    /// Seals `secret` in this TPM as a duplicable data object and duplicates it to another TPM's storage key
+    /// (`target`, from its `storageKeyPublicArea()`), with the TPM's own ECDH, KDFe, AES-CFB and HMAC: the
+    /// secret leaves this TPM only inside the outer wrapper, never in the clear. The object may only be
+    /// duplicated (its policy is PolicyCommandCode(TPM2_Duplicate)) and has an empty authorisation value: it lives
+    /// for the moment it takes to be imported and unsealed on the target, whose new PIN then binds it anew.
+    package func wrap(_ secret: SecureBytes, toStorageKey target: [UInt8]) throws -> TPMWrappedObject {
+        precondition(secret.count <= 128)
+        return try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            var targetPublic = TPM2B_PUBLIC()
+            guard tss.unmarshal(target, into: &targetPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+                  Self.isStorageKey(targetPublic.publicArea)
+            else { throw TPMError.failed(operation: "wrap to that storage key", detail: "it is not a P-256 storage key as keystore's primary template makes") }
+            let (primary, _, session) = try connection.primaryAndSession(expecting: nil)
+            var sensitive = TPM2B_SENSITIVE_CREATE()
+            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
+            secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
+            sensitive.sensitive.data.size = UInt16(secret.count)
+            var template = TPM2B_PUBLIC()
+            template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
+            template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+            // Neither fixedTPM nor fixedParent (so it can be duplicated), nor encryptedDuplication (so no inner
+            // wrapper, whose key would have to travel too): the outer wrapper to the target's key is the protection.
+            template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_USERWITHAUTH
+            template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+            Self.duplicationPolicy.withUnsafeBytes { copy($0, into: &template.publicArea.authPolicy.buffer) }
+            template.publicArea.authPolicy.size = UInt16(Self.duplicationPolicy.count)
+            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the object to move")
+            var inPublic = TPM2B_PUBLIC()
+            var inPrivate = TPM2B_PRIVATE()
+            guard tss.unmarshal(created.publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+                  tss.unmarshal(created.privateArea, into: &inPrivate, tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal)
+            else { throw TPMError.malformedObject }
+            var object = KEYSTORE_ESYS_TR_NONE
+            try connection.check("load the object to move", tss.Esys_Load(
+                connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &inPrivate, &inPublic, &object))
+            connection.transient.append(object)
+            var parent = KEYSTORE_ESYS_TR_NONE
+            try connection.check("load the target's storage key", tss.Esys_LoadExternal(
+                connection.context, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                nil, &targetPublic, KEYSTORE_ESYS_TR_RH_NULL, &parent))
+            connection.transient.append(parent)
+            var noSymmetric = TPMT_SYM_DEF()
+            noSymmetric.algorithm = KEYSTORE_TPM2_ALG_NULL
+            var policy = KEYSTORE_ESYS_TR_NONE
+            try connection.check("start a policy session", tss.Esys_StartAuthSession(
+                connection.context, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                KEYSTORE_ESYS_TR_NONE, nil, KEYSTORE_TPM2_SE_POLICY, &noSymmetric, KEYSTORE_TPM2_ALG_SHA256, &policy))
+            connection.transient.append(policy)
+            try connection.check("allow the duplication", tss.Esys_PolicyCommandCode(
+                connection.context, policy, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, KEYSTORE_TPM2_CC_DUPLICATE))
+            var encryptionKeyIn = TPM2B_DATA()
+            var noInnerWrapper = TPMT_SYM_DEF_OBJECT()
+            noInnerWrapper.algorithm = KEYSTORE_TPM2_ALG_NULL
+            var encryptionKeyOut: UnsafeMutablePointer<TPM2B_DATA>?
+            var duplicate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+            var seed: UnsafeMutablePointer<TPM2B_ENCRYPTED_SECRET>?
+            defer { tss.Esys_Free(encryptionKeyOut); tss.Esys_Free(duplicate); tss.Esys_Free(seed) }
+            try connection.check("wrap the object to the target's storage key", tss.Esys_Duplicate(
+                connection.context, object, parent, policy, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                &encryptionKeyIn, &noInnerWrapper, &encryptionKeyOut, &duplicate, &seed))
+            guard let duplicate, let seed, seed.pointee.size > 0 else {
+                throw TPMError.failed(operation: "wrap the object to the target's storage key", detail: "no wrapped object returned")
+            }
+            return TPMWrappedObject(publicArea: created.publicArea,
+                                    duplicate: try connection.marshal(duplicate.pointee, tss.Tss2_MU_TPM2B_PRIVATE_Marshal),
+                                    encryptedSeed: try connection.marshal(seed.pointee, tss.Tss2_MU_TPM2B_ENCRYPTED_SECRET_Marshal))
+        }
+    }
+
+    /// Imports an object `wrap(_:toStorageKey:)` made for this TPM's storage key, loads it and unseals its secret,
+    /// in a salted session with response encryption. Another TPM's object, or a changed byte, fails TPM2_Import's
+    /// integrity check: `TPMError.wrappedElsewhere`.
+    package func unwrap(_ wrapped: TPMWrappedObject) throws -> SecureBytes {
+        try Connection.open(tcti) { connection in
+            let tss = connection.tss
+            var objectPublic = TPM2B_PUBLIC()
+            var duplicate = TPM2B_PRIVATE()
+            var seed = TPM2B_ENCRYPTED_SECRET()
+            guard tss.unmarshal(wrapped.publicArea, into: &objectPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),
+                  tss.unmarshal(wrapped.duplicate, into: &duplicate, tss.Tss2_MU_TPM2B_PRIVATE_Unmarshal),
+                  tss.unmarshal(wrapped.encryptedSeed, into: &seed, tss.Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal),
+                  objectPublic.publicArea.type == KEYSTORE_TPM2_ALG_KEYEDHASH
+            else { throw TPMError.wrappedElsewhere(detail: "it is not a wrapped data object") }
+            let (primary, _, session) = try connection.primaryAndSession(expecting: nil)
+            var encryptionKey = TPM2B_DATA()
+            var noInnerWrapper = TPMT_SYM_DEF_OBJECT()
+            noInnerWrapper.algorithm = KEYSTORE_TPM2_ALG_NULL
+            var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+            defer { tss.Esys_Free(outPrivate) }
+            let imported = tss.Esys_Import(connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE,
+                                           &encryptionKey, &objectPublic, &duplicate, &seed, &noInnerWrapper, &outPrivate)
+            switch ResponseCode(imported) {
+            case .success: break
+            case .integrity, .otherFromTPM: throw TPMError.wrappedElsewhere(detail: connection.decode(imported))
+            default: throw connection.failure("import the moved key", imported)
+            }
+            guard let outPrivate else { throw TPMError.failed(operation: "import the moved key", detail: "no object returned") }
+            var handle = KEYSTORE_ESYS_TR_NONE
+            try connection.check("load the moved key", tss.Esys_Load(
+                connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, outPrivate, &objectPublic, &handle))
+            connection.transient.append(handle)
+            var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
+            defer {
+                if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
+                tss.Esys_Free(data)
+            }
+            try connection.check("unseal the moved key", tss.Esys_Unseal(
+                connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data))
+            guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
+                throw TPMError.failed(operation: "unseal the moved key", detail: "no data returned")
+            }
+            return withUnsafeBytes(of: &data.pointee.buffer) { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<Int(data.pointee.size)])) }
+        }
+    }
+
+    /// PolicyCommandCode(TPM2_CC_Duplicate) from an empty policy: SHA-256(0³² ‖ TPM_CC_PolicyCommandCode (0x16C) ‖
+    /// TPM_CC_Duplicate (0x14B)), TPM 2.0 Part 3 23.11. A constant, so no trial session is needed to make it.
+    private static let duplicationPolicy: [UInt8] = [
+        0xbe, 0xf5, 0x6b, 0x8c, 0x1c, 0xc8, 0x4e, 0x11, 0xed, 0xd7, 0x17, 0x52, 0x8d, 0x2c, 0xd9, 0x93,
+        0x56, 0xbd, 0x2b, 0xbf, 0x8f, 0x01, 0x52, 0x09, 0xc3, 0xf8, 0x4a, 0xee, 0xab, 0xa8, 0xe8, 0xa2,
+    ]
+
+    /// A storage key as keystore's primary template makes one: a restricted P-256 decryption key with
+    /// AES-128-CFB for its children (the unique point aside, which is the target TPM's own).
+    private static func isStorageKey(_ area: TPMT_PUBLIC) -> Bool {
+        let required = KEYSTORE_TPMA_OBJECT_RESTRICTED | KEYSTORE_TPMA_OBJECT_DECRYPT
+        return area.type == KEYSTORE_TPM2_ALG_ECC && area.nameAlg == KEYSTORE_TPM2_ALG_SHA256
+            && area.objectAttributes & required == required && area.objectAttributes & KEYSTORE_TPMA_OBJECT_SIGN_ENCRYPT == 0
+            && area.parameters.eccDetail.curveID == KEYSTORE_TPM2_ECC_NIST_P256
+            && area.parameters.eccDetail.symmetric.algorithm == KEYSTORE_TPM2_ALG_AES
+            && area.parameters.eccDetail.symmetric.keyBits.aes == 128
+            && area.parameters.eccDetail.symmetric.mode.aes == KEYSTORE_TPM2_ALG_CFB
+    }
+}

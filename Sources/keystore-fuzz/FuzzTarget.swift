@@ -43,6 +43,9 @@ enum FuzzTarget: String, CaseIterable {
     /// `TransactionRequest(uri:)`: a SEP-7 request, which `sign-tx` reads from anyone; then its signature payload,
     /// its origin check, its summary, and the request made again from its fields.
     case sep7
+    /// `BackupBundle(plaintext:)`: a backup's plaintext, which `restore` reads out of any file it is given; and the
+    /// same bytes as an age file (`AgeFile.decrypt`) opened with a fixed identity (`backupIdentity`).
+    case backup
 
     /// The PIN that the seed vaults are sealed under, so the fuzzer reaches the code after decryption.
     static let seedPIN = "270419"
@@ -64,6 +67,7 @@ enum FuzzTarget: String, CaseIterable {
         case .smartaccount: Self.smartAccount(Array(data))
         case .agent: Self.agentRequests(Array(data))
         case .sep7: Self.transactionRequest(Array(data))
+        case .backup: Self.backup(Array(data))
         }
     }
 
@@ -437,6 +441,34 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// Errors are keystore's own, with the one-line message the CLI prints.
+    /// The age identity the backup seeds are encrypted to, so that the fuzzer reaches the payload behind the header.
+    static let backupIdentity = AgeX25519Identity(secretKey: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 9) })
+
+    private static func backup(_ bytes: [UInt8]) {
+        var copy = bytes
+        do {
+            let bundle = try BackupBundle(plaintext: SecureBytes(consuming: &copy))
+            // A bundle that parses writes back to one that parses to the same bytes again.
+            let encoded = bundle.encoded()
+            let again = try? BackupBundle(plaintext: encoded)
+            check(again?.encoded().isEqual(to: encoded) == true, "a parsed bundle does not survive being written and read back")
+            for entry in bundle.entries {
+                guard case .seed(let seed) = entry.content else { continue }
+                check((try? KeyPair(secretSeed: seed.secretSeed))?.publicKey == seed.keyPair.publicKey, "a seed read as another key")
+            }
+        } catch {
+            expectKeystoreError(error)
+        }
+        do {
+            let plaintext = try AgeFile.decrypt(bytes, with: [backupIdentity])
+            // What opens was sealed to the identity: sealed again, it opens to the same plaintext.
+            let resealed = try AgeFile.encrypt(plaintext, to: [backupIdentity.recipient])
+            check((try? AgeFile.decrypt(resealed, with: [backupIdentity]))?.isEqual(to: plaintext) == true, "a plaintext that does not survive being sealed again")
+        } catch {
+            expectKeystoreError(error)
+        }
+    }
+
     private static func expectKeystoreError(_ error: Error) {
         guard let error = error as? KeystoreError else { fail("an error that is not a KeystoreError: \(error)") }
         check(!error.message.isEmpty && !error.message.contains("\n"), "a message that is not one line: \(error.message)")

@@ -106,6 +106,25 @@ enum SeedCorpus {
         let sep7 = try JSONDecoder().decode(SEP7Requests.self, from: Data(try KeystoreFuzz.contents(of: "\(fixtures)/sep7.json")))
         for entry in sep7.cases { try save(.sep7, "stellar-sdk-\(entry.name)", Array(entry.uri.utf8)) }
 
+        // A backup's bundle (a seed, a phrase-made one, a key kept in a token), as plaintext and as an age file to
+        // the fuzzer's identity.
+        let seed = try KeyPair(secretSeed: "SCOWDMM5576VUYF2QRFPJEXMFTCEISOFNF5TE2IZOA52YAY4VZ7WBQNO")
+        var phraseText = Array("illness spike retreat truth genius clock brain pass fit cave bargain toe".utf8)
+        let phraseRoot = AccountRoot(bip39Seed: try Mnemonic(SecureBytes(consuming: &phraseText)).seed())
+        let fromPhrase = try phraseRoot.keyPair(account: 2)
+        let bundle = BackupBundle(created: "2026-11-28T00:00:00Z", entries: [
+            .init(name: IdentityName("golden"), content: .seed(.init(secretSeed: seed.secretSeedStrKey(), keyPair: seed, phrase: nil,
+                                                                       kdf: KDFParameters.Level.interactive.parameters, isKDFChosen: true, wasTPMBound: true))),
+            .init(name: IdentityName("phrase"), content: .seed(.init(secretSeed: fromPhrase.secretSeedStrKey(), keyPair: fromPhrase,
+                                                                       phrase: (phraseRoot, 2), kdf: KDFParameters.Level.moderate.parameters,
+                                                                       isKDFChosen: false, wasTPMBound: false))),
+            .init(name: IdentityName("hsm"), content: .keptElsewhere(key: .ed25519(seed.publicKey), place: "pkcs11", note: "Kept in the token.")),
+        ])
+        try save(.backup, "bundle", bundle.encoded().withUnsafeBytes { Array($0) })
+        try save(.backup, "age-binary", try AgeFile.encrypt(bundle.encoded(), to: [FuzzTarget.backupIdentity.recipient]))
+        try save(.backup, "age-armored", try AgeFile.encrypt(bundle.encoded(), to: [FuzzTarget.backupIdentity.recipient], armored: true))
+        try save(.backup, "age-passphrase", try AgeFile.encrypt(bundle.encoded(), to: [AgePassphrase(SecureBytes.random(count: 16), workFactor: 2)]))
+
 
         // Every fifth envelope stellar-sdk made (all kinds and operation types are among them), as raw XDR.
         struct Envelopes: Decodable {

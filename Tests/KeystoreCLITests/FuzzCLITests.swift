@@ -6,7 +6,7 @@ import TestFixtures
 /// nothing new.
 @Suite struct FuzzCLITests {
     static let repository = KeystoreHome.fixtures.deletingLastPathComponent()
-    static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent", "sep7"]
+    static let targets = ["strkey", "vault", "batch", "session", "mnemonic", "throttle", "stellarcli", "tx", "auth", "toml", "smartaccount", "agent", "sep7", "backup"]
 
     /// The committed seeds and every input that once failed, through the same checks the fuzzer makes.
     @Test(.offThePool, arguments: targets)

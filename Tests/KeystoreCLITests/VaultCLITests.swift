@@ -137,8 +137,9 @@ final class KeystoreHome {
         let list = try home.run(["list", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(list.stdoutBytes)) as? [String: Any]
         let identities = try #require(object?["identities"] as? [[String: Any]])
-        #expect(identities.count == 1 && identities[0].count == 4)
+        #expect(identities.count == 1 && identities[0].count == 5)
         #expect(identities[0]["keySource"] as? String == "vault")
+        #expect(identities[0]["inBackup"] as? Bool == false)
         #expect(identities[0]["name"] as? String == KeystoreHome.golden.name)
         #expect(identities[0]["address"] as? String == KeystoreHome.golden.address)
         #expect(identities[0]["tpm"] as? Bool == false)

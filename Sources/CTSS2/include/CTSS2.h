@@ -29,12 +29,19 @@ typedef struct {
     __typeof__(Esys_GetCapability) *Esys_GetCapability;
     __typeof__(Esys_HierarchyChangeAuth) *Esys_HierarchyChangeAuth;
     __typeof__(Esys_DictionaryAttackLockReset) *Esys_DictionaryAttackLockReset;
+    __typeof__(Esys_ReadPublic) *Esys_ReadPublic;
+    __typeof__(Esys_LoadExternal) *Esys_LoadExternal;
+    __typeof__(Esys_PolicyCommandCode) *Esys_PolicyCommandCode;
+    __typeof__(Esys_Duplicate) *Esys_Duplicate;
+    __typeof__(Esys_Import) *Esys_Import;
     __typeof__(Tss2_TctiLdr_Initialize) *Tss2_TctiLdr_Initialize;
     __typeof__(Tss2_TctiLdr_Finalize) *Tss2_TctiLdr_Finalize;
     __typeof__(Tss2_MU_TPM2B_PUBLIC_Marshal) *Tss2_MU_TPM2B_PUBLIC_Marshal;
     __typeof__(Tss2_MU_TPM2B_PUBLIC_Unmarshal) *Tss2_MU_TPM2B_PUBLIC_Unmarshal;
     __typeof__(Tss2_MU_TPM2B_PRIVATE_Marshal) *Tss2_MU_TPM2B_PRIVATE_Marshal;
     __typeof__(Tss2_MU_TPM2B_PRIVATE_Unmarshal) *Tss2_MU_TPM2B_PRIVATE_Unmarshal;
+    __typeof__(Tss2_MU_TPM2B_ENCRYPTED_SECRET_Marshal) *Tss2_MU_TPM2B_ENCRYPTED_SECRET_Marshal;
+    __typeof__(Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal) *Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal;
     __typeof__(Tss2_RC_Decode) *Tss2_RC_Decode;
 } keystore_tss2;
 
@@ -87,6 +94,9 @@ static const TSS2_RC KEYSTORE_TSS2_TCTI_RC_LAYER = TSS2_TCTI_RC_LAYER;
 static const ESYS_TR KEYSTORE_ESYS_TR_NONE = ESYS_TR_NONE;
 static const ESYS_TR KEYSTORE_ESYS_TR_PASSWORD = ESYS_TR_PASSWORD;
 static const ESYS_TR KEYSTORE_ESYS_TR_RH_OWNER = ESYS_TR_RH_OWNER;
+static const ESYS_TR KEYSTORE_ESYS_TR_RH_NULL = ESYS_TR_RH_NULL;
+static const TPM2_SE KEYSTORE_TPM2_SE_POLICY = TPM2_SE_POLICY;
+static const TPM2_CC KEYSTORE_TPM2_CC_DUPLICATE = TPM2_CC_Duplicate;
 static const ESYS_TR KEYSTORE_ESYS_TR_RH_LOCKOUT = ESYS_TR_RH_LOCKOUT;
 
 #endif

@@ -1,7 +1,7 @@
 /// The BIP39 English wordlist, in order: word i encodes the 11-bit value i. A test checks it against the
 /// published SHA-256 of `bip-0039/english.txt` (2f5eed53…dbda) and against `fixtures/bip39-english.txt`.
-enum BIP39Wordlist {
-    static let english: [String] = """
+package enum BIP39Wordlist {
+    package static let english: [String] = """
         abandon ability able about above absent absorb abstract absurd abuse access accident account accuse achieve
         acid acoustic acquire across act action actor actress actual adapt add addict address adjust admit adult
         advance advice aerobic affair afford afraid again age agent agree ahead aim air airport aisle alarm album

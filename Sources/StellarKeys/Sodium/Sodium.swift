@@ -228,6 +228,96 @@ package enum Sodium {
             out, ciphertext, UInt64(ciphertext.count), nonce, key.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
     }
 
+    // MARK: age (age-encryption.org/v1): HMAC-SHA-256, X25519, ChaCha20-Poly1305 (IETF), scrypt
+
+    package static let hmacSHA256Bytes = Int(crypto_auth_hmacsha256_bytes())
+    package static let x25519Bytes = Int(crypto_scalarmult_bytes())
+    package static let x25519ScalarBytes = Int(crypto_scalarmult_scalarbytes())
+    package static let chaCha20Poly1305KeyBytes = Int(crypto_aead_chacha20poly1305_ietf_keybytes())
+    package static let chaCha20Poly1305NonceBytes = Int(crypto_aead_chacha20poly1305_ietf_npubbytes())
+    package static let chaCha20Poly1305TagBytes = Int(crypto_aead_chacha20poly1305_ietf_abytes())
+
+    /// HMAC-SHA-256 (RFC 2104) of `parts` in order under `key` (any length), into `output` (32 bytes): the
+    /// building block of HKDF-SHA-256, which libsodium 1.0.18 lacks.
+    package static func hmacSHA256(
+        key: UnsafeRawBufferPointer, parts: [UnsafeRawBufferPointer], output: UnsafeMutableRawBufferPointer
+    ) {
+        initialize()
+        precondition(output.count == hmacSHA256Bytes)
+        var state = crypto_auth_hmacsha256_state()
+        _ = crypto_auth_hmacsha256_init(&state, input(key), key.count)
+        for part in parts { _ = crypto_auth_hmacsha256_update(&state, input(part), UInt64(part.count)) }
+        _ = crypto_auth_hmacsha256_final(&state, output.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        withUnsafeMutableBytes(of: &state) { sodium_memzero($0.baseAddress, $0.count) }
+    }
+
+    /// X25519 (RFC 7748 §5) of `scalar` and the base point into `output`.
+    package static func x25519Base(scalar: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer) {
+        initialize()
+        precondition(scalar.count == x25519ScalarBytes && output.count == x25519Bytes)
+        _ = crypto_scalarmult_base(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), scalar.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// X25519 of `scalar` and `point` into `output`. Returns false when the result is all zeros (a point of small
+    /// order), which libsodium refuses and age requires refusing.
+    package static func x25519(
+        scalar: UnsafeRawBufferPointer, point: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        initialize()
+        precondition(scalar.count == x25519ScalarBytes && output.count == x25519Bytes)
+        guard point.count == x25519Bytes else { return false }
+        return crypto_scalarmult(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), scalar.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            point.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+    }
+
+    /// ChaCha20-Poly1305 (RFC 8439, 96-bit nonce) with no associated data: the ciphertext, then the 16-byte tag.
+    package static func chaCha20Poly1305Seal(
+        plaintext: UnsafeRawBufferPointer, nonce: [UInt8], key: UnsafeRawBufferPointer
+    ) -> [UInt8] {
+        initialize()
+        precondition(nonce.count == chaCha20Poly1305NonceBytes && key.count == chaCha20Poly1305KeyBytes)
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + chaCha20Poly1305TagBytes)
+        ciphertext.withUnsafeMutableBufferPointer { out in
+            _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                out.baseAddress!, nil, input(plaintext), UInt64(plaintext.count), nil, 0, nil,
+                nonce, key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return ciphertext
+    }
+
+    /// Opens `ciphertext` (text ‖ tag) into `plaintext` (ciphertext.count − 16 bytes). Returns false when the tag
+    /// does not verify; `plaintext` is then zeroed.
+    package static func chaCha20Poly1305Open(
+        ciphertext: UnsafeRawBufferPointer, nonce: [UInt8], key: UnsafeRawBufferPointer,
+        plaintext: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        initialize()
+        guard nonce.count == chaCha20Poly1305NonceBytes, key.count == chaCha20Poly1305KeyBytes,
+              ciphertext.count >= chaCha20Poly1305TagBytes, plaintext.count == ciphertext.count - chaCha20Poly1305TagBytes
+        else { return false }
+        let out = plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? emptyInput
+        let opened = crypto_aead_chacha20poly1305_ietf_decrypt(
+            out, nil, nil, input(ciphertext), UInt64(ciphertext.count), nil, 0,
+            nonce, key.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+        if !opened { zero(plaintext) }
+        return opened
+    }
+
+    /// scrypt (RFC 7914) with N = 2^`logN`, r and p into `output`. Returns false when libsodium refuses, which in
+    /// practice means it could not allocate the 128·r·N bytes.
+    package static func scrypt(
+        password: UnsafeRawBufferPointer, salt: [UInt8], logN: Int, r: UInt32, p: UInt32,
+        output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        initialize()
+        precondition((1...62).contains(logN) && output.count > 0)
+        return crypto_pwhash_scryptsalsa208sha256_ll(
+            input(password), password.count, salt, salt.count, UInt64(1) << UInt64(logN), r, p,
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count) == 0
+    }
+
     // MARK: Memory
 
     package static func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {

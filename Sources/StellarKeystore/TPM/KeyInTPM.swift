@@ -42,6 +42,13 @@ package struct KeyInTPM: StoredKey {
         try client.addTPMKey(name: name, address: key.agentAddress, keystore: keystore.directory, pin: pin, ttl: ttl)
     }
 
+    package func backupEntry(pin: () throws -> PIN, in keystore: Keystore) throws -> BackupBundle.Entry {
+        BackupBundle.Entry(name: name, content: .keptElsewhere(key: key, place: "tpm", note: """
+            The P-256 key is inside this machine's TPM and never leaves it, so this backup cannot restore it: add \
+            a second signer to the smart accounts it signs for now.
+            """))
+    }
+
     /// The key goes with its vault, so its PIN is proved by the TPM first.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {
         try checkReadyForPIN(in: keystore)

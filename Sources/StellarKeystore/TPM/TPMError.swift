@@ -36,6 +36,8 @@ public enum TPMError: KeystoreError, Equatable {
     /// A signal that asks the process to end arrived before the new lockout code was handed over, so the
     /// authorization was set back to empty.
     case lockoutChangeInterrupted
+    /// TPM2_Import refused a wrapped object: made for another TPM's storage key, or changed since.
+    case wrappedElsewhere(detail: String)
     case failed(operation: String, detail: String)
 
     public var message: String {
@@ -76,6 +78,8 @@ public enum TPMError: KeystoreError, Equatable {
             "The TPM's new lockout authorization could not be shown, nor set back to empty (\(TerminalText.escaped(detail, limit: nil))): nobody has it now, so only clearing the TPM, which destroys every key bound to it, ends a lockout."
         case .lockoutChangeInterrupted:
             "Interrupted before the lockout code was shown, so the TPM's lockout authorization was set back to empty: nothing was changed."
+        case .wrappedElsewhere(let detail):
+            "This TPM cannot open the moved key (\(TerminalText.escaped(detail, limit: nil))): it was wrapped for another TPM's storage key, or changed since it was written; wrap it again on the source machine to this TPM's storage key."
         case .failed(let operation, let detail):
             "The TPM could not \(operation): \(TerminalText.escaped(detail, limit: nil))."
         }

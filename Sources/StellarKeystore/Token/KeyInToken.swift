@@ -42,6 +42,13 @@ package struct KeyInToken: StoredKey {
         try client.addToken(name: name, address: reading.vault.publicKey.accountID, keystore: keystore.directory, pin: pin, ttl: ttl)
     }
 
+    package func backupEntry(pin: () throws -> PIN, in keystore: Keystore) throws -> BackupBundle.Entry {
+        BackupBundle.Entry(name: name, content: .keptElsewhere(key: key, place: "pkcs11", note: """
+            The key is in a PKCS#11 token and never leaves it, so this backup cannot restore it: keep the token's own \
+            backup, or add a second signer to its account now.
+            """))
+    }
+
     /// Without its PIN: the key is not in its vault, which only names it, so removing the vault loses nothing the
     /// token does not keep, and the token's PIN proves nothing about the file.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {

@@ -36,6 +36,16 @@ package struct SealedSeed: StoredKey {
         try client.add(Signer(name: name, keyPair: keyPair, isFromPhrase: root != nil), keystore: keystore.directory, ttl: ttl)
     }
 
+    package func backupEntry(pin: () throws -> PIN, in keystore: Keystore) throws -> BackupBundle.Entry {
+        try checkReadyForPIN(in: keystore)
+        let vault = reading.vault
+        let (keyPair, root) = try keystore.vaults.unlock(reading, pin: pin())
+        let phrase = root.map { (root: $0, account: vault.account ?? 0) }
+        return BackupBundle.Entry(name: name, content: .seed(BackupBundle.Seed(
+            secretSeed: keyPair.secretSeedStrKey(), keyPair: keyPair, phrase: phrase,
+            kdf: vault.kdf ?? KDFParameters.Level.moderate.parameters, isKDFChosen: vault.isKDFChosen, wasTPMBound: vault.isTPMBound)))
+    }
+
     /// The PIN is tried under the lock that the removal holds, on the vault it removes.
     package func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal {
         try checkReadyForPIN(in: keystore)

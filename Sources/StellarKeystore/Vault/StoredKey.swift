@@ -45,6 +45,9 @@ package protocol StoredKey: Sendable {
     /// Has the agent behind `client` hold the key for at most `ttl` seconds, opened with `pin`: a sealed seed
     /// opened here and sent, a token's or a TPM's key opened by the agent itself with the PIN.
     func hand(to client: AgentClient, ttl: Int?, pin: PIN, in keystore: Keystore) throws
+    /// What a backup keeps of it: a sealed seed, opened with `pin` (counted); for a key that never leaves its
+    /// hardware, its public part and what to do instead, without a PIN.
+    func backupEntry(pin: () throws -> PIN, in keystore: Keystore) throws -> BackupBundle.Entry
     /// Deletes the identity after `pin` proved whatever its PIN proves here (see `VaultStore.remove`).
     func remove(pin: () throws -> PIN, includingBackups: Bool, in keystore: Keystore) throws -> VaultStore.Removal
 }

@@ -1,0 +1,47 @@
+/// Why a backup could not be made, read or restored. Each leaves every vault as it was.
+public enum BackupError: KeystoreError, Equatable {
+    /// The decrypted file is not a keystore backup bundle.
+    case notABundle
+    /// A bundle of a later format than this keystore reads.
+    case futureVersion(Int)
+    case malformed(line: Int, reason: String)
+    /// A seed whose address is not the one the bundle names: the bundle was altered or made wrongly.
+    case addressMismatch(name: String)
+    /// A phrase's root whose account is not the seed beside it.
+    case phraseMismatch(name: String, account: UInt32)
+    /// An identity asked for that is not in the keystore, or not in the backup.
+    case noSuchIdentity(String)
+    /// Nothing to back up.
+    case empty
+    /// A different key under a name the keystore already has, which is replaced only when asked.
+    case differentKeyHere(name: String, here: String, inBackup: String)
+    /// A restored key that did not sign and verify its probe.
+    case probeFailed(name: String)
+    /// The backup file is there already, and replacing it was not asked.
+    case outputExists(path: String)
+    /// The backup cannot be written there.
+    case unusableOutput(path: String, reason: String)
+    /// A recipient that is not an age X25519 recipient (`age1…`).
+    case badRecipient(String)
+
+    public var message: String {
+        switch self {
+        case .notABundle: "The file decrypted, but it is not a keystore backup; nothing was written."
+        case .futureVersion(let version):
+            "The backup is of format v\(version), newer than this keystore reads (v\(BackupBundle.version)); update keystore. Nothing was written."
+        case .malformed(let line, let reason): "The backup's line \(line) is not valid: \(reason). Nothing was written."
+        case .addressMismatch(let name):
+            "The backup's seed for '\(name)' is not the key of the address it names: the backup was altered. Nothing was written."
+        case .phraseMismatch(let name, let account):
+            "The backup's recovery-phrase root for '\(name)' does not give its seed at account \(account): the backup was altered. Nothing was written."
+        case .noSuchIdentity(let name): "There is no identity '\(name)' to back up or restore; nothing was written."
+        case .empty: "There is no identity to back up; nothing was written."
+        case .differentKeyHere(let name, let here, let inBackup):
+            "Identity '\(name)' here is \(here), and the backup's is \(inBackup): restore it with --replace \(name) (the one here is kept as a vault backup), or under another name. Nothing was written."
+        case .probeFailed(let name): "The restored key of '\(name)' did not sign and verify its probe; it was removed again."
+        case .outputExists(let path): "\(path) exists already; give --force to replace it. Nothing was written."
+        case .unusableOutput(let path, let reason): "Cannot write the backup to \(path): \(reason). Nothing was written."
+        case .badRecipient(let recipient): "'\(recipient)' is not an age recipient (age1…); nothing was written."
+        }
+    }
+}

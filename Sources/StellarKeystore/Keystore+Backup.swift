@@ -1,0 +1,248 @@
+import Foundation
+import StellarKeys
+import StellarTransactions
+
+/// What a backup is encrypted to: never a PIN alone, which one GPU tries through in hours (SECURITY.md).
+public enum BackupProtection: Sendable {
+    /// A new age X25519 identity made for this backup, returned once (`BackupMade.recoveryKey`) and written nowhere.
+    case newRecoveryKey
+    /// Age X25519 recipients (`age1…`) whose identities the person already keeps.
+    case recipients([String])
+    /// A new passphrase of ten words from the BIP-39 English list (110 bits), returned once. Only a made one: a
+    /// passphrase a person picks cannot be judged strong enough against a GPU, so none is taken.
+    case newPassphrase
+}
+
+/// What opens a backup.
+public enum BackupSecret: Sendable {
+    /// The recovery key as shown (`AGE-SECRET-KEY-1…`), spaces and case as typed.
+    case recoveryKey(SecureBytes)
+    /// An age identity file's text: one or more `AGE-SECRET-KEY-1…` lines, `#` comments.
+    case identityFile(SecureBytes)
+    case passphrase(SecureBytes)
+}
+
+/// A backup written (`Keystore.backUp`).
+public struct BackupMade: Sendable {
+    public struct Item: Sendable {
+        public let name: IdentityName
+        public let key: AuthorizationSigner.Key
+        /// Nil when its key is in the backup; else why not and what to do instead.
+        public let notInBackup: String?
+    }
+    public let path: String
+    public let items: [Item]
+    /// The new recovery key (`BackupProtection.newRecoveryKey`), `AGE-SECRET-KEY-1…` in groups of four, to show once.
+    public let recoveryKey: SecureBytes?
+    /// The same key as a QR code (version 4, level M) for a terminal: lines of half blocks, light modules lit, so
+    /// that a light-on-dark terminal shows it dark on light as scanners expect. It reads as the key without its
+    /// spaces, an age identity file's line. Drawn as text, it is in ordinary memory for as long as it is shown.
+    public let recoveryKeyQRCode: [String]?
+    /// The new passphrase (`BackupProtection.newPassphrase`), to show once.
+    public let passphrase: SecureBytes?
+}
+
+/// What a restore would do, checked in full before anything is written (`Keystore.planRestore`).
+public struct RestorePlan: Sendable {
+    public enum Action: Sendable, Equatable {
+        /// No identity of that name here: a new vault.
+        case add
+        /// The same key is here already: nothing to do.
+        case alreadyHere
+        /// A different key is here, and the restore was asked to replace it (the one here is kept as a vault backup).
+        case replace(AuthorizationSigner.Key)
+        /// A different key is here: refused unless asked to replace it.
+        case differentKeyHere(AuthorizationSigner.Key)
+        /// The backup holds only the key's public part (a token's or a TPM's key): the note says what to do.
+        case notInBackup(String)
+    }
+    public struct Item: Sendable {
+        public let name: IdentityName
+        public let key: AuthorizationSigner.Key
+        public let action: Action
+        /// Whether the identity was made from a recovery phrase (SEP-5), whose root and account the backup holds.
+        public let isFromPhrase: Bool
+        public let wasTPMBound: Bool
+    }
+    /// When the backup was made (ISO 8601, as it says).
+    public let created: String
+    public let items: [Item]
+    let bundle: BackupBundle
+}
+
+extension Keystore {
+    /// The largest backup file read: the age file's own bound, armored (a third more, and its line breaks).
+    public static let largestBackupFile = AgeFile.maximumFileSize / 3 * 4 + AgeFile.maximumFileSize / 48 + (1 << 16)
+
+    /// Backs up `names` (nil: every identity) to a new age file at `path` (mode 0600, written atomically; an
+    /// existing file only with `replacing`), encrypted as `protection` says, after each sealed seed's PIN (asked
+    /// with the identity's name, checked and counted as for `export`). A key that never leaves its hardware is
+    /// named in the backup with what to do instead. Once written, the backup record says these keys are backed up.
+    public func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
+                       replacing: Bool = false, pin: (IdentityName) throws -> PIN) throws -> BackupMade {
+        let recipients: [any AgeRecipient]
+        var recoveryKey: SecureBytes?, passphrase: SecureBytes?, qrCode: [String]?
+        switch protection {
+        case .newRecoveryKey:
+            let identity = AgeX25519Identity.generate()
+            recipients = [identity.recipient]
+            recoveryKey = identity.grouped
+            qrCode = try? identity.encoded.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
+        case .recipients(let given):
+            guard !given.isEmpty else { throw BackupError.badRecipient("") }
+            recipients = try given.map { text in
+                do { return try AgeX25519Recipient(text) } catch { throw BackupError.badRecipient(Self.printable(text)) }
+            }
+        case .newPassphrase:
+            let made = Self.newPassphrase()
+            recipients = [AgePassphrase(made)]
+            passphrase = made
+        }
+        // The file is written beside itself and renamed over: only ever over a regular file, never a device, a
+        // FIFO or a link (as root, a rename over /dev/full would replace the device).
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                throw BackupError.unusableOutput(path: Self.printable(path), reason: "it is \(AtomicFile.kindName(status.st_mode)), not a regular file")
+            }
+            guard replacing else { throw BackupError.outputExists(path: Self.printable(path)) }
+        }
+        let chosen = try names ?? vaults.names()
+        guard !chosen.isEmpty else { throw BackupError.empty }
+        // Every key is found before any PIN is asked; then each PIN, one identity at a time.
+        let keys = try chosen.map { name in
+            guard vaults.exists(name) else { throw BackupError.noSuchIdentity(name.rawValue) }
+            return try vaults.key(named: name)
+        }
+        let entries = try keys.map { key in try key.backupEntry(pin: { try pin(key.name) }, in: self) }
+        let bundle = BackupBundle(created: Date().formatted(.iso8601), entries: entries)
+        let file = try AgeFile.encrypt(bundle.encoded(), to: recipients, armored: armored)
+        try AtomicFile.write(file, to: path, directory: (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
+        try BackupRecord.noteBackedUp(entries.map { ($0.name, $0.key) }, at: bundle.created, in: vaults)
+        let items = entries.map { entry in
+            if case .keptElsewhere(_, _, let note) = entry.content {
+                BackupMade.Item(name: entry.name, key: entry.key, notInBackup: note)
+            } else {
+                BackupMade.Item(name: entry.name, key: entry.key, notInBackup: nil)
+            }
+        }
+        return BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
+    }
+
+    /// What the backup in `file` asks to be opened with: a passphrase, or a key (a recovery key or an identity file).
+    public static func asksForPassphrase(_ file: [UInt8]) throws -> Bool {
+        try AgeFile.isPassphraseEncrypted(file)
+    }
+
+    /// Decrypts the backup in `file` with `secret`, reads it strictly (every address derived again from its seed,
+    /// every phrase's account from its root), signs and verifies a probe with every key in memory, and says what
+    /// restoring `names` (nil: all) would do beside this keystore. Writes nothing.
+    public func planRestore(_ file: [UInt8], with secret: BackupSecret, names: [IdentityName]? = nil,
+                            replacing: Set<IdentityName> = []) throws -> RestorePlan {
+        let identities: [any AgeIdentity]
+        switch secret {
+        case .recoveryKey(let typed): identities = [try AgeX25519Identity(typed: typed)]
+        case .identityFile(let text): identities = try AgeX25519Identity.identities(inFile: text)
+        case .passphrase(let passphrase): identities = [AgePassphrase(passphrase)]
+        }
+        let bundle = try BackupBundle(plaintext: AgeFile.decrypt(file, with: identities))
+        var chosen = bundle.entries
+        if let names {
+            for name in names where !bundle.entries.contains(where: { $0.name == name }) { throw BackupError.noSuchIdentity(name.rawValue) }
+            chosen = bundle.entries.filter { names.contains($0.name) }
+        }
+        let items = try chosen.map { entry in
+            guard case .seed(let seed) = entry.content else {
+                guard case .keptElsewhere(_, _, let note) = entry.content else { preconditionFailure() }
+                return RestorePlan.Item(name: entry.name, key: entry.key, action: .notInBackup(note), isFromPhrase: false, wasTPMBound: false)
+            }
+            try Self.probe(seed.keyPair, name: entry.name)
+            let action: RestorePlan.Action
+            if vaults.exists(entry.name) {
+                let here = try vaults.key(named: entry.name).key
+                action = here == entry.key ? .alreadyHere : replacing.contains(entry.name) ? .replace(here) : .differentKeyHere(here)
+            } else {
+                action = .add
+            }
+            return RestorePlan.Item(name: entry.name, key: entry.key, action: action, isFromPhrase: seed.phrase != nil,
+                                    wasTPMBound: seed.wasTPMBound)
+        }
+        return RestorePlan(created: bundle.created, items: items,
+                           bundle: BackupBundle(created: bundle.created, entries: chosen))
+    }
+
+    /// Restores what `plan` adds or replaces, each under the new PIN `pin` gives (asked once, after every check), at
+    /// the cost the identity had if it was chosen and else at `kdf`, bound to this machine's TPM with `boundToTPM`;
+    /// each vault written atomically, then opened with the PIN to sign and verify a probe. A different key under
+    /// a name here is refused before anything is written, unless the plan was made to replace it. The backup
+    /// record then counts the restored keys as in the backup they came from.
+    public func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false,
+                        pin: () throws -> PIN) throws -> [Created] {
+        for item in plan.items {
+            if case .differentKeyHere(let here) = item.action {
+                throw BackupError.differentKeyHere(name: item.name.rawValue, here: here.description, inBackup: item.key.description)
+            }
+        }
+        let toWrite = plan.items.filter { item in
+            switch item.action {
+            case .add, .replace: true
+            case .alreadyHere, .differentKeyHere, .notInBackup: false
+            }
+        }
+        guard !toWrite.isEmpty else { return [] }
+        if boundToTPM { try checkTPMReadyToBind() }
+        let pin = try pin()
+        try pin.checkStrength()
+        let cost = try cost(of: kdf)
+        var created: [Created] = []
+        for item in toWrite {
+            guard let entry = plan.bundle.entries.first(where: { $0.name == item.name }), case .seed(let seed) = entry.content else { continue }
+            let replacing: Bool
+            if case .replace = item.action { replacing = true } else { replacing = false }
+            let made = try create(seed.keyPair, root: seed.phrase, name: item.name, pin: pin,
+                                  kdf: seed.isKDFChosen ? (seed.kdf, true) : cost, replacing: replacing, boundToTPM: boundToTPM)
+            // The probe goes through the vault as written: what was restored opens with the PIN and signs.
+            let (keyPair, _) = try vaults.unlockWithRoot(item.name, pin: pin)
+            try Self.probe(keyPair, name: item.name)
+            guard keyPair.publicKey == seed.keyPair.publicKey else { throw BackupError.probeFailed(name: item.name.rawValue) }
+            created.append(made)
+        }
+        // What came from a backup is in that backup.
+        try BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, in: vaults)
+        return created
+    }
+
+    /// Signs a throwaway message with `keyPair` and verifies it with its public key.
+    static func probe(_ keyPair: KeyPair, name: IdentityName) throws {
+        let message = Array("keystore restore probe".utf8) + SecureBytes.random(count: 16).withUnsafeBytes { Array($0) }
+        guard keyPair.publicKey.isValidSignature(keyPair.signature(for: message), for: message) else {
+            throw BackupError.probeFailed(name: name.rawValue)
+        }
+    }
+
+    /// Ten words from the BIP-39 English list, hyphen-joined, each from 11 uniform random bits (110 bits in all).
+    static func newPassphrase() -> SecureBytes {
+        let words = BIP39Wordlist.english.map { Array($0.utf8) }
+        let random = SecureBytes.random(count: 14)  // 112 bits, of which 110 are used
+        let indexes: [Int] = random.withUnsafeBytes { bytes in
+            (0..<10).map { word in
+                var value = 0
+                for bit in (word * 11)..<(word * 11 + 11) { value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1) }
+                return value
+            }
+        }
+        let count = indexes.reduce(0) { $0 + words[$1].count } + 9
+        return SecureBytes(count: count) { output in
+            var offset = 0
+            for (position, index) in indexes.enumerated() {
+                if position > 0 { output[offset] = 0x2D; offset += 1 }
+                for byte in words[index] { output[offset] = byte; offset += 1 }
+            }
+        }
+    }
+
+    /// `text` with anything but printable ASCII replaced, for a message.
+    static func printable(_ text: String) -> String {
+        String(text.unicodeScalars.prefix(100).map { (0x20..<0x7F).contains($0.value) ? Character($0) : "?" })
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarKeystore
+@testable import StellarKeystoreTPM
+import SoftwareTPM
+
+/// `Keystore`'s TPM move between two machines (two keystore directories, each with its own swtpm), and a third
+/// TPM that the move file was not made for.
+@Suite(.offThePool, .enabled(if: SoftwareTPM.isInstalled, "swtpm or tpm2-tools is not installed"))
+struct KeystoreTPMMoveTests {
+    let pin = try! PIN("270419")
+    let newPIN = try! PIN("518203")
+
+    @Test func aTPMBoundKeyMovesAndOnlyTheTargetOpensIt() throws {
+        var started: [SoftwareTPM] = []
+        defer { started.forEach { $0.stop() } }
+        for _ in 0..<3 { started.append(try SoftwareTPM()) }
+        let root = NSTemporaryDirectory() + "keystore-tpmmove-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func keystore(_ index: Int) throws -> Keystore {
+            let directory = root + "/machine\(index)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return try Keystore(directory: directory, sessionDirectory: directory + "/sessions",
+                                tpm: TPM(tcti: started[index].tcti, allowingOpenLockout: true))
+        }
+        let (source, target, third) = (try keystore(0), try keystore(1), try keystore(2))
+        let keyPair = KeyPair.random()
+        let cheap = KDFParameters(opsLimit: Sodium.pwhashOpsLimitMin, memLimit: Sodium.pwhashMemLimitMin)
+        _ = try source.create(keyPair, root: nil, name: IdentityName("alice"), pin: pin, kdf: (cheap, true), replacing: false, boundToTPM: true)
+
+        try target.writeTPMMoveTarget(to: root + "/target.json")
+        let address = try source.wrapForTPMMove(IdentityName("alice"), target: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/target.json"))),
+                                                to: root + "/alice.move") { pin }
+        #expect(address == keyPair.publicKey.accountID)
+        let moveFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/alice.move")))
+
+        // The third TPM, and the source's own, refuse it before any PIN is asked.
+        for other in [third, source] {
+            #expect { try other.importTPMMove(moveFile, as: IdentityName("bob")) { Issue.record("PIN asked"); return newPIN } } throws: { error in
+                if case TPMError.wrappedElsewhere = error { return true }
+                return false
+            }
+        }
+        // A changed byte of the duplicate is refused too.
+        var tampered = try TPMMoveFile(decoding: moveFile)
+        var duplicate = tampered.wrapped.duplicate
+        duplicate[duplicate.count / 2] ^= 1
+        tampered = TPMMoveFile(address: tampered.address, wrapped: TPMWrappedObject(publicArea: tampered.wrapped.publicArea, duplicate: duplicate,
+                                                                                     encryptedSeed: tampered.wrapped.encryptedSeed))
+        #expect(throws: TPMError.self) { try target.importTPMMove(try tampered.encoded(), as: IdentityName("alice")) { newPIN } }
+
+        let made = try target.importTPMMove(moveFile, as: IdentityName("alice"), kdf: .interactive) { newPIN }
+        #expect(made.address == keyPair.publicKey.accountID)
+        let opened = try target.vaults.unlock(IdentityName("alice"), pin: newPIN)
+        let message = Array("moved".utf8)
+        #expect(keyPair.publicKey.isValidSignature(opened.signature(for: message), for: message))
+        #expect(try target.vaults.key(named: IdentityName("alice")).isTPMBound)
+
+        // No file written anywhere holds the seed or its StrKey in the clear.
+        let seed = keyPair.seed.withUnsafeBytes { Array($0) }
+        let strKey = keyPair.secretSeedStrKey().withUnsafeBytes { Array($0) }
+        let files = FileManager.default.enumerator(atPath: root)!.compactMap { $0 as? String }
+        #expect(files.count >= 4)
+        for file in files {
+            guard let contents = FileManager.default.contents(atPath: root + "/" + file) else { continue }
+            #expect(!Array(contents).contains(subsequence: seed) && !Array(contents).contains(subsequence: strKey), "\(file)")
+        }
+    }
+}

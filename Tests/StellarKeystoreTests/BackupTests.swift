@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
+@testable import StellarKeystore
+import TestFixtures
+
+/// Backups (issue 43) through the library: made, read strictly, restored and checked, in-process.
+@Suite struct BackupTests {
+    let directory = TemporaryDirectory()
+    let pin = try! PIN("270419")
+    let newPIN = try! PIN("503816")
+    let phrase = "illness spike retreat truth genius clock brain pass fit cave bargain toe"
+
+    func keystore(_ name: String = "keys") throws -> Keystore {
+        try FileManager.default.createDirectory(atPath: directory.path + "/run-\(name)", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        return try Keystore(directory: directory.path + "/\(name)", sessionDirectory: directory.path + "/run-\(name)/keystore",
+                            warnings: { _ in })
+    }
+
+    /// A keystore with a random identity and one made from SEP-5's first test phrase at account 2.
+    func twoIdentities() throws -> Keystore {
+        let keystore = try keystore()
+        _ = try keystore.signUp(name: IdentityName("alice"), kdf: .interactive) { _ in pin }
+        var words = Array(phrase.utf8)
+        _ = try keystore.recover(name: IdentityName("phrase"), phrase: Mnemonic(SecureBytes(consuming: &words)), account: 2,
+                                 kdf: .interactive) { pin }
+        return keystore
+    }
+
+    func text(_ secret: SecureBytes) -> String { secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+    func secret(_ text: String) -> SecureBytes { var bytes = Array(text.utf8); return SecureBytes(consuming: &bytes) }
+    func files(_ path: String) throws -> [String: Data] {
+        var all: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) {
+            all[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
+        }
+        return all
+    }
+
+    @Test func aRecoveryKeyBackupRestoresEveryKeyElsewhere() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        var asked: [String] = []
+        let made = try source.backUp(protection: .newRecoveryKey, to: file) { name in asked.append(name.rawValue); return pin }
+        #expect(asked == ["alice", "phrase"])
+        #expect(made.items.map(\.name.rawValue) == ["alice", "phrase"] && made.items.allSatisfy { $0.notInBackup == nil })
+        let key = try #require(made.recoveryKey)
+        // Shown in groups of four after its prefix: 16 + 58 characters and 15 spaces.
+        #expect(text(key).hasPrefix("AGE-SECRET-KEY-1 ") && key.count == 89 && text(key).split(separator: " ").dropFirst().dropLast().allSatisfy { $0.count == 4 })
+        // Its QR code reads as the key without its spaces, as an age identity file holds it.
+        let unspaced = text(key).replacingOccurrences(of: " ", with: "")
+        #expect(made.recoveryKeyQRCode == (try QRCode(text: unspaced).terminalLines()) && made.recoveryKeyQRCode?.count == 21)
+        var status = stat()
+        #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        // The file is age's, and the seed in it is nowhere in the clear.
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(bytes.starts(with: Array("age-encryption.org/v1\n-> X25519 ".utf8)))
+
+        let target = try keystore("elsewhere")
+        // Typed in lower case, with its spaces: the checksum, not the layout, is what is checked.
+        let plan = try target.planRestore(bytes, with: .recoveryKey(secret(text(key).lowercased())))
+        #expect(plan.items.map(\.action) == [.add, .add] && plan.items.map(\.isFromPhrase) == [false, true])
+        #expect(try target.identities().isEmpty, "planning wrote nothing")
+        let restored = try target.restore(plan, kdf: .interactive) { newPIN }
+        #expect(restored.map(\.address) == (try ["alice", "phrase"].map { try source.address(of: IdentityName($0)) }))
+        // The phrase's root came too: its other accounts are the same on both machines.
+        for account: UInt32 in [0, 5] {
+            let here = try source.derive(name: IdentityName("phrase"), account: account) { pin }
+            let there = try target.derive(name: IdentityName("phrase"), account: account) { newPIN }
+            #expect(here.address == there.address)
+        }
+        // Restoring again finds the same keys here and writes nothing.
+        let before = try files(directory.path + "/elsewhere")
+        let again = try target.planRestore(bytes, with: .recoveryKey(key))
+        #expect(again.items.map(\.action) == [.alreadyHere, .alreadyHere])
+        #expect(try target.restore(again) { Issue.record("no PIN is needed"); return newPIN }.isEmpty)
+        #expect(try files(directory.path + "/elsewhere") == before)
+    }
+
+    @Test func aMadePassphraseIsTenListWordsAndOpensTheBackup() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let made = try source.backUp([IdentityName("alice")], protection: .newPassphrase, to: file) { _ in pin }
+        let words = text(try #require(made.passphrase)).split(separator: "-").map(String.init)
+        #expect(words.count == 10 && words.allSatisfy(BIP39Wordlist.english.contains))
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(try Keystore.asksForPassphrase(bytes))
+        let target = try keystore("elsewhere")
+        #expect(throws: AgeError.wrongPassphrase) { try target.planRestore(bytes, with: .passphrase(secret("wrong-words"))) }
+        let plan = try target.planRestore(bytes, with: .passphrase(try #require(made.passphrase)))
+        #expect(plan.items.map(\.name.rawValue) == ["alice"])
+    }
+
+    @Test func aDifferentKeyUnderTheSameNameIsReplacedOnlyWhenAsked() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let recipient = AgeX25519Identity.generate()
+        _ = try source.backUp(protection: .recipients([recipient.recipient.description]), to: file) { _ in pin }
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let target = try keystore("elsewhere")
+        let other = try target.signUp(name: IdentityName("alice"), kdf: .interactive) { _ in newPIN }
+        let before = try files(directory.path + "/elsewhere")
+        let plan = try target.planRestore(bytes, with: .identityFile(recipient.encoded))
+        #expect(plan.items.first?.action == .differentKeyHere(other.key))
+        #expect(throws: BackupError.self) { try target.restore(plan, kdf: .interactive) { Issue.record("asked"); return newPIN } }
+        #expect(try files(directory.path + "/elsewhere") == before, "nothing was written")
+        let replacing = try target.planRestore(bytes, with: .identityFile(recipient.encoded), replacing: [IdentityName("alice")])
+        #expect(replacing.items.first?.action == .replace(other.key))
+        _ = try target.restore(replacing, kdf: .interactive) { newPIN }
+        #expect(try target.address(of: IdentityName("alice")) == (try source.address(of: IdentityName("alice"))))
+        #expect(try target.identities().first { $0.name.rawValue == "alice" }?.backups.count == 1, "the key replaced is kept")
+    }
+
+    @Test func aWrongKeyOrAnAlteredFileIsRefusedAndNothingIsWritten() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let made = try source.backUp(protection: .newRecoveryKey, to: file) { _ in pin }
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let target = try keystore("elsewhere")
+        #expect(throws: AgeError.self) { try target.planRestore(bytes, with: .recoveryKey(AgeX25519Identity.generate().encoded)) }
+        // A key copied with one character wrong is caught by its checksum.
+        var typo = Array(text(try #require(made.recoveryKey)).utf8)
+        typo[20] = typo[20] == UInt8(ascii: "Q") ? UInt8(ascii: "P") : UInt8(ascii: "Q")
+        #expect(throws: AgeError.self) { try target.planRestore(bytes, with: .recoveryKey(SecureBytes(consuming: &typo))) }
+        bytes[bytes.count - 20] ^= 1
+        #expect(throws: AgeError.self) { try target.planRestore(bytes, with: .recoveryKey(try #require(made.recoveryKey))) }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/elsewhere"), "not even the keystore's directory was made")
+    }
+
+    /// Bundles made by hand, each wrong in one way, encrypted properly: the bundle's own checks refuse them.
+    @Test(arguments: [
+        ("future", "stellar-keystore-backup v2\ncreated x\n", BackupError.futureVersion(2)),
+        ("not a bundle", "hello\n", BackupError.notABundle),
+        ("no final newline", "stellar-keystore-backup v1\ncreated x", BackupError.notABundle),
+        ("control", "stellar-keystore-backup v1\ncreated \u{1B}[2J\n", BackupError.notABundle),
+    ])
+    func aBundleThatIsNotRightIsRefused(_ label: String, _ plaintext: String, _ error: BackupError) throws {
+        #expect(throws: error, "\(label)") { try BackupBundle(plaintext: secret(plaintext)) }
+    }
+
+    @Test func aSeedThatIsNotItsAddressesOrAFieldNotKnownIsRefused() throws {
+        let source = try twoIdentities()
+        let alice = try source.vaults.key(named: IdentityName("alice")).backupEntry(pin: { pin }, in: source)
+        let good = text(BackupBundle(created: "2026-11-28T00:00:00Z", entries: [alice]).encoded())
+        _ = try BackupBundle(plaintext: secret(good))
+        let other = KeyPair.random().publicKey.accountID
+        let address = try #require(good.split(separator: "\n").first { $0.hasPrefix("address ") })
+        #expect(throws: BackupError.addressMismatch(name: "alice")) {
+            try BackupBundle(plaintext: secret(good.replacingOccurrences(of: address, with: "address \(other)")))
+        }
+        #expect(throws: BackupError.self) { try BackupBundle(plaintext: secret(good + "colour blue\n")) }
+        #expect(throws: BackupError.self) { try BackupBundle(plaintext: secret(good + "seed SBAD\n")) }
+        #expect(throws: BackupError.self) { try BackupBundle(plaintext: secret(good + "\n" + good.split(separator: "\n\n")[1] + "\n")) }
+    }
+
+    @Test func theRecordSaysWhichKeysAreInNoBackup() throws {
+        let source = try twoIdentities()
+        #expect(try source.identities().map(\.isInBackup) == [false, false])
+        _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/a.age") { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [true, false])
+        let record = try String(contentsOfFile: directory.path + "/keys/.backup-record", encoding: .utf8)
+        let seed = try source.signIn(name: IdentityName("alice"), for: .export) { pin }.exportSecretSeed()
+        #expect(record.contains(try source.address(of: IdentityName("alice"))) && !record.contains(text(seed)), "no seed in the record")
+        // A new key under the name is in no backup.
+        _ = try source.signUp(name: IdentityName("alice"), kdf: .interactive, replacing: true) { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [false, false])
+    }
+}
