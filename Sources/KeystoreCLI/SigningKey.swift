@@ -8,9 +8,40 @@ import StellarTransactions
 /// How a signing command gets its key: the agent named by `$KEYSTORE_AGENT` when it holds the key, else the
 /// signed-in session named by `$KEYSTORE_SESSION`, else the vault and its PIN (terminal, `--pin-stdin`,
 /// `--pin-file` or `--pin-fd`, as for `login`); the rule is `Keystore.signingKey(as:keys:)`'s.
+///
+/// `IdentityOptions`' and `PINOptions`' options, declared flat rather than as nested groups (see `HomeOptions`).
 struct SigningKeyOptions: ParsableArguments {
-    @OptionGroup var identity: IdentityOptions
-    @OptionGroup var pin: PINOptions
+    @Option(help: HomeOptions.homeHelp)
+    var home: String?
+
+    @Flag(help: HomeOptions.jsonHelp)
+    var json = false
+
+    @Option(help: HomeOptions.tpmTctiHelp)
+    var tpmTcti: String?
+
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
+    var name: String?
+
+    @Flag(help: PINOptions.stdinHelp)
+    var pinStdin = false
+
+    @Option(help: PINOptions.fileHelp)
+    var pinFile: String?
+
+    @Option(help: PINOptions.fdHelp)
+    var pinFd: Int32?
+
+    /// The identity options among these.
+    var identity: IdentityOptions { IdentityOptions(home: home, json: json, tpmTcti: tpmTcti, name: name) }
+
+    /// The PIN options among these.
+    var pin: PINOptions { PINOptions(pinStdin: pinStdin, pinFile: pinFile, pinFd: pinFd) }
+
+    func validate() throws {
+        try identity.validate()
+        try pin.validate()
+    }
 
     static let sessionVariable = "KEYSTORE_SESSION"
 
