@@ -32,6 +32,19 @@ struct SigningKeyOptions: ParsableArguments {
     @Option(help: PINOptions.fdHelp)
     var pinFd: Int32?
 
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(home: String?, json: Bool, tpmTcti: String?, name: String?, pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
+        self.home = home
+        self.json = json
+        self.tpmTcti = tpmTcti
+        self.name = name
+        self.pinStdin = pinStdin
+        self.pinFile = pinFile
+        self.pinFd = pinFd
+    }
+
     /// The identity options among these.
     var identity: IdentityOptions { IdentityOptions(home: home, json: json, tpmTcti: tpmTcti, name: name) }
 
@@ -127,6 +140,13 @@ struct TerminalPresenter: SigningPresenter {
 enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     case base64, hex
 
+    // argument-parser's defaults for these describe each value with `String(describing:)`, whose dynamic casts
+    // scan every protocol conformance in the binary, on every run of a command with a --format option: the raw
+    // values say the same. (The descriptions are empty because each value's description is its raw value.)
+    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    static var allValueDescriptions: [String: String] { [:] }
+    var defaultValueDescription: String { rawValue }
+
     var encoding: SigningBatch.Encoding {
         switch self {
         case .base64: .base64
@@ -151,14 +171,27 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Where the bytes to sign or verify come from: `--file`, `--hex`, `--base64`, an argument, or standard input.
 struct PayloadOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the payload from a file.", valueName: "path"))
+    @Option(help: PayloadOptions.fileHelp)
     var file: String?
 
-    @Option(name: .customLong("hex"), help: ArgumentHelp("The payload as hex.", valueName: "hex"))
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
     var payloadHex: String?
 
-    @Option(name: .customLong("base64"), help: ArgumentHelp("The payload as base64.", valueName: "b64"))
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
     var payloadBase64: String?
+
+    static let fileHelp = ArgumentHelp("Read the payload from a file.", valueName: "path")
+    static let hexHelp = ArgumentHelp("The payload as hex.", valueName: "hex")
+    static let base64Help = ArgumentHelp("The payload as base64.", valueName: "b64")
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(file: String?, payloadHex: String?, payloadBase64: String?) {
+        self.file = file
+        self.payloadHex = payloadHex
+        self.payloadBase64 = payloadBase64
+    }
 
     /// Far beyond any Stellar payload or message; what is larger is refused rather than held in memory.
     static let largestPayload = 16 << 20
