@@ -68,6 +68,7 @@ struct SignMessage: ParsableCommand {
 
 struct Sign: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sign",
         _superCommandName: KeystoreCommand.name,
         abstract: "Sign raw bytes with Ed25519 (e.g. a transaction hash or a SEP-10 challenge hash).",
         discussion: """
@@ -146,6 +147,7 @@ struct Sign: ParsableCommand {
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         _superCommandName: KeystoreCommand.name,
         abstract: "Check a signature against an address; exit 0 when valid, 1 when not. Needs no vault.",
         discussion: """
