@@ -11,6 +11,7 @@ import StellarTransactions
 /// `keystore agent …`: the signing agent (docs/AGENT.md), and the commands that ask it things.
 struct Agent: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "agent",
         _superCommandName: KeystoreCommand.name,
         abstract: "Run a signing agent, or ask the running one what it holds.",
         discussion: """

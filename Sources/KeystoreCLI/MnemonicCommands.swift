@@ -13,6 +13,7 @@ struct AccountReport: Encodable {
 
 struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "recover",
         _superCommandName: KeystoreCommand.name,
         abstract: "Restore an identity from a SEP-5 recovery phrase (BIP39), under a new PIN.",
         discussion: """
@@ -102,6 +103,7 @@ struct Recover: ParsableCommand {
 
 struct Derive: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "derive",
         _superCommandName: KeystoreCommand.name,
         abstract: "Print the address of another account of an identity made from a recovery phrase.",
         discussion: "With --add NAME, also keep that account as identity NAME, under the same PIN and cost.")

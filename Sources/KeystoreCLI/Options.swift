@@ -7,21 +7,40 @@ import StellarKeys
 import StellarTransactions
 
 /// Which keystore, and how to print; shared by every command that touches a vault.
+///
+/// `IdentityOptions` and `SigningKeyOptions` declare these same options themselves rather than nesting this group:
+/// argument-parser reflects on every group type of a command on every run (its metadata, its coding keys, its
+/// conformances, each looked up by a scan of every conformance in the binary), and a nested group costs a
+/// session `sign`, the command a script runs once per signature, as much as the signing. The help texts and the
+/// checks are this type's, so that each option reads and behaves the same wherever it is declared.
 struct HomeOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "The keystore directory.",
-        discussion: "Default: $KEYSTORE_HOME, else $XDG_DATA_HOME/keystore, else ~/.local/share/keystore.",
-        valueName: "dir"))
+    @Option(help: HomeOptions.homeHelp)
     var home: String?
 
-    @Flag(help: "Print one JSON object.")
+    @Flag(help: HomeOptions.jsonHelp)
     var json = false
 
-    @Option(help: ArgumentHelp(
+    @Option(help: HomeOptions.tpmTctiHelp)
+    var tpmTcti: String?
+
+    static let homeHelp = ArgumentHelp(
+        "The keystore directory.",
+        discussion: "Default: $KEYSTORE_HOME, else $XDG_DATA_HOME/keystore, else ~/.local/share/keystore.",
+        valueName: "dir")
+    static let jsonHelp: ArgumentHelp = "Print one JSON object."
+    static let tpmTctiHelp = ArgumentHelp(
         "The TPM for TPM-bound vaults, as a tpm2-tss TCTI: e.g. device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321.",
         discussion: "Default: $KEYSTORE_TPM_TCTI, else device:/dev/tpmrm0.",
-        valueName: "tcti"))
-    var tpmTcti: String?
+        valueName: "tcti")
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(home: String?, json: Bool, tpmTcti: String?) {
+        self.home = home
+        self.json = json
+        self.tpmTcti = tpmTcti
+    }
 
     func validate() throws {
         // An empty directory would put every path at the filesystem root.
@@ -41,24 +60,45 @@ struct HomeOptions: ParsableArguments {
     }
 }
 
-/// One identity in a keystore.
+/// One identity in a keystore: `HomeOptions`' options and `--name`, declared flat (see `HomeOptions` for why).
 struct IdentityOptions: ParsableArguments {
-    @OptionGroup var keystore: HomeOptions
+    @Option(help: HomeOptions.homeHelp)
+    var home: String?
 
-    @Option(help: ArgumentHelp(
-        "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
-        valueName: "name"),
-            completion: .custom(Completions.identities))
+    @Flag(help: HomeOptions.jsonHelp)
+    var json = false
+
+    @Option(help: HomeOptions.tpmTctiHelp)
+    var tpmTcti: String?
+
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
     var name: String?
 
-    var json: Bool { keystore.json }
+    static let nameHelp = ArgumentHelp(
+        "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
+        valueName: "name")
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(home: String?, json: Bool, tpmTcti: String?, name: String?) {
+        self.home = home
+        self.json = json
+        self.tpmTcti = tpmTcti
+        self.name = name
+    }
+
+    /// The keystore options among these.
+    var keystore: HomeOptions { HomeOptions(home: home, json: json, tpmTcti: tpmTcti) }
+
+    func validate() throws { try keystore.validate() }
 
     func identity() throws -> IdentityName { try name.map { try IdentityName($0) } ?? .default }
 
     /// The identity a session must belong to, or nil when neither --name nor --home was given and the
     /// session itself says which identity it is.
     func identityIfGiven() throws -> IdentityName? {
-        name == nil && keystore.home == nil ? nil : try identity()
+        name == nil && home == nil ? nil : try identity()
     }
 }
 
@@ -72,14 +112,27 @@ struct PINLine {
 /// How a command gets the PIN of an existing vault: the terminal by default, or exactly one of three
 /// script-friendly sources. There is deliberately no option that takes the PIN itself.
 struct PINOptions: ParsableArguments {
-    @Flag(help: "Read the PIN from the first line of standard input.")
+    @Flag(help: PINOptions.stdinHelp)
     var pinStdin = false
 
-    @Option(help: ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path"))
+    @Option(help: PINOptions.fileHelp)
     var pinFile: String?
 
-    @Option(help: ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n"))
+    @Option(help: PINOptions.fdHelp)
     var pinFd: Int32?
+
+    static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
+    static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")
+    static let fdHelp = ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n")
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
+        self.pinStdin = pinStdin
+        self.pinFile = pinFile
+        self.pinFd = pinFd
+    }
 
     static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
 

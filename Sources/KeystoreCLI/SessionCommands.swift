@@ -52,6 +52,7 @@ extension Character {
 
 struct Logout: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "logout",
         _superCommandName: KeystoreCommand.name,
         abstract: "End the signed-in session in KEYSTORE_SESSION (or, with --all, every session of the identity).",
         discussion: "The session file is deleted, so the token is useless from then on, wherever copies of it are.")
@@ -87,6 +88,7 @@ struct Logout: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         _superCommandName: KeystoreCommand.name,
         abstract: "Tell whether a signed-in session is open and when it expires; exit 9 when none is.",
         discussion: """

@@ -8,9 +8,53 @@ import StellarTransactions
 /// How a signing command gets its key: the agent named by `$KEYSTORE_AGENT` when it holds the key, else the
 /// signed-in session named by `$KEYSTORE_SESSION`, else the vault and its PIN (terminal, `--pin-stdin`,
 /// `--pin-file` or `--pin-fd`, as for `login`); the rule is `Keystore.signingKey(as:keys:)`'s.
+///
+/// `IdentityOptions`' and `PINOptions`' options, declared flat rather than as nested groups (see `HomeOptions`).
 struct SigningKeyOptions: ParsableArguments {
-    @OptionGroup var identity: IdentityOptions
-    @OptionGroup var pin: PINOptions
+    @Option(help: HomeOptions.homeHelp)
+    var home: String?
+
+    @Flag(help: HomeOptions.jsonHelp)
+    var json = false
+
+    @Option(help: HomeOptions.tpmTctiHelp)
+    var tpmTcti: String?
+
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
+    var name: String?
+
+    @Flag(help: PINOptions.stdinHelp)
+    var pinStdin = false
+
+    @Option(help: PINOptions.fileHelp)
+    var pinFile: String?
+
+    @Option(help: PINOptions.fdHelp)
+    var pinFd: Int32?
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(home: String?, json: Bool, tpmTcti: String?, name: String?, pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
+        self.home = home
+        self.json = json
+        self.tpmTcti = tpmTcti
+        self.name = name
+        self.pinStdin = pinStdin
+        self.pinFile = pinFile
+        self.pinFd = pinFd
+    }
+
+    /// The identity options among these.
+    var identity: IdentityOptions { IdentityOptions(home: home, json: json, tpmTcti: tpmTcti, name: name) }
+
+    /// The PIN options among these.
+    var pin: PINOptions { PINOptions(pinStdin: pinStdin, pinFile: pinFile, pinFd: pinFd) }
+
+    func validate() throws {
+        try identity.validate()
+        try pin.validate()
+    }
 
     static let sessionVariable = "KEYSTORE_SESSION"
 
@@ -106,6 +150,13 @@ struct TerminalPresenter: SigningPresenter {
 enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     case base64, hex
 
+    // argument-parser's defaults for these describe each value with `String(describing:)`, whose dynamic casts
+    // scan every protocol conformance in the binary, on every run of a command with a --format option: the raw
+    // values say the same. (The descriptions are empty because each value's description is its raw value.)
+    static var allValueStrings: [String] { allCases.map(\.rawValue) }
+    static var allValueDescriptions: [String: String] { [:] }
+    var defaultValueDescription: String { rawValue }
+
     var encoding: SigningBatch.Encoding {
         switch self {
         case .base64: .base64
@@ -130,14 +181,27 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Where the bytes to sign or verify come from: `--file`, `--hex`, `--base64`, an argument, or standard input.
 struct PayloadOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Read the payload from a file.", valueName: "path"))
+    @Option(help: PayloadOptions.fileHelp)
     var file: String?
 
-    @Option(name: .customLong("hex"), help: ArgumentHelp("The payload as hex.", valueName: "hex"))
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
     var payloadHex: String?
 
-    @Option(name: .customLong("base64"), help: ArgumentHelp("The payload as base64.", valueName: "b64"))
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
     var payloadBase64: String?
+
+    static let fileHelp = ArgumentHelp("Read the payload from a file.", valueName: "path")
+    static let hexHelp = ArgumentHelp("The payload as hex.", valueName: "hex")
+    static let base64Help = ArgumentHelp("The payload as base64.", valueName: "b64")
+
+    init() {}
+
+    /// The options as a command that declares them itself was given them.
+    init(file: String?, payloadHex: String?, payloadBase64: String?) {
+        self.file = file
+        self.payloadHex = payloadHex
+        self.payloadBase64 = payloadBase64
+    }
 
     /// Far beyond any Stellar payload or message; what is larger is refused rather than held in memory.
     static let largestPayload = 16 << 20

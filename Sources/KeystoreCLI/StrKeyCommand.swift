@@ -13,6 +13,7 @@ struct StrKeyCommand: ParsableCommand {
 
     struct Decode: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "decode",
             abstract: "Print the type and hex payload of a StrKey.",
             discussion: "A secret seed (S…) is read from standard input only: on the command line it would show in `ps`."
         )
@@ -44,6 +45,7 @@ struct StrKeyCommand: ParsableCommand {
 
     struct Encode: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "encode",
             abstract: "Encode a hex payload as a StrKey.",
             discussion: """
                 The payload is the binary key of SEP-23: 32 bytes for most types, the key and a 64-bit id for \

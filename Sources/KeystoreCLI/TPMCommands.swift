@@ -32,6 +32,7 @@ enum TPMNotice {
 
 struct Bind: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bind",
         _superCommandName: KeystoreCommand.name,
         abstract: "Bind an identity's vault to this machine's TPM 2.0, under the same PIN.",
         discussion: """
@@ -65,6 +66,7 @@ struct Bind: ParsableCommand {
 
 struct Unbind: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "unbind",
         _superCommandName: KeystoreCommand.name,
         abstract: "Convert a TPM-bound vault back to one that the PIN alone opens, to move it to another machine.",
         discussion: """

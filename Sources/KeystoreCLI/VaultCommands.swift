@@ -45,6 +45,7 @@ struct BackupReport: Encodable {
 
 struct Signup: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "signup",
         _superCommandName: KeystoreCommand.name,
         abstract: "Create an identity: a new key, or an imported one, encrypted under a 6-digit PIN.",
         discussion: """
@@ -208,6 +209,7 @@ struct Signup: ParsableCommand {
 
 struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "login",
         _superCommandName: KeystoreCommand.name,
         abstract: "Open an identity with its PIN and print its address.",
         discussion: """
@@ -350,6 +352,7 @@ struct ChangePIN: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         _superCommandName: KeystoreCommand.name,
         abstract: "Print the secret seed (S…) of an identity, for a backup.",
         discussion: "Refuses to write the seed to a pipe or a file unless --force is given.")
@@ -381,6 +384,7 @@ struct Export: ParsableCommand {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "list",
         _superCommandName: KeystoreCommand.name,
         abstract: "List the identities in the keystore with their addresses, and their backups (no PIN needed).",
         discussion: """
@@ -430,6 +434,7 @@ struct List: ParsableCommand {
 
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "remove",
         _superCommandName: KeystoreCommand.name,
         abstract: "Delete an identity, after its PIN (or --force).")
 
@@ -465,6 +470,7 @@ struct Remove: ParsableCommand {
 
 struct Address: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "address",
         _superCommandName: KeystoreCommand.name,
         abstract: "Print the address (G…) of an identity (no PIN needed).",
         aliases: ["whoami"])
@@ -484,6 +490,7 @@ struct Address: ParsableCommand {
 
 struct Upgrade: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "upgrade",
         _superCommandName: KeystoreCommand.name,
         abstract: "Re-encrypt an identity under the same PIN at the cost this machine affords (or --kdf).",
         discussion: """

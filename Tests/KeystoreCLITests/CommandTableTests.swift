@@ -65,6 +65,16 @@ import TestFixtures
         return KeystoreCommand.commands.flatMap { walk($0.names[0], $0.command) }
     }
 
+    /// argument-parser names a command that does not name itself with `String(describing:)` of its type, whose
+    /// dynamic casts scan every conformance in the binary: four scans a command on every run that builds the tree
+    /// (help, --version, a usage error), most of `keystore --version`'s time. So each names itself.
+    @Test func everyCommandNamesItself() {
+        for (words, command) in Self.everyCommand() {
+            #expect(command.configuration.commandName != nil, "keystore \(words)")
+        }
+        #expect(KeystoreCommand.configuration.commandName != nil)
+    }
+
     /// `--help` is for a person in a hurry: no command's discussion is longer than 8 lines as argument-parser
     /// prints it at 80 columns (the recipes are in docs/guides, the reference in the man page's options). The root's
     /// discussion is the exit-code table, the one list of exit codes an installed binary carries, and is not counted.
