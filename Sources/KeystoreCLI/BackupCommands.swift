@@ -89,6 +89,7 @@ struct BackupCommand: ParsableCommand {
 
 struct Restore: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "restore",
         _superCommandName: KeystoreCommand.name,
         abstract: "Restore identities from a backup: shown first, each address checked, written under a new PIN.",
         discussion: """

@@ -12,7 +12,7 @@ struct TPMMove: ParsableCommand {
         subcommands: [Target.self, Wrap.self, Import.self])
 
     struct Target: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "On the new machine: write this TPM's storage key's public part.")
+        static let configuration = CommandConfiguration(commandName: "target", abstract: "On the new machine: write this TPM's storage key's public part.")
         @OptionGroup var keystore: HomeOptions
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The file to write (a new one).", valueName: "path"))
         var output: String
@@ -24,7 +24,7 @@ struct TPMMove: ParsableCommand {
     }
 
     struct Wrap: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "On the old machine: wrap an identity's key to the new machine's TPM, after its PIN.")
+        static let configuration = CommandConfiguration(commandName: "wrap", abstract: "On the old machine: wrap an identity's key to the new machine's TPM, after its PIN.")
         @OptionGroup var keystore: HomeOptions
         @OptionGroup var pin: PINOptions
         @Option(help: ArgumentHelp("The identity to move.", valueName: "name")) var name: String
@@ -40,7 +40,7 @@ struct TPMMove: ParsableCommand {
     }
 
     struct Import: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "On the new machine: import a move file and bind its key to this TPM under a new PIN.")
+        static let configuration = CommandConfiguration(commandName: "import", abstract: "On the new machine: import a move file and bind its key to this TPM under a new PIN.")
         @OptionGroup var keystore: HomeOptions
         @OptionGroup var pin: PINOptions
         @Argument(help: ArgumentHelp("The move file.", valueName: "path")) var file: String
