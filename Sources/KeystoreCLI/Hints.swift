@@ -38,6 +38,9 @@ enum Hints {
         case TransactionRequestError.networkNotConfirmed: "give it with --network or --network-passphrase, or answer yes at a terminal."
         case TransactionRequestError.noCallback: "drop --submit-callback."
         case TransactionRequestError.originOnThisMachine: "for a requester under test on this machine, add --allow-local-origin."
+        case BackupError.differentKeyHere(let name, _, _): "Restore it with --replace \(name) (the one here is kept as a vault backup), or remove it first."
+        case BackupError.outputExists: "Give --force to replace it."
+        case BackupError.futureVersion, TPMMoveError.futureVersion: "Update keystore."
         default: nil
         }
     }

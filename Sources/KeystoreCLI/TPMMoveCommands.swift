@@ -59,7 +59,7 @@ struct TPMMove: ParsableCommand {
 extension TPMMoveError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .malformed, .futureVersion, .cannotMove, .addressMismatch: .invalidInput
+        case .malformed, .futureVersion, .addressMismatch: .invalidInput
         case .noSuchIdentity: .vaultNotFound
         case .outputExists: .vaultExists
         }

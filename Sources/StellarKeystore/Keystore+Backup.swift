@@ -214,7 +214,7 @@ extension Keystore {
 
     /// Signs a throwaway message with `keyPair` and verifies it with its public key.
     static func probe(_ keyPair: KeyPair, name: IdentityName) throws {
-        let message = Array("keystore restore probe".utf8) + SecureBytes.random(count: 16).withUnsafeBytes { Array($0) }
+        let message = Array("restore probe".utf8) + SecureBytes.random(count: 16).withUnsafeBytes { Array($0) }
         guard keyPair.publicKey.isValidSignature(keyPair.signature(for: message), for: message) else {
             throw BackupError.probeFailed(name: name.rawValue)
         }

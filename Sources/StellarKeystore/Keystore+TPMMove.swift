@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Moving an identity's key to another machine's TPM without its seed resting anywhere in the clear (issue 43,
-/// part 4), as ssh-tpm-agent's `--wrap-with` and tpm2-tools' `tpm2_duplicate`/`tpm2_import` do: the target writes
+/// part 4), as ssh-tpm-agent's wrapping to another TPM and tpm2-tools' `tpm2_duplicate`/`tpm2_import` do: the target writes
 /// its TPM's storage key's public area (`writeTPMMoveTarget`); the source, after the identity's PIN, wraps the seed
 /// to it in its own TPM (`wrapForTPMMove`: TPM2_Duplicate to that key); the target imports it in its TPM, checks
 /// the address, and binds it to its TPM under a new PIN (`importTPMMove`). Formats: docs/FORMAT.md, "TPM move files".
@@ -25,11 +25,9 @@ extension Keystore {
         try Self.refuseExisting(path)
         guard vaults.exists(name) else { throw TPMMoveError.noSuchIdentity(name.rawValue) }
         let tpm = try movingTPM()
-        guard let sealed = try vaults.key(named: name) as? SealedSeed else {
-            throw TPMMoveError.cannotMove(name: name.rawValue, reason: "it never leaves its token or TPM; add a second signer of its smart account on the new machine instead")
-        }
-        try sealed.checkReadyForPIN(in: self)
-        let (keyPair, _) = try vaults.unlock(sealed.reading, pin: pin())
+        // What cannot leave its token or TPM is refused by its kind, before any PIN.
+        _ = try vaultReadyForPIN(name, for: .moveToTPM)
+        let (keyPair, _) = try vaults.unlockWithRoot(name, pin: pin())
         let wrapped = try tpm.wrap(keyPair.seed, toStorageKey: targetFile.storageKey)
         let file = TPMMoveFile(address: keyPair.publicKey.accountID, wrapped: wrapped)
         try AtomicFile.write(try file.encoded(), to: path, directory: Self.directory(of: path))
@@ -161,7 +159,7 @@ struct TPMMoveFile: Codable {
     static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], what: String) throws -> Value {
         guard bytes.count <= maximumBytes else { throw TPMMoveError.malformed(what: what, reason: "it is over \(maximumBytes / 1024) KiB") }
         do { return try JSONDecoder().decode(type, from: Data(bytes)) } catch let error as TPMMoveError { throw error } catch {
-            throw TPMMoveError.malformed(what: what, reason: "it is not the JSON object this keystore writes")
+            throw TPMMoveError.malformed(what: what, reason: "it is not the JSON object this library writes")
         }
     }
 

@@ -190,7 +190,7 @@ public enum KeystoreUseError: KeystoreError, Equatable {
 /// What a use case needs of a stored key's vault (its seed, or the PIN's encryption of it), which a key in a token,
 /// or in the TPM, refuses (`StoredKey.vault(for:)`); the reasons here are a token's.
 public enum KeyUse: String, Sendable, Equatable {
-    case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session, derive
+    case export, changePIN, bindTPM, unbindTPM, open, reencrypt, session, derive, moveToTPM
 
     var reason: String {
         switch self {
@@ -201,6 +201,7 @@ public enum KeyUse: String, Sendable, Equatable {
         case .reencrypt: "which is not encrypted here: there is no cost to raise"
         case .session: "which a session cannot hold: each signature asks the token's PIN, or the signing agent holds a session with the token"
         case .derive: "which holds one key and no recovery phrase to derive others from"
+        case .moveToTPM: "which never lets it out, so it cannot move to another machine: add a second signer there instead"
         }
     }
 }

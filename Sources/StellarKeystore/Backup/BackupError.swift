@@ -26,9 +26,9 @@ public enum BackupError: KeystoreError, Equatable {
 
     public var message: String {
         switch self {
-        case .notABundle: "The file decrypted, but it is not a keystore backup; nothing was written."
+        case .notABundle: "The file decrypted, but what it holds is not a backup bundle; nothing was written."
         case .futureVersion(let version):
-            "The backup is of format v\(version), newer than this keystore reads (v\(BackupBundle.version)); update keystore. Nothing was written."
+            "The backup is of format v\(version), newer than this library reads (v\(BackupBundle.version)); nothing was written."
         case .malformed(let line, let reason): "The backup's line \(line) is not valid: \(reason). Nothing was written."
         case .addressMismatch(let name):
             "The backup's seed for '\(name)' is not the key of the address it names: the backup was altered. Nothing was written."
@@ -37,9 +37,9 @@ public enum BackupError: KeystoreError, Equatable {
         case .noSuchIdentity(let name): "There is no identity '\(name)' to back up or restore; nothing was written."
         case .empty: "There is no identity to back up; nothing was written."
         case .differentKeyHere(let name, let here, let inBackup):
-            "Identity '\(name)' here is \(here), and the backup's is \(inBackup): restore it with --replace \(name) (the one here is kept as a vault backup), or under another name. Nothing was written."
+            "Identity '\(name)' here is \(here), and the backup's is \(inBackup); nothing was written."
         case .probeFailed(let name): "The restored key of '\(name)' did not sign and verify its probe; it was removed again."
-        case .outputExists(let path): "\(path) exists already; give --force to replace it. Nothing was written."
+        case .outputExists(let path): "\(path) exists already; nothing was written."
         case .unusableOutput(let path, let reason): "Cannot write the backup to \(path): \(reason). Nothing was written."
         case .badRecipient(let recipient): "'\(recipient)' is not an age recipient (age1…); nothing was written."
         }

@@ -6,8 +6,6 @@ public enum TPMMoveError: KeystoreError, Equatable {
     /// The file is not a keystore TPM-move (or move-target) file of a version this keystore reads.
     case malformed(what: String, reason: String)
     case futureVersion(what: String, version: Int)
-    /// The identity's key cannot leave where it is (a token key, a P-256 key made in the TPM).
-    case cannotMove(name: String, reason: String)
     case noSuchIdentity(String)
     /// The key the target's TPM gave back is not the one the file names: refused, nothing written.
     case addressMismatch(inFile: String, unwrapped: String)
@@ -15,10 +13,9 @@ public enum TPMMoveError: KeystoreError, Equatable {
 
     public var message: String {
         switch self {
-        case .malformed(let what, let reason): "That is not a keystore \(what) file: \(reason). Nothing was written."
+        case .malformed(let what, let reason): "That is not a \(what) file: \(reason). Nothing was written."
         case .futureVersion(let what, let version):
-            "That \(what) file is of version \(version), newer than this keystore reads; update keystore. Nothing was written."
-        case .cannotMove(let name, let reason): "The key of '\(name)' cannot be moved: \(reason). Nothing was written."
+            "That \(what) file is of version \(version), newer than this library reads; nothing was written."
         case .noSuchIdentity(let name): "There is no identity '\(name)' to move; nothing was written."
         case .addressMismatch(let inFile, let unwrapped):
             "The moved key is \(unwrapped), not \(inFile) as the file says; nothing was written."
