@@ -34,7 +34,8 @@ enum ReleaseCopy {
         for directory in ["package", "home", "tmp", "out"] {
             try FileManager.default.createDirectory(atPath: work + "/" + directory, withIntermediateDirectories: true)
         }
-        for item in ["Package.swift", "Package.resolved", "Sources", "Tests", "docs", "README.md", "LICENSE", "scripts", "packaging"] {
+        for item in ["Package.swift", "Package.resolved", "Sources", "Tests", "docs", "README.md", "SECURITY.md", "ARCHITECTURE.md",
+                     "LICENSE", "scripts", "packaging"] {
             try FileManager.default.copyItem(atPath: ReadmeTests.root.appendingPathComponent(item).path, toPath: work + "/package/" + item)
         }
         return State(work: work)
@@ -134,7 +135,8 @@ enum ReleaseCopy {
         }
         let directories = ["./", "./usr/", "./usr/bin/", "./usr/lib/", "./usr/lib/systemd/", "./usr/lib/systemd/user/",
                            "./usr/share/", "./usr/share/bash-completion/", "./usr/share/bash-completion/completions/",
-                           "./usr/share/doc/", "./usr/share/doc/keystore/", "./usr/share/fish/",
+                           "./usr/share/doc/", "./usr/share/doc/keystore/", "./usr/share/doc/keystore/docs/",
+                           "./usr/share/doc/keystore/docs/guides/", "./usr/share/fish/",
                            "./usr/share/fish/vendor_completions.d/", "./usr/share/man/", "./usr/share/man/man1/",
                            "./usr/share/zsh/", "./usr/share/zsh/vendor-completions/"]
         let pages = try FileManager.default.contentsOfDirectory(atPath: ReadmeTests.root.appendingPathComponent("docs/man").path)
@@ -144,6 +146,7 @@ enum ReleaseCopy {
                      "./usr/share/doc/keystore/changelog.gz", "./usr/share/doc/keystore/copyright",
                      "./usr/share/fish/vendor_completions.d/keystore.fish", "./usr/share/zsh/vendor-completions/_keystore"]
             + pages.map { "./usr/share/man/man1/\($0).gz" }
+            + Self.documents.filter { $0 != "README.md" }.map { "./usr/share/doc/keystore/\($0).gz" }
         let links = ["./usr/bin/stellar-keystore -> keystore", "./usr/bin/stellar-signer-keystore -> keystore",
                      "./usr/share/man/man1/stellar-keystore.1.gz -> keystore.1.gz",
                      "./usr/share/man/man1/stellar-signer-keystore.1.gz -> keystore.1.gz"]
@@ -151,6 +154,38 @@ enum ReleaseCopy {
             + files.map { "-rw-r--r-- root/root \($0)" } + links.map { "lrwxrwxrwx root/root \($0)" }
         #expect(entries.sorted() == expected.sorted(),
                 "missing: \(Set(expected).subtracting(entries).sorted())\nextra: \(Set(entries).subtracting(expected).sorted())")
+    }
+
+    /// The documents the package ships beside README.md, by their paths in the repository: the ones README.md
+    /// links to, and the ones they link to in turn.
+    static let documents: [String] = {
+        var found: Set<String> = [], next = ["README.md"]
+        while let document = next.popLast() {
+            guard found.insert(document).inserted else { continue }
+            let text = (try? String(contentsOf: ReadmeTests.root.appendingPathComponent(document), encoding: .utf8)) ?? ""
+            let directory = URL(fileURLWithPath: "/" + document).deletingLastPathComponent()
+            // [text](relative/path.md) or (relative/path.md#part): a link to another document of this repository.
+            for match in text.matches(of: try! Regex(#"\]\(([^)#:\s]+\.md)(#[^)]*)?\)"#)) {
+                guard let link = match.output[1].substring else { continue }
+                next.append(String(directory.appendingPathComponent(String(link)).standardized.path.dropFirst()))
+            }
+        }
+        return found.sorted()
+    }()
+
+    /// Every document README.md links to, and every one those link to, is in the package, at the same path under
+    /// /usr/share/doc/keystore (compressed, as Debian compresses documentation), so that a link read in one finds
+    /// the other beside it. Each exists in the repository too: a link to a missing file fails here.
+    @Test(.timeLimit(.minutes(20)))
+    func everyDocumentTheReadmeLinksToIsInThePackage() async throws {
+        #expect(Self.documents.count > 15 && Self.documents.contains("docs/guides/backup.md") && Self.documents.contains("SECURITY.md"),
+                "\(Self.documents)")
+        for document in Self.documents {
+            #expect(FileManager.default.fileExists(atPath: ReadmeTests.root.appendingPathComponent(document).path), "\(document)")
+        }
+        let root = try await ReleaseCopy.unpacked() + "/usr/share/doc/keystore/"
+        let missing = Self.documents.filter { !FileManager.default.fileExists(atPath: root + $0 + ".gz") }
+        #expect(missing.isEmpty, "not in the package: \(missing)")
     }
 
     /// The control fields: the version `--version` prints, libsodium (which every command needs) a dependency found
