@@ -7,7 +7,7 @@ import StellarTransactions
 /// line lands on stderr, in `--json` output and in logs.
 ///
 /// Only what an error would print is screened, and only what a secret can be counts as one: a seed, a TPM lockout
-/// code, or a recovery phrase (12 to 24 BIP39 words). Everyday English has three list words in a row ("I control
+/// code, an age identity, or a recovery phrase (12 to 24 BIP39 words). Everyday English has three list words in a row ("I control
 /// this account"), and a message to sign or verify may be any text: a command that failed for another reason keeps
 /// its own error and exit code.
 enum SecretArguments {
@@ -31,7 +31,7 @@ enum SecretArguments {
             run = []
         }
         for argument in arguments {
-            if isLockoutCode(argument) { found.append(.text(argument[...])) }
+            if isLockoutCode(argument) || holdsAgeIdentity(argument) { found.append(.text(argument[...])) }
             for token in argument.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "," }) {
                 if isSeed(token) { found.append(.text(token)) }
                 if Mnemonic.isWord(token) { run.append(token) } else { endRun() }
@@ -88,10 +88,18 @@ enum SecretArguments {
         return (try? LockoutCode(typed: SecureBytes(consuming: &bytes))) != nil
     }
 
+    /// An age identity (`AGE-SECRET-KEY-1…`, a backup's recovery key among them, or a plugin's `AGE-PLUGIN-…`) opens
+    /// every file encrypted to its recipient. Taken whatever its case and spacing, since a recovery key is shown in
+    /// groups of four and read back in any case; no checksum is asked, as an error may quote one copied wrong.
+    private static func holdsAgeIdentity(_ argument: String) -> Bool {
+        let compact = argument.uppercased().filter { !$0.isWhitespace }
+        return compact.contains("AGE-SECRET-KEY-1") || compact.contains("AGE-PLUGIN-")
+    }
+
     private static func isSeed(_ token: Substring) -> Bool {
         token.first == "S" && token.count == 56 && (try? StrKey(String(token)))?.kind == .secretSeed
     }
 
     static let refusal = CLIError.secretOnCommandLine(
-        "a secret (a seed, a recovery phrase or a lockout code) from the command line; pass it on standard input or at the prompt instead")
+        "a secret (a seed, a recovery phrase, a lockout code or an age identity) from the command line; pass it on standard input or at the prompt instead")
 }

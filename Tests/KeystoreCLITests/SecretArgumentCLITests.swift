@@ -19,7 +19,7 @@ import TestFixtures
 
     func expectRefusedWithoutTheSecret(_ result: KeystoreProcess.Result, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result.status == 10, "\(arguments): exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
-        #expect(result.stderrLines.count == 1 && result.stderr.contains("a secret (a seed, a recovery phrase or a lockout code) from the command line"),
+        #expect(result.stderrLines.count == 1 && result.stderr.contains("a secret (a seed, a recovery phrase, a lockout code or an age identity) from the command line"),
                 "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
         expectNoSecret(result, sourceLocation: sourceLocation)
     }
@@ -144,8 +144,24 @@ import TestFixtures
         for arguments in cases {
             let result = try home.run(arguments)
             let expected = try home.run(arguments.map { Self.sentences.contains($0) ? Self.neutral($0) : $0 })
-            #expect(result.status == expected.status && !result.stderr.contains("a secret (a seed, a recovery phrase or a lockout code)"),
+            #expect(result.status == expected.status && !result.stderr.contains("a secret (a seed, a recovery phrase, a lockout code or an age identity)"),
                     "\(arguments): exit \(result.status), not \(expected.status): \(result.stderr)")
+        }
+    }
+
+    /// An age identity given where a recipient goes (an easy slip: `age-keygen` prints both) is refused without
+    /// being repeated, as its recipient would have been quoted.
+    @Test func anAgeIdentityGivenAsARecipientIsNotRepeated() throws {
+        let home = try KeystoreHome(inProcess: true)
+        try home.addGolden()
+        let identity = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX"
+        let output = home.path + "/backup.age"
+        for given in [identity, identity.lowercased()] {
+            let result = try home.run(["backup", "--name", KeystoreHome.golden.name, "-o", output, "--recipient", given, "--pin-stdin"],
+                                      stdin: KeystoreHome.golden.pin + "\n")
+            expectRefusedWithoutTheSecret(result, ["backup", "--recipient", given])
+            #expect(!result.stderr.uppercased().contains(identity.dropFirst(16).prefix(12)), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output))
         }
     }
 

@@ -16,6 +16,23 @@ import Testing
         #expect(SecretArguments.secrets(in: [KeystoreHome.golden.address]).isEmpty)
     }
 
+    /// An age identity is the key to every file encrypted to its recipient (a backup's recovery key is one): given
+    /// where a recipient goes (`--recipient AGE-SECRET-KEY-1…`), it must not come back in the error that refuses it.
+    @Test func anAgeIdentityIsASecretInAnyCaseAndSpacing() {
+        let identity = "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX"
+        #expect(SecretArguments.secrets(in: ["backup", "--recipient", identity]) == [.text(identity[...])])
+        #expect(SecretArguments.secrets(in: ["--recipient=" + identity.lowercased()]).count == 1)
+        // As a recovery key is shown, in groups of four.
+        let grouped = "AGE-SECRET-KEY-1 GFPY YSJZ GFPY YSJZ GFPY YSJZ GFPY YSJZ GFPY YSJZ GFPY YSJZ GFPY YSJZ GFPQ 4EGA EX"
+        #expect(SecretArguments.secrets(in: ["restore", grouped]).count == 1)
+        #expect(SecretArguments.isQuoted(in: "'\(identity)' is not an age recipient", arguments: ["backup", "--recipient", identity]))
+        #expect(SecretArguments.isQuoted(in: "'\(identity.lowercased().prefix(40))…' is not an age recipient",
+                                         arguments: ["backup", "--recipient", identity.lowercased()]))
+        // A plugin's identity may hold a secret too; a recipient does not.
+        #expect(SecretArguments.secrets(in: ["AGE-PLUGIN-YUBIKEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQ"]).count == 1)
+        #expect(SecretArguments.secrets(in: ["--recipient", "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"]).isEmpty)
+    }
+
     @Test func twelveListWordsAreAPhraseAsOneArgumentOrMany() {
         let words = Self.phrase.map { $0[...] }
         #expect(SecretArguments.secrets(in: Self.phrase) == [.words(words)])
