@@ -123,7 +123,7 @@ enum SignerPluginError: CommandLineError {
         case .malformed: "The signer-plugin request is not a JSON object with a mode and a network_passphrase."
         case .unreadable(let reason): "The signer-plugin request cannot be read: \(reason)."
         case .wrongType(let field, let expected): "The request's \(field) is not \(expected)."
-        case .secretArgument: "A plugin argument looks like a secret (a seed, a recovery phrase or a lockout code); it was not used. The key comes from the keystore, never from the request."
+        case .secretArgument: "A plugin argument looks like a secret (a seed, a recovery phrase, a lockout code or an age identity); it was not used. The key comes from the keystore, never from the request."
         case .unknownArgument(let name): "Unknown plugin argument '\(name)'; the known ones are name (the identity) and allow-v1 (yes)."
         case .noKey:
             "There is no session, and no terminal to ask for the PIN on; in the shell that runs stellar, start a session (eval \"$(keystore login --session)\") or hand the key to the agent (eval \"$(keystore agent)\", then keystore login --agent)."
