@@ -139,6 +139,13 @@ extension Keystore {
         return BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
     }
 
+    /// Whether a backup (`backUp`) made since the key of `name` last changed holds it, as the backup record beside the
+    /// vaults says: `Entry.isInBackup` for one identity. Nil when there is no such identity or its vault cannot be read.
+    public func isInBackup(_ name: IdentityName) -> Bool? {
+        guard let key = try? vaults.key(named: name) else { return nil }
+        return BackupRecord.isBackedUp(name, key: key.key, in: BackupRecord.read(in: vaults))
+    }
+
     /// What the backup in `file` asks to be opened with: a passphrase, or a key (a recovery key or an identity file).
     public static func asksForPassphrase(_ file: [UInt8]) throws -> Bool {
         try AgeFile.isPassphraseEncrypted(file)
