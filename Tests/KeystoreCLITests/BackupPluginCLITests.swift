@@ -47,7 +47,10 @@ import TestFixtures
         try sourceWithGolden()
         let (recipient, identityFile) = try pluginKey()
         let backup = work.path + "/backup.age", bundle = work.path + "/bundle.txt", again = work.path + "/again.age"
-        let made = try keystore(source).run(["backup", "--recipient", recipient, "--output", backup, "--pin-stdin"],
+        // Through a recipients file, as age reads one: a comment, the plugin's recipient.
+        let recipients = work.path + "/recipients.txt"
+        try "# the test plugin's key\n\(recipient)\n".write(toFile: recipients, atomically: false, encoding: .utf8)
+        let made = try keystore(source).run(["backup", "--recipients-file", recipients, "--output", backup, "--pin-stdin"],
                                              stdin: Array("\(Self.pin)\n".utf8))
         #expect(made.status == 0 && made.stdout.isEmpty, "\(made.stderr)")
         #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: backup)).prefix(200), as: UTF8.self).contains("\n-> keystoretest "))

@@ -94,12 +94,14 @@ struct AgeHeader {
         return out
     }
 
-    /// One stanza as a header (and the age plugin protocol, which frames its messages so) spells it.
+    /// One stanza as a header (and the age plugin protocol, which frames its messages so) spells it. The body's
+    /// base64 is zeroed once copied: a plugin's body may be a file key or a PIN.
     static func encode(_ stanza: AgeStanza, into out: inout [UInt8]) {
         out += Array("->".utf8)
         for word in [stanza.type] + stanza.arguments { out += [UInt8(ascii: " ")] + Array(word.utf8) }
         out.append(UInt8(ascii: "\n"))
-        let text = AgeBase64.encode(stanza.body)
+        var text = AgeBase64.encode(stanza.body)
+        defer { Sodium.zero(&text) }
         // Lines of 64 columns, then one shorter (empty when the text fills its last line).
         var start = 0
         while true {

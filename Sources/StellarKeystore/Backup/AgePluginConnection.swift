@@ -112,11 +112,13 @@ final class AgePluginConnection {
     func send(_ type: String, _ arguments: [String] = [], secretArgument: SecureBytes? = nil, body: [UInt8] = [],
               secretBody: SecureBytes? = nil) throws(AgeError) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(256 + (secretArgument?.count ?? 0) + (secretBody?.count ?? body.count) * 2)
+        bytes.reserveCapacity(256 + type.utf8.count + arguments.reduce(0) { $0 + $1.utf8.count + 1 } + (secretArgument?.count ?? 0)
+                              + (secretBody?.count ?? body.count) * 2)
         defer { Sodium.zero(&bytes) }
         var plainBody = secretBody.map { secret in secret.withUnsafeBytes { Array($0) } } ?? body
         defer { if secretBody != nil { Sodium.zero(&plainBody) } }
         var encoded: [UInt8] = []
+        encoded.reserveCapacity(bytes.capacity)  // one buffer, so that no copy of a secret is left where it grew
         AgeHeader.encode(AgeStanza(type: type, arguments: arguments, body: plainBody), into: &encoded)
         defer { Sodium.zero(&encoded) }
         let opening = encoded.firstIndex(of: UInt8(ascii: "\n"))!
