@@ -82,11 +82,12 @@ import TestFixtures
     }
 
     /// The plugin runs with no `KEYSTORE_` variable (a session token is a secret), no argument but the state
-    /// machine's, in the temporary directory.
+    /// machine's, in the temporary directory, with no descriptor of this process's.
     @Test func thePluginGetsNoSecretInItsEnvironmentOrArguments() throws {
         let error = try Self.wrapping(11)
         // The host's environment has no TMPDIR: /tmp, as age's os.TempDir gives.
-        let expected = "variables: ; arguments: --age-plugin=recipient-v1; directory: /tmp"
+        // Nor any descriptor of this process's but the three of the protocol.
+        let expected = "variables: ; arguments: --age-plugin=recipient-v1; directory: /tmp; descriptors: 0,1,2"
         #expect(error == .pluginRefused("keystoretest", message: expected, unanswered: nil))
     }
 
