@@ -69,6 +69,10 @@ long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int3
     return count;
 }
 
+int keystore_spawn_chdir(void *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, directory);
+}
+
 int keystore_spawn_close_from(void *actions, int lowest) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, lowest);

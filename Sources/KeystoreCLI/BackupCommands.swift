@@ -23,7 +23,7 @@ struct BackupCommand: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The backup file to write (mode 0600).", valueName: "path"))
     var output: String
 
-    @Option(help: ArgumentHelp("Encrypt to this age recipient (age1…) instead of a new recovery key; repeat for several.", valueName: "age1…"))
+    @Option(help: ArgumentHelp("Encrypt to this age recipient (age1…, or a plugin's: age1yubikey1…) instead of a new recovery key; repeat for several.", valueName: "age1…"))
     var recipient: [String] = []
 
     @Option(help: ArgumentHelp("Encrypt to the age recipients in this file, one per line.", valueName: "path"))
@@ -62,7 +62,7 @@ struct BackupCommand: ParsableCommand {
         // for each, as the identities of one keystore usually share it.
         var given: PIN?
         let made = try keystore.backUp(try names.isEmpty ? nil : names.map(IdentityName.init), protection: protection, armored: armor,
-                                       to: output, replacing: force) { name in
+                                       to: output, replacing: force, plugins: AgePluginTerminal.host) { name in
             if pin.isInteractive { return try pin.read(prompt: "PIN of \(name.rawValue): ") }
             if let given { return given }
             given = try pin.read()
@@ -110,7 +110,7 @@ struct Restore: ParsableCommand {
     @Option(name: .customLong("replace"), help: ArgumentHelp("Replace this identity if it holds a different key here (the old vault is kept as a backup).", valueName: "name"))
     var replacing: [String] = []
 
-    @Option(help: ArgumentHelp("An age identity file (AGE-SECRET-KEY-1… lines) that opens the backup.", valueName: "path"))
+    @Option(help: ArgumentHelp("An age identity file (AGE-SECRET-KEY-1… or a plugin's AGE-PLUGIN-… lines) that opens the backup.", valueName: "path"))
     var identity: String?
 
     @Option(help: ArgumentHelp("Read the recovery key or passphrase from the first line of this open file descriptor.", valueName: "n"))
@@ -137,7 +137,7 @@ struct Restore: ParsableCommand {
         let bytes = try Console.readInput(nil, file: file, prompt: "", limit: Keystore.largestBackupFile)
         let secret = try readSecret(asksForPassphrase: try Keystore.asksForPassphrase(bytes))
         let plan = try keystore.planRestore(bytes, with: secret, names: try names.isEmpty ? nil : names.map(IdentityName.init),
-                                            replacing: Set(try replacing.map(IdentityName.init)))
+                                            replacing: Set(try replacing.map(IdentityName.init)), plugins: AgePluginTerminal.host)
         Console.note("the backup made \(plan.created) holds:")
         for item in plan.items {
             Console.note("  \(item.name.rawValue) (\(item.key)): \(Self.describe(item))")

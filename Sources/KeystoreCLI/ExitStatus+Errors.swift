@@ -27,6 +27,8 @@ extension AgeError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .noMatchingIdentity, .wrongPassphrase, .invalidIdentity: .incorrectPIN
+        // An age plugin is a program of the system's, like a token: missing, failing or refusing is the system's no.
+        case .pluginNotFound, .pluginFailed, .pluginTimedOut, .pluginBrokeProtocol, .pluginRefused: .system
         default: .invalidInput
         }
     }

@@ -75,7 +75,7 @@ extension ExitStatus {
         case .vaultNotFound: "no such identity"
         case .vaultExists: "the identity exists already"
         case .vaultDamaged: "vault damaged, of a newer format, or for another TPM"
-        case .system: "the system refused: files, memory, the TPM"
+        case .system: "the system refused: files, memory, TPM, an age plugin"
         case .session: "no usable session, or no agent holding the key"
         case .refused: "refused without a flag: a secret on argv or to a pipe"
         case .outputFailed: "standard output could not be written"

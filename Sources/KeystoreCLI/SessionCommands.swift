@@ -93,28 +93,34 @@ struct Status: ParsableCommand {
         abstract: "Tell whether a signed-in session is open and when it expires; exit 9 when none is.",
         discussion: """
             With KEYSTORE_SESSION set, checks that token (fully: it must open its session). Otherwise lists the \
-            identity's open sessions.
+            identity's open sessions. Says too when an identity shown is in no backup made since its key last \
+            changed (see keystore backup; --json: inBackup).
             """)
 
     @OptionGroup var identity: IdentityOptions
 
     func run() throws {
         let token = try SigningKeyOptions.sessionToken.map(SessionToken.init)
-        let open = try identity.keystore.keystore().openSessions(
-            token: token, name: token == nil ? identity.identity() : identity.identityIfGiven())
+        let keystore = try identity.keystore.keystore()
+        let open = try keystore.openSessions(token: token, name: token == nil ? identity.identity() : identity.identityIfGiven())
         let now = Date()
+        // Whether a backup holds each key shown, for the identities of this keystore (a session's may be another's).
+        let inBackup = open.map { session in
+            session.keystore == keystore.directory ? (try? IdentityName(session.name)).flatMap(keystore.isInBackup) : nil
+        }
         if identity.json {
-            struct Output: Encodable { let name, address, expiresAt: String; let secondsLeft: Int }
+            struct Output: Encodable { let name, address, expiresAt: String; let secondsLeft: Int; let inBackup: Bool? }
             struct Listing: Encodable { let sessions: [Output] }
-            try Console.printJSON(Listing(sessions: open.map {
+            try Console.printJSON(Listing(sessions: zip(open, inBackup).map {
                 Output(name: $0.name, address: $0.publicKey, expiresAt: $0.expiresAt.formatted(.iso8601),
-                       secondsLeft: Int($0.expiresAt.timeIntervalSince(now)))
+                       secondsLeft: Int($0.expiresAt.timeIntervalSince(now)), inBackup: $1)
             }))
         } else {
             for session in open {
                 let left = SessionDuration(seconds: max(1, Int(session.expiresAt.timeIntervalSince(now))))
                 Console.print("\(session.name) \(session.publicKey) signed in until \(session.expiresAt.formatted(.iso8601)) (\(left) left)")
             }
+            List.noteInNoBackup(Array(Set(zip(open, inBackup).filter { $1 == false }.map(\.0.name))).sorted())
         }
     }
 }

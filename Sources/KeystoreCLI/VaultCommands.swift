@@ -33,7 +33,7 @@ struct IdentityReport: Encodable {
     var keySource: String?
     /// `list`, `signup --tpm --p256`: a P-256 key's 65-byte public key, in hex.
     var p256PublicKey: String?
-    /// `list`: whether a backup (`keystore backup`) made since the key last changed holds it.
+    /// `list` (and `status`, per session): whether a backup (`keystore backup`) made since the key last changed holds it.
     var inBackup: Bool? = nil
 }
 
@@ -425,10 +425,13 @@ struct List: ParsableCommand {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }
         }
-        let unsaved = reports.filter { $0.inBackup == false }.map(\.name)
-        if !unsaved.isEmpty {
-            Console.note("in no backup made since its key last changed: \(unsaved.joined(separator: ", ")) (keystore backup)")
-        }
+        Self.noteInNoBackup(reports.filter { $0.inBackup == false }.map(\.name))
+    }
+
+    /// The note of `list` and `status`: the identities whose key no backup made since it last changed holds.
+    static func noteInNoBackup(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        Console.note("in no backup made since its key last changed: \(names.joined(separator: ", ")) (keystore backup)")
     }
 }
 

@@ -6,7 +6,8 @@ import StellarTransactions
 public enum BackupProtection: Sendable {
     /// A new age X25519 identity made for this backup, returned once (`BackupMade.recoveryKey`) and written nowhere.
     case newRecoveryKey
-    /// Age X25519 recipients (`age1…`) whose identities the person already keeps.
+    /// Age recipients whose identities the person already keeps: X25519 (`age1…`), or a plugin's (`age1NAME1…`,
+    /// a YubiKey's through age-plugin-yubikey), which the plugin wraps to (`AgePluginHost`).
     case recipients([String])
     /// A new passphrase of ten words from the BIP-39 English list (110 bits), returned once. Only a made one: a
     /// passphrase a person picks cannot be judged strong enough against a GPU, so none is taken.
@@ -17,7 +18,7 @@ public enum BackupProtection: Sendable {
 public enum BackupSecret: Sendable {
     /// The recovery key as shown (`AGE-SECRET-KEY-1…`), spaces and case as typed.
     case recoveryKey(SecureBytes)
-    /// An age identity file's text: one or more `AGE-SECRET-KEY-1…` lines, `#` comments.
+    /// An age identity file's text: one or more `AGE-SECRET-KEY-1…` or plugin (`AGE-PLUGIN-NAME-1…`) lines, `#` comments.
     case identityFile(SecureBytes)
     case passphrase(SecureBytes)
 }
@@ -77,9 +78,12 @@ extension Keystore {
     /// Backs up `names` (nil: every identity) to a new age file at `path` (mode 0600, written atomically; an
     /// existing file only with `replacing`), encrypted as `protection` says, after each sealed seed's PIN (asked
     /// with the identity's name, checked and counted as for `export`). A key that never leaves its hardware is
-    /// named in the backup with what to do instead. Once written, the backup record says these keys are backed up.
+    /// named in the backup with what to do instead. A plugin's recipient is checked (its plugin installed) before any
+    /// PIN is asked; the plugin runs, as `plugins` says, once the bundle is made, and if it fails nothing is written.
+    /// Once written, the backup record says these keys are backed up.
     public func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
-                       replacing: Bool = false, pin: (IdentityName) throws -> PIN) throws -> BackupMade {
+                       replacing: Bool = false, plugins: AgePluginHost = AgePluginHost(),
+                       pin: (IdentityName) throws -> PIN) throws -> BackupMade {
         let recipients: [any AgeRecipient]
         var recoveryKey: SecureBytes?, passphrase: SecureBytes?, qrCode: [String]?
         switch protection {
@@ -91,7 +95,13 @@ extension Keystore {
         case .recipients(let given):
             guard !given.isEmpty else { throw BackupError.badRecipient("") }
             recipients = try given.map { text in
-                do { return try AgeX25519Recipient(text) } catch { throw BackupError.badRecipient(Self.printable(text)) }
+                do throws(AgeError) {
+                    return try AgeFile.recipient(text, plugins: plugins)
+                } catch .pluginNotFound(let name) {
+                    throw AgeError.pluginNotFound(name)
+                } catch {
+                    throw BackupError.badRecipient(Self.printable(text))
+                }
             }
         case .newPassphrase:
             let made = Self.newPassphrase()
@@ -129,6 +139,13 @@ extension Keystore {
         return BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
     }
 
+    /// Whether a backup (`backUp`) made since the key of `name` last changed holds it, as the backup record beside the
+    /// vaults says: `Entry.isInBackup` for one identity. Nil when there is no such identity or its vault cannot be read.
+    public func isInBackup(_ name: IdentityName) -> Bool? {
+        guard let key = try? vaults.key(named: name) else { return nil }
+        return BackupRecord.isBackedUp(name, key: key.key, in: BackupRecord.read(in: vaults))
+    }
+
     /// What the backup in `file` asks to be opened with: a passphrase, or a key (a recovery key or an identity file).
     public static func asksForPassphrase(_ file: [UInt8]) throws -> Bool {
         try AgeFile.isPassphraseEncrypted(file)
@@ -136,13 +153,14 @@ extension Keystore {
 
     /// Decrypts the backup in `file` with `secret`, reads it strictly (every address derived again from its seed,
     /// every phrase's account from its root), signs and verifies a probe with every key in memory, and says what
-    /// restoring `names` (nil: all) would do beside this keystore. Writes nothing.
+    /// restoring `names` (nil: all) would do beside this keystore. A plugin's identity runs its plugin as `plugins`
+    /// says. Writes nothing.
     public func planRestore(_ file: [UInt8], with secret: BackupSecret, names: [IdentityName]? = nil,
-                            replacing: Set<IdentityName> = []) throws -> RestorePlan {
+                            replacing: Set<IdentityName> = [], plugins: AgePluginHost = AgePluginHost()) throws -> RestorePlan {
         let identities: [any AgeIdentity]
         switch secret {
         case .recoveryKey(let typed): identities = [try AgeX25519Identity(typed: typed)]
-        case .identityFile(let text): identities = try AgeX25519Identity.identities(inFile: text)
+        case .identityFile(let text): identities = try AgeFile.identities(inFile: text, plugins: plugins)
         case .passphrase(let passphrase): identities = [AgePassphrase(passphrase)]
         }
         let bundle = try BackupBundle(plaintext: AgeFile.decrypt(file, with: identities))

@@ -49,6 +49,30 @@ import TestFixtures
         #expect(try target.run(["list"]).stderr == "keystore: in no backup made since its key last changed: new (keystore backup)\n")
     }
 
+    /// `status` says of the identity it shows what `list` says: in no backup made since its key last changed, until
+    /// one is made; `--json` says it per session.
+    @Test func statusSaysWhenTheSignedInIdentityIsInNoBackup() throws {
+        try source.addGolden()
+        var keystore = try source.keystoreWithRuntime()
+        let login = try keystore.run(["login", "--session", "--name", KeystoreHome.golden.name, "--pin-stdin"], stdin: Array("\(Self.pin)\n".utf8))
+        try #require(login.status == 0, "\(login.stderr)")
+        keystore.environment["KEYSTORE_SESSION"] = String(login.stdout.dropFirst("export KEYSTORE_SESSION=".count)).trimmingCharacters(in: .newlines)
+        let note = "keystore: in no backup made since its key last changed: \(KeystoreHome.golden.name) (keystore backup)\n"
+        let before = try keystore.run(["status"])
+        #expect(before.status == 0 && before.stdout.contains(KeystoreHome.golden.address) && before.stderr == note, "\(before.stderr)")
+        #expect(try keystore.run(["status", "--json"]).stdout.contains("\"inBackup\":false"))
+        let file = source.path + "-backup.age"
+        defer { unlink(file) }
+        let made = try source.run(["backup", "--output", file, "--print-key", "--pin-stdin"], stdin: "\(Self.pin)\n")
+        try #require(made.status == 0, "\(made.stderr)")
+        let after = try keystore.run(["status"])
+        #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
+        #expect(try keystore.run(["status", "--json"]).stdout.contains("\"inBackup\":true"))
+        // No session: still the one line that says so.
+        keystore.environment["KEYSTORE_SESSION"] = nil
+        #expect(try keystore.run(["status"]).stderrLines.count == 1)
+    }
+
     @Test func dryRunChecksEverythingAndWritesNothing() throws {
         try sourceWithTwo()
         let (file, key) = try backUp(["--name", "default"])

@@ -61,7 +61,8 @@ import Glibc
         case .noMatchingIdentity, .wrongPassphrase: "no match"
         case .headerAltered: "HMAC failure"
         case .payloadAltered, .finalChunkAltered, .truncated, .emptyFinalChunk, .trailingData: "payload failure"
-        case .tooLarge, .scryptFailed, .noRecipients, .passphraseNotAlone, .invalidRecipient, .invalidIdentity: "\(error)"
+        case .tooLarge, .scryptFailed, .noRecipients, .passphraseNotAlone, .invalidRecipient, .invalidIdentity, .pluginNotFound,
+             .pluginFailed, .pluginTimedOut, .pluginBrokeProtocol, .pluginRefused: "\(error)"
         }
     }
 

@@ -160,11 +160,15 @@ import TestFixtures
         #expect(try source.identities().map(\.isInBackup) == [false, false])
         _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/a.age") { _ in pin }
         #expect(try source.identities().map(\.isInBackup) == [true, false])
+        // One identity's answer is the list's (for status), and none for a name the keystore does not have.
+        #expect(try source.identities().map { source.isInBackup($0.name) } == [true, false])
+        #expect(source.isInBackup(IdentityName("carol")) == nil)
         let record = try String(contentsOfFile: directory.path + "/keys/.backup-record", encoding: .utf8)
         let seed = try source.signIn(name: IdentityName("alice"), for: .export) { pin }.exportSecretSeed()
         #expect(record.contains(try source.address(of: IdentityName("alice"))) && !record.contains(text(seed)), "no seed in the record")
         // A new key under the name is in no backup.
         _ = try source.signUp(name: IdentityName("alice"), kdf: .interactive, replacing: true) { _ in pin }
         #expect(try source.identities().map(\.isInBackup) == [false, false])
+        #expect(source.isInBackup(IdentityName("alice")) == false)
     }
 }

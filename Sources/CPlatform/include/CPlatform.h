@@ -30,6 +30,10 @@ long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int3
 /// posix_spawn_file_actions_addclosefrom_np, declared only under _GNU_SOURCE). Returns 0 or an error number.
 int keystore_spawn_close_from(void *actions, int lowest);
 
+/// Adds "change to `directory`" to posix_spawn file actions (glibc's posix_spawn_file_actions_addchdir_np, declared
+/// only under _GNU_SOURCE). Returns 0 or an error number.
+int keystore_spawn_chdir(void *actions, const char *directory);
+
 /// One line to syslog at LOG_INFO, as "keystore-agent" (syslog itself is variadic).
 void keystore_syslog(const char *line);
 

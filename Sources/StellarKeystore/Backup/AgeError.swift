@@ -28,6 +28,13 @@ package enum AgeError: KeystoreError, Equatable {
     case passphraseNotAlone
     case invalidRecipient(String)
     case invalidIdentity(String)
+    // Age plugins (age-plugin.md), each named by its plugin's name (`yubikey` for `age-plugin-yubikey`).
+    case pluginNotFound(String)
+    case pluginFailed(String, reason: String)
+    case pluginTimedOut(String, seconds: Int)
+    case pluginBrokeProtocol(String, reason: String)
+    /// The plugin's own error (`error`), in its words; `unanswered` names a request of its that nobody could answer.
+    case pluginRefused(String, message: String, unanswered: String?)
 
     package var message: String {
         switch self {
@@ -70,6 +77,17 @@ package enum AgeError: KeystoreError, Equatable {
             "That is not an age recipient: \(reason)."
         case .invalidIdentity(let reason):
             "That is not an age identity: \(reason)."
+        case .pluginNotFound(let name):
+            "The age plugin age-plugin-\(name) is not installed: no directory of PATH has it."
+        case .pluginFailed(let name, let reason):
+            "The age plugin age-plugin-\(name) \(reason)."
+        case .pluginTimedOut(let name, let seconds):
+            "The age plugin age-plugin-\(name) said nothing for \(seconds) seconds and was stopped."
+        case .pluginBrokeProtocol(let name, let reason):
+            "The age plugin age-plugin-\(name) broke the plugin protocol: \(reason); it was stopped."
+        case .pluginRefused(let name, let message, let unanswered):
+            "The age plugin age-plugin-\(name) failed: \(message)"
+                + (unanswered.map { " (it asked for \($0), and there was nobody to ask)" } ?? "") + "."
         }
     }
 }

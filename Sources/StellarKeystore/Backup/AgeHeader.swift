@@ -89,23 +89,52 @@ struct AgeHeader {
     /// The header's bytes up to and including "---": what the MAC covers, to which " MAC\n" is appended.
     static func encoded(_ stanzas: [AgeStanza]) -> [UInt8] {
         var out = versionLine
-        for stanza in stanzas {
-            out += Array("->".utf8)
-            for word in [stanza.type] + stanza.arguments { out += [UInt8(ascii: " ")] + Array(word.utf8) }
-            out.append(UInt8(ascii: "\n"))
-            let text = AgeBase64.encode(stanza.body)
-            // Lines of 64 columns, then one shorter (empty when the text fills its last line).
-            var start = 0
-            while true {
-                let end = min(start + columnsPerLine, text.count)
-                out += text[start..<end]
-                out.append(UInt8(ascii: "\n"))
-                if end - start < columnsPerLine { break }
-                start = end
-            }
-        }
+        for stanza in stanzas { encode(stanza, into: &out) }
         out += Array("---".utf8)
         return out
+    }
+
+    /// One stanza as a header (and the age plugin protocol, which frames its messages so) spells it. The body's
+    /// base64 is zeroed once copied: a plugin's body may be a file key or a PIN.
+    static func encode(_ stanza: AgeStanza, into out: inout [UInt8]) {
+        out += Array("->".utf8)
+        for word in [stanza.type] + stanza.arguments { out += [UInt8(ascii: " ")] + Array(word.utf8) }
+        out.append(UInt8(ascii: "\n"))
+        var text = AgeBase64.encode(stanza.body)
+        defer { Sodium.zero(&text) }
+        // Lines of 64 columns, then one shorter (empty when the text fills its last line).
+        var start = 0
+        while true {
+            let end = min(start + columnsPerLine, text.count)
+            out += text[start..<end]
+            out.append(UInt8(ascii: "\n"))
+            if end - start < columnsPerLine { break }
+            start = end
+        }
+    }
+
+    /// The length of the whole stanza at the start of `bytes` (its opening line, its body lines, the last one shorter
+    /// than 64 columns), or nil while it has not all arrived; whether it is well formed is `stanza(exactly:)`'s to say.
+    /// Nil too for a line over `maximumLineLength` without its end, which the caller bounds.
+    static func stanzaLength(in bytes: ArraySlice<UInt8>) -> Int? {
+        var offset = bytes.startIndex
+        var isOpening = true
+        while let newline = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - offset
+            offset = newline + 1
+            if !isOpening && length < columnsPerLine { return offset - bytes.startIndex }
+            isOpening = false
+        }
+        return nil
+    }
+
+    /// The stanza that is exactly `bytes`, read by the header's rules.
+    static func stanza(exactly bytes: [UInt8]) throws(AgeError) -> AgeStanza {
+        var reader = LineReader(bytes: bytes)
+        guard let line = reader.nextLine() else { throw .malformedHeader("a stanza's first line does not end") }
+        let stanza = try stanza(opening: line, reader: &reader)
+        guard reader.offset == bytes.count else { throw .malformedHeader("a stanza's body does not end with a line shorter than 64 columns") }
+        return stanza
     }
 
     /// Lines ending in LF, each at most `maximumLineLength` long; nil at the end of the bytes, or when a line has

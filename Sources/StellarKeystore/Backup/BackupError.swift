@@ -21,7 +21,7 @@ public enum BackupError: KeystoreError, Equatable {
     case outputExists(path: String)
     /// The backup cannot be written there.
     case unusableOutput(path: String, reason: String)
-    /// A recipient that is not an age X25519 recipient (`age1…`).
+    /// A recipient that is not an age recipient (`age1…`, or a plugin's `age1NAME1…`).
     case badRecipient(String)
 
     public var message: String {

@@ -41,6 +41,18 @@ enum Bech32 {
     /// The data of `text` when its prefix is exactly `prefix` (case included: age writes recipients in lower case,
     /// identities in upper case, and reads them only so) and its checksum holds.
     static func decode(_ text: UnsafeRawBufferPointer, prefix: [UInt8]) throws(Failure) -> [UInt8] {
+        try decode(text) { $0.elementsEqual(prefix) }
+    }
+
+    /// The prefix (as written) and the data of `text`, whatever its prefix: an age plugin's recipient or identity
+    /// names its plugin there.
+    static func decodeWithPrefix(_ text: UnsafeRawBufferPointer) throws(Failure) -> (prefix: [UInt8], data: [UInt8]) {
+        var prefix: [UInt8] = []
+        let data = try decode(text) { prefix = Array($0); return true }
+        return (prefix, data)
+    }
+
+    private static func decode(_ text: UnsafeRawBufferPointer, acceptingPrefix accepts: (UnsafeRawBufferPointer.SubSequence) -> Bool) throws(Failure) -> [UInt8] {
         let hasLower = text.contains { (0x61...0x7A).contains($0) }
         let hasUpper = text.contains { (0x41...0x5A).contains($0) }
         guard !(hasLower && hasUpper) else { throw .mixedCase }
@@ -48,8 +60,8 @@ enum Bech32 {
             throw .noSeparator
         }
         guard text[..<separator].allSatisfy({ (33...126).contains($0) }) else { throw .invalidCharacter }
-        guard text[..<separator].elementsEqual(prefix) else { throw .wrongPrefix }
-        let hrp = prefix.map(lowercased)
+        guard accepts(text[..<separator]) else { throw .wrongPrefix }
+        let hrp = text[..<separator].map(lowercased)
         var groups: [UInt8] = []
         defer { Sodium.zero(&groups) }
         groups.reserveCapacity(text.count - separator - 1)
