@@ -49,15 +49,17 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         let keystore = try keystore.keystore()
-        var recipients = recipient
-        if let recipientsFile {
-            let text = String(decoding: try Console.readInput(nil, file: recipientsFile, prompt: "", limit: 1 << 20), as: UTF8.self)
-            recipients += text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        // Read as secret bytes: the file given by mistake may be an identity file.
+        let file = try recipientsFile.map { path in
+            guard let read = try AtomicFile.readSecret(path, limit: 1 << 20) else {
+                throw CLIError.unreadableSecret(source: path, reason: "no such file")
+            }
+            return read.bytes
         }
-        let protection: BackupProtection = passphrase ? .newPassphrase : recipients.isEmpty ? .newRecoveryKey : .recipients(recipients)
+        let protection: BackupProtection = passphrase ? .newPassphrase
+            : recipient.isEmpty && file == nil ? .newRecoveryKey : .recipients(recipient, file: file)
         // A new secret is shown only where a person reads it, checked before any PIN is asked or file written.
-        if recipients.isEmpty && !printKey && isatty(Console.current.output) == 0 { throw CLIError.backupKeyToNonTerminal }
+        if recipient.isEmpty && file == nil && !printKey && isatty(Console.current.output) == 0 { throw CLIError.backupKeyToNonTerminal }
         // A person is asked each identity's PIN by name; a script's one PIN (--pin-stdin, …) is read once and tried
         // for each, as the identities of one keystore usually share it.
         var given: PIN?

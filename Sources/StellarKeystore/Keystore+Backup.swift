@@ -8,7 +8,9 @@ public enum BackupProtection: Sendable {
     case newRecoveryKey
     /// Age recipients whose identities the person already keeps: X25519 (`age1…`), or a plugin's (`age1NAME1…`,
     /// a YubiKey's through age-plugin-yubikey), which the plugin wraps to (`AgePluginHost`).
-    case recipients([String])
+    /// `file`: a recipients file's contents, read as age reads one (one a line, `#` comments, LF or CRLF); kept as
+    /// secret bytes, since the file given by mistake may be an identity file.
+    case recipients([String], file: SecureBytes? = nil)
     /// A new passphrase of ten words from the BIP-39 English list (110 bits), returned once. Only a made one: a
     /// passphrase a person picks cannot be judged strong enough against a GPU, so none is taken.
     case newPassphrase
@@ -92,17 +94,30 @@ extension Keystore {
             recipients = [identity.recipient]
             recoveryKey = identity.grouped
             qrCode = try? identity.encoded.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
-        case .recipients(let given):
-            guard !given.isEmpty else { throw BackupError.badRecipient("") }
-            recipients = try given.map { text in
+        case .recipients(let given, let file):
+            // A recipient that is not one is named by where it was given, never quoted: it may be a secret key.
+            func recipient(_ text: String, _ place: BackupError.RecipientPlace) throws -> any AgeRecipient {
                 do throws(AgeError) {
                     return try AgeFile.recipient(text, plugins: plugins)
                 } catch .pluginNotFound(let name) {
                     throw AgeError.pluginNotFound(name)
                 } catch {
-                    throw BackupError.badRecipient(Self.printable(text))
+                    let upper = text.uppercased()
+                    throw BackupError.badRecipient(place, isIdentity: upper.hasPrefix("AGE-SECRET-KEY-1") || upper.hasPrefix("AGE-PLUGIN-"))
                 }
             }
+            var found = try given.enumerated().map { try recipient($1, .given($0 + 1)) }
+            if let file {
+                try file.withUnsafeBytes { bytes in
+                    for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+                        let line = line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+                        if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
+                        found.append(try recipient(String(decoding: line, as: UTF8.self), .fileLine(number + 1)))
+                    }
+                }
+            }
+            guard !found.isEmpty else { throw BackupError.noRecipient }
+            recipients = found
         case .newPassphrase:
             let made = Self.newPassphrase()
             recipients = [AgePassphrase(made)]

@@ -113,6 +113,45 @@ import TestFixtures
         #expect(try target.identities().first { $0.name.rawValue == "alice" }?.backups.count == 1, "the key replaced is kept")
     }
 
+    /// A recipients file is read as age reads one (CRLF or LF, `#` comments), and a line that is not a recipient
+    /// is named by its number, never quoted: age-keygen's output, an identity beside its recipient, is an easy
+    /// file to give by mistake, and its secret key must not reach an error.
+    @Test func aRecipientsFileIsReadAsAgeReadsItAndNeverQuoted() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let (a, b) = (AgeX25519Identity.generate(), AgeX25519Identity.generate())
+        var crlf = Array("# two keys\r\n\(a.recipient)\r\n\r\n\(b.recipient)\r\n".utf8)
+        _ = try source.backUp(protection: .recipients([], file: SecureBytes(consuming: &crlf)), to: file) { _ in pin }
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        for identity in [a, b] {
+            #expect(try keystore("elsewhere").planRestore(bytes, with: .identityFile(identity.encoded)).items.count == 2)
+        }
+        // age-keygen's file: a comment, the public key as a comment, then the identity.
+        let secretKey = text(a.encoded)
+        var keygen = Array("# created: 2026-11-28T10:00:00Z\n# public key: \(a.recipient)\n\(secretKey)\n".utf8)
+        let before = try files(directory.path + "/keys")
+        do {
+            _ = try source.backUp(protection: .recipients([], file: SecureBytes(consuming: &keygen)), to: directory.path + "/other.age") { _ in pin }
+            Issue.record("an identity was taken for a recipient")
+        } catch let error as BackupError {
+            #expect(error.message == "Line 3 of the recipients file is an age identity, a secret key, not a recipient (age1…); nothing was written.")
+        }
+        do {
+            _ = try source.backUp(protection: .recipients([b.recipient.description, secretKey.lowercased()]), to: directory.path + "/other.age") { _ in pin }
+            Issue.record("an identity was taken for a recipient")
+        } catch let error as BackupError {
+            #expect(error.message == "Recipient 2 of those given is an age identity, a secret key, not a recipient (age1…); nothing was written.")
+        }
+        do {
+            _ = try source.backUp(protection: .recipients(["age1nonsense"]), to: directory.path + "/other.age") { _ in pin }
+            Issue.record("nonsense was taken for a recipient")
+        } catch let error as BackupError {
+            #expect(error.message == "Recipient 1 of those given is not an age recipient (age1…, or a plugin's age1NAME1…); nothing was written.")
+        }
+        #expect(try files(directory.path + "/keys") == before && !FileManager.default.fileExists(atPath: directory.path + "/other.age"),
+                "nothing was written")
+    }
+
     @Test func aWrongKeyOrAnAlteredFileIsRefusedAndNothingIsWritten() throws {
         let source = try twoIdentities()
         let file = directory.path + "/keys.age"

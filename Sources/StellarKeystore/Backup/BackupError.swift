@@ -21,8 +21,26 @@ public enum BackupError: KeystoreError, Equatable {
     case outputExists(path: String)
     /// The backup cannot be written there.
     case unusableOutput(path: String, reason: String)
-    /// A recipient that is not an age recipient (`age1…`, or a plugin's `age1NAME1…`).
-    case badRecipient(String)
+    /// A recipient that is not an age recipient (`age1…`, or a plugin's `age1NAME1…`), named by where it was
+    /// given and never quoted; `isIdentity`: it is an age identity, a secret key given in its recipient's place.
+    case badRecipient(RecipientPlace, isIdentity: Bool)
+    /// Recipients were asked for and none was given (a recipients file of comments only).
+    case noRecipient
+
+    /// Where a recipient was given.
+    public enum RecipientPlace: Sendable, Equatable {
+        /// The nth of those given one by one, from 1.
+        case given(Int)
+        /// A line of the recipients file, from 1.
+        case fileLine(Int)
+
+        var name: String {
+            switch self {
+            case .given(let number): "Recipient \(number) of those given"
+            case .fileLine(let number): "Line \(number) of the recipients file"
+            }
+        }
+    }
 
     public var message: String {
         switch self {
@@ -41,7 +59,10 @@ public enum BackupError: KeystoreError, Equatable {
         case .probeFailed(let name): "The restored key of '\(name)' did not sign and verify its probe; it was removed again."
         case .outputExists(let path): "\(path) exists already; nothing was written."
         case .unusableOutput(let path, let reason): "Cannot write the backup to \(path): \(reason). Nothing was written."
-        case .badRecipient(let recipient): "'\(recipient)' is not an age recipient (age1…); nothing was written."
+        case .badRecipient(let place, let isIdentity):
+            place.name + (isIdentity ? " is an age identity, a secret key, not a recipient (age1…); nothing was written."
+                              : " is not an age recipient (age1…, or a plugin's age1NAME1…); nothing was written.")
+        case .noRecipient: "The recipients file holds no recipient; nothing was written."
         }
     }
 }
