@@ -130,10 +130,6 @@ struct Derive: ParsableCommand {
 
 extension AccountReport {
     static func print(name: IdentityName, address: String, account: UInt32, json: Bool) throws {
-        if json {
-            try Console.printJSON(AccountReport(name: name.rawValue, address: address, account: account))
-        } else {
-            Console.print(address)
-        }
+        try Console.printAnswer(json: json, AccountReport(name: name.rawValue, address: address, account: account), else: address)
     }
 }

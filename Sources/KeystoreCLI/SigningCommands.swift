@@ -56,13 +56,10 @@ struct SignMessage: ParsableCommand {
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
         let approval = try key.run(.message(bytes), alreadyRead: pinFirst)
         let (address, signature) = (approval.signer.address, approval.signed)
-        if key.identity.json {
-            struct Output: Encodable { let address, signature, hash: String }
-            try Console.printJSON(Output(address: address, signature: format.encode(signature),
-                                         hash: Hex.string(SignedMessage.hash(of: bytes))))
-        } else {
-            Console.print(format.encode(signature))
-        }
+        struct Output: Encodable { let address, signature, hash: String }
+        try Console.printAnswer(json: key.identity.json, Output(address: address, signature: format.encode(signature),
+                                                               hash: Hex.string(SignedMessage.hash(of: bytes))),
+                                else: format.encode(signature))
     }
 }
 
@@ -136,12 +133,9 @@ struct Sign: ParsableCommand {
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
         let approval = try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst)
         let (address, signature) = (approval.signer.address, approval.signed)
-        if key.identity.json {
-            struct Output: Encodable { let address, signature: String }
-            try Console.printJSON(Output(address: address, signature: format.encode(signature)))
-        } else {
-            Console.print(format.encode(signature))
-        }
+        struct Output: Encodable { let address, signature: String }
+        try Console.printAnswer(json: key.identity.json, Output(address: address, signature: format.encode(signature)),
+                                else: format.encode(signature))
     }
 }
 

@@ -89,11 +89,8 @@ struct Unbind: ParsableCommand {
 
 private enum Report {
     static func print(_ name: IdentityName, _ vault: Vault, json: Bool, done: String) throws {
-        if json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, tpm: vault.isTPMBound))
-        } else {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) \(done)")
-        }
+        try Console.printAnswer(json: json, IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, tpm: vault.isTPMBound),
+                                else: "\(name.rawValue) (\(vault.publicKey.accountID)) \(done)")
     }
 }
 
