@@ -48,7 +48,7 @@ struct SignMessage: ParsableCommand {
     func run() throws {
         let format = hex ? .hex : format
         if batch {
-            return try BatchSigner(try key.run(.messages(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(.messages(encoding: format.encoding)).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
@@ -128,7 +128,7 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         if batch {
-            return try BatchSigner(try key.run(.payloads(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(.payloads(encoding: format.encoding)).signed)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
         let approval = try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst)

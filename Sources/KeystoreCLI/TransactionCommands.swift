@@ -91,7 +91,7 @@ struct SignTx: ParsableCommand {
 
     func run() throws {
         if batch {
-            return try BatchSigner(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
