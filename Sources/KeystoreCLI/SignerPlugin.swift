@@ -73,5 +73,3 @@ enum SignerPluginError: CommandLineError {
         return .invalidInput
     }
 }
-
-extension HostRequestError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }

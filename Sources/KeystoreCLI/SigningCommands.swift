@@ -54,12 +54,7 @@ struct SignMessage: ParsableCommand {
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        let approval = try key.run(.message(bytes), alreadyRead: pinFirst)
-        let (address, signature) = (approval.signer.address, approval.signed)
-        struct Output: Encodable { let address, signature, hash: String }
-        try Console.printAnswer(json: key.identity.json, Output(address: address, signature: format.encode(signature),
-                                                               hash: Hex.string(SignedMessage.hash(of: bytes))),
-                                else: format.encode(signature))
+        try format.print(try key.run(.message(bytes), alreadyRead: pinFirst), json: key.identity.json, messageHash: SignedMessage.hash(of: bytes))
     }
 }
 
@@ -131,11 +126,7 @@ struct Sign: ParsableCommand {
             return try BatchSigner.run(try key.run(.payloads(encoding: format.encoding)).signed)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
-        let approval = try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst)
-        let (address, signature) = (approval.signer.address, approval.signed)
-        struct Output: Encodable { let address, signature: String }
-        try Console.printAnswer(json: key.identity.json, Output(address: address, signature: format.encode(signature)),
-                                else: format.encode(signature))
+        try format.print(try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst), json: key.identity.json)
     }
 }
 

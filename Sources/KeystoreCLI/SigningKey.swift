@@ -171,6 +171,15 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
         }
     }
 
+    /// The signature as `sign` and `sign-message` print it; with `--json`, beside the signer's address and, for a
+    /// message, its SEP-53 hash.
+    func print(_ approval: Approval<[UInt8]>, json: Bool, messageHash: [UInt8]? = nil) throws {
+        struct Output: Encodable { let address, signature: String; let hash: String? }
+        let signature = encode(approval.signed)
+        try Console.printAnswer(json: json, Output(address: approval.signer.address, signature: signature, hash: messageHash.map(Hex.string)),
+                                else: signature)
+    }
+
     /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.
     static func decode(_ text: String) throws -> [UInt8] {
         if text.utf8.count == 128, let bytes = Hex.bytes(text) { return bytes }
