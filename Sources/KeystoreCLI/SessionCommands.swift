@@ -1,8 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import StellarKeystore
-import StellarKeys
-import StellarTransactions
 
 extension SessionDuration {
     /// `--ttl`'s value (and the agent's durations), or what is wrong with it, which argument-parser adds to its own line.

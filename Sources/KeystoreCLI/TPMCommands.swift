@@ -107,19 +107,15 @@ struct TPMStatus: ParsableCommand {
     func run() throws {
         let keystore = try keystore.keystore()
         let state = try keystore.tpmStatus()
-        if self.keystore.json {
-            struct Output: Encodable {
-                let tcti: String
-                let failures, maximumFailures, triesLeft, intervalSeconds, recoverySeconds: Int
-                let inLockout, lockoutAuthSet: Bool
-            }
-            try Console.printJSON(Output(
-                tcti: keystore.vaults.tpm?.name ?? "", failures: state.failures, maximumFailures: state.maximumFailures,
-                triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
-                inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet))
-            return
+        struct Output: Encodable {
+            let tcti: String
+            let failures, maximumFailures, triesLeft, intervalSeconds, recoverySeconds: Int
+            let inLockout, lockoutAuthSet: Bool
         }
-        Console.print("""
+        try Console.printAnswer(json: self.keystore.json, Output(
+            tcti: keystore.vaults.tpm?.name ?? "", failures: state.failures, maximumFailures: state.maximumFailures,
+            triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
+            inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet), else: """
             TPM:               \(TerminalText.escaped(keystore.vaults.tpm?.name ?? "", limit: nil))
             wrong PINs:        \(state.failures) counted, lockout after \(state.maximumFailures) (\(state.triesLeft) left)
             one forgiven per:  \(state.intervalSeconds == 0 ? "never (only the lockout authorization can reset the count)" : "\(state.intervalSeconds) s")

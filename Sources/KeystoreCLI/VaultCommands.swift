@@ -184,9 +184,7 @@ struct Signup: ParsableCommand {
     }
 
     private func readSeed() throws -> KeyPair {
-        let line = isatty(STDIN_FILENO) != 0
-            ? try SecretInput.prompt("Secret seed (S…): ", asking: "the secret seed", instead: "standard input")
-            : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
+        let line = try SecretInput.line(prompting: "Secret seed (S…): ", asking: "the secret seed")
         do {
             return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
         } catch let error as StrKeyError {
@@ -440,15 +438,12 @@ struct Remove: ParsableCommand {
         let name = try identity.identity()
         let removal = try identity.keystore.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
         let address = removal.key?.description ?? "backups only"
-        if identity.json {
-            struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
-            try Console.printJSON(Output(name: name.rawValue, address: address,
-                                         removedBackups: removal.removedBackups.map(\.fileName),
-                                         keptBackups: removal.keptBackups.map(\.fileName)))
-            return
-        }
-        Console.print("Removed \(name.rawValue) (\(address))" + (removal.removedBackups.isEmpty ? "" : " and \(removal.removedBackups.count) backup(s)"))
-        if !removal.keptBackups.isEmpty {
+        struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
+        try Console.printAnswer(json: identity.json,
+                                Output(name: name.rawValue, address: address, removedBackups: removal.removedBackups.map(\.fileName),
+                                       keptBackups: removal.keptBackups.map(\.fileName)),
+                                else: "Removed \(name.rawValue) (\(address))" + (removal.removedBackups.isEmpty ? "" : " and \(removal.removedBackups.count) backup(s)"))
+        if !identity.json && !removal.keptBackups.isEmpty {
             Console.warn("""
                 \(removal.keptBackups.count) backup(s) of \(name.rawValue) remain, each an old key under an old PIN: \
                 \(removal.keptBackups.map(\.fileName).joined(separator: ", ")); delete them with 'keystore remove --backups --force --name \(name.rawValue)'
@@ -494,13 +489,9 @@ struct Upgrade: ParsableCommand {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
         let (vault, level, changed) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
-        if identity.json {
-            struct Output: Encodable { let name, address, kdf: String; let changed: Bool }
-            try Console.printJSON(Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue, changed: changed))
-        } else if changed {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)")
-        } else {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is already encrypted at --kdf \(level.rawValue)\(kdf == .auto ? " or stronger" : ""); nothing was changed")
-        }
+        struct Output: Encodable { let name, address, kdf: String; let changed: Bool }
+        try Console.printAnswer(json: identity.json, Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue, changed: changed),
+                                else: changed ? "\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)"
+                                    : "\(name.rawValue) (\(vault.publicKey.accountID)) is already encrypted at --kdf \(level.rawValue)\(kdf == .auto ? " or stronger" : ""); nothing was changed")
     }
 }
