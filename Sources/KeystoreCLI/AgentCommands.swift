@@ -113,7 +113,8 @@ struct AgentStart: ParsableCommand {
         if !foreground && !asks && inherited == nil { return try detach() }
         // A log reader that went away (a closed terminal, a pipe) must fail a write, not end the agent.
         signal(SIGPIPE, SIG_IGN)
-        let terminal = asks ? try AgentTerminal.open() : nil
+        let terminal = asks ? AgentTerminal() : nil
+        if asks && terminal == nil { throw AgentCommandError.noTerminal }
         let logger = try AgentLog(path: log, syslog: syslog)
         var options = KeystoreAgent.Options(ttl: ttl?.seconds, idle: idle?.seconds, log: { logger.write($0) })
         if let terminal { options.confirm = { terminal.confirm($0) } }

@@ -106,17 +106,15 @@ struct SignAuth: ParsableCommand {
                                                              allowing: allowing, p256Form: signatureForm),
                                  alreadyRead: pinFirst, quiet: quiet)
         let (entries, network) = (signed.approval.signed, signed.network)
-        if key.identity.json {
-            struct Output: Encodable {
-                let envelope, network, signer: String
-                let signed: [Int]
-                let leftAlone: [AuthorizationPlan.LeftAlone]
-            }
-            try Console.printJSON(Output(envelope: entries.base64, network: network.name ?? network.passphrase, signer: signed.approval.signer.address,
-                                         signed: entries.plan.toSign, leftAlone: entries.plan.leftAlone))
-        } else {
-            Console.print(entries.base64)
+        struct Output: Encodable {
+            let envelope, network, signer: String
+            let signed: [Int]
+            let leftAlone: [AuthorizationPlan.LeftAlone]
         }
+        try Console.printAnswer(json: key.identity.json,
+                                Output(envelope: entries.base64, network: network.name ?? network.passphrase, signer: signed.approval.signer.address,
+                                       signed: entries.plan.toSign, leftAlone: entries.plan.leftAlone),
+                                else: entries.base64)
     }
 
     private func signPreimage(_ input: [UInt8], pinFirst: PINLine?) throws {
@@ -124,12 +122,9 @@ struct SignAuth: ParsableCommand {
                                                                 allowing: allowing, p256Form: signatureForm),
                                    alreadyRead: pinFirst, quiet: quiet)
         let signature = Base64.string(approval.signed)
-        if key.identity.json {
-            struct Output: Encodable { let signedAuthEntry, signerAddress: String }
-            try Console.printJSON(Output(signedAuthEntry: signature, signerAddress: approval.signer.address))
-        } else {
-            Console.print(signature)
-        }
+        struct Output: Encodable { let signedAuthEntry, signerAddress: String }
+        try Console.printAnswer(json: key.identity.json, Output(signedAuthEntry: signature, signerAddress: approval.signer.address),
+                                else: signature)
     }
 }
 

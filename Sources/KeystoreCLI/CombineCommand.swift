@@ -3,7 +3,6 @@ import Glibc
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
-import StellarText
 
 struct CombineTx: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,70 +34,40 @@ struct CombineTx: ParsableCommand {
     @OptionGroup var keystore: HomeOptions
 
     func run() throws {
-        let network = try networkOptions.resolve()
-        let accounts = try accountFiles.read()
-        let combined = try keystore.keystore().combining(try readCopies(), on: network,
-                                                         signers: try signers.map { try PublicKey(accountID: $0) }, accounts: accounts)
-        var envelope = try TransactionEnvelope(xdr: combined.envelope)
-        // Trimmed (or refused) before anything is said: a refusal is one line.
-        let trimmed = trim ? try envelope.trimmed(on: network, accounts: accounts) : nil
-        for note in combined.notes + (trimmed?.notes ?? []) { Console.note(note) }
-        if let trimmed { envelope = try TransactionEnvelope(xdr: trimmed.envelope) }
-        let removed = trimmed?.removed
-        let check = accountFiles.paths.isEmpty ? nil : envelope.signatureCheck(on: network, accounts: accounts)
-        if let check {
+        // One call: the network resolved, the accounts read, the copies decoded, combined and, when asked, trimmed
+        // (or refused) before anything is said, so that a refusal is one line.
+        let made = try keystore.keystore().combine(try readCopies(), network: networkOptions.choice, signers: signers,
+                                                   accountFiles: try accountFiles.contents(), trimming: trim)
+        let (combined, network) = (made.combination, made.network)
+        for note in made.notes { Console.note(note) }
+        if let check = made.check {
             // As a summary shows them (the same lines as show-tx's), unprefixed: only keys, hints and numbers.
             let text = check.warnings.map { "  !! " + $0 + "\n" }.joined() + check.lines.map { $0 + "\n" }.joined()
             _ = Console.write(Array(text.utf8), to: STDERR_FILENO)
         }
-        if keystore.json {
-            struct Output: Encodable {
-                let envelope, hash, network: String
-                let kept, dropped, notChecked: [CombinedTransaction.Signature]
-                let removed: [SignatureCheck.Signature]?
-                let thresholds: SignatureCheck?
-            }
-            try Console.printJSON(Output(envelope: Base64.string(envelope.bytes), hash: Hex.string(combined.hash),
-                                         network: network.name ?? network.passphrase, kept: combined.kept, dropped: combined.dropped,
-                                         notChecked: combined.notChecked, removed: removed, thresholds: check))
-        } else {
-            Console.print(Base64.string(envelope.bytes))
+        struct Output: Encodable {
+            let envelope, hash, network: String
+            let kept, dropped, notChecked: [CombinedTransaction.Signature]
+            let removed: [SignatureCheck.Signature]?
+            let thresholds: SignatureCheck?
         }
+        try Console.printAnswer(json: keystore.json,
+                                Output(envelope: Base64.string(made.envelope.bytes), hash: Hex.string(combined.hash),
+                                       network: network.name ?? network.passphrase, kept: combined.kept, dropped: combined.dropped,
+                                       notChecked: combined.notChecked, removed: made.removed, thresholds: made.check),
+                                else: Base64.string(made.envelope.bytes))
     }
 
-    /// The copies, by file name, or by line of standard input.
-    private func readCopies() throws -> [(name: String, envelope: TransactionEnvelope)] {
+    /// The copies' texts, by file name, or by line of standard input.
+    private func readCopies() throws -> [(name: String, text: [UInt8])] {
         if !files.isEmpty {
-            return try files.map { path in
-                let text = try Console.readInput(nil, file: path, prompt: "", limit: TransactionEnvelope.maximumTextSize)
-                do {
-                    return (path, try TransactionEnvelope(base64: text))
-                } catch let error as TransactionError {
-                    throw CopyError(copy: path, error: error)
-                }
-            }
+            return try files.map { path in (path, try Console.readInput(nil, file: path, prompt: "", limit: TransactionEnvelope.maximumTextSize)) }
         }
         if isatty(STDIN_FILENO) != 0 { SecretInput.tell("Transaction envelopes, base64, one a line (end with Ctrl-D):") }
         let text = try Console.readAll(STDIN_FILENO, source: "standard input",
                                        limit: (TransactionEnvelope.maximumTextSize + 1) * TransactionEnvelope.maximumSignatures)
-        var copies: [(name: String, envelope: TransactionEnvelope)] = []
-        for (number, line) in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
-        where line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) {
-            do {
-                copies.append(("line \(number + 1)", try TransactionEnvelope(base64: Array(line))))
-            } catch let error as TransactionError {
-                throw CopyError(copy: "line \(number + 1)", error: error)
-            }
-        }
-        return copies
+        return text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+            .filter { $0.element.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) }
+            .map { ("line \($0.offset + 1)", Array($0.element)) }
     }
-}
-
-/// A copy that is not an envelope: the reason, said of that copy (its file, or its line of standard input).
-struct CopyError: CommandLineError {
-    let copy: String
-    let error: TransactionError
-
-    var message: String { "\(TerminalText.escaped(copy)): \(error.message)" }
-    var exitStatus: ExitStatus { error.exitStatus }
 }

@@ -101,6 +101,13 @@ enum Console {
         _ = data.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
     }
 
+    /// A command's answer on standard output: with `--json` the object, as one line of JSON, else the plain line.
+    /// Each is built only when it is the one printed.
+    static func printAnswer<Object: Encodable>(json: Bool, _ object: @autoclosure () throws -> Object,
+                                               else line: @autoclosure () throws -> String) throws {
+        if json { try printJSON(object()) } else { print(try line()) }
+    }
+
     /// All of standard input as text, without trailing white space. Not for secrets.
     static func readStandardInputText() throws -> String {
         var bytes = try readAll(STDIN_FILENO, source: "standard input", limit: 1 << 20)

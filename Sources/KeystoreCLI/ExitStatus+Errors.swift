@@ -11,16 +11,21 @@ protocol CommandLineError: KeystoreError {
 
 extension ExitStatus {
     init(of error: KeystoreError) {
-        self = (error as? CommandLineError)?.exitStatus ?? .system
+        if let error = error as? CommandLineError {
+            self = error.exitStatus
+        } else {
+            self = Self.alwaysInvalidInput.contains { ObjectIdentifier($0) == ObjectIdentifier(type(of: error)) } ? .invalidInput : .system
+        }
     }
+
+    /// The libraries' errors that are bad input whatever their case: each says what is wrong with what was given.
+    private static let alwaysInvalidInput: [any KeystoreError.Type] = [
+        StrKeyError.self, MnemonicError.self, KeyError.self, PINError.self, StellarCLIImportError.self, KeystoreUseError.self,
+        AuthorizationError.self, SmartAccountError.self, P256Error.self, AccountSignersError.self, CombineError.self, TrimError.self,
+        SigningRefusal.self, WebAuthSigningError.self, ContractSignInError.self, HostRequestError.self,
+    ]
 }
 
-extension StrKeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension MnemonicError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension KeyError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension PINError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension StellarCLIImportError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension KeystoreUseError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 /// A backup that the secret given does not open is a wrong secret, as a wrong PIN is; one that is damaged or not
 /// a backup is bad input.
 extension AgeError: CommandLineError {
@@ -43,16 +48,7 @@ extension BackupError: CommandLineError {
         }
     }
 }
-extension AuthorizationError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension SmartAccountError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension P256Error: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension AccountSignersError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension CombineError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension TrimError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension SigningRefusal: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension WebAuthError: CommandLineError { var exitStatus: ExitStatus { .challengeRefused } }
-extension WebAuthSigningError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
-extension ContractSignInError: CommandLineError { var exitStatus: ExitStatus { .invalidInput } }
 extension ContractWebAuthError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {

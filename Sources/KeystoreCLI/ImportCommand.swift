@@ -61,16 +61,12 @@ struct ImportStellarCLI: ParsableCommand {
         let lines = results.map { result -> Line in
             switch result.outcome {
             case .imported(let name, let address, let plaintext):
-                switch plaintext {
-                case .kept, .overwrittenAndRemoved:
-                    Line(source: result.source, outcome: "imported", name: name, address: address,
-                         deletedPlaintext: plaintext == .overwrittenAndRemoved)
-                case .removedNotOverwritten(let links):
-                    Line(source: result.source, outcome: "imported", name: name, address: address, deletedPlaintext: false,
-                         plaintextLinksLeft: links)
-                }
-            case .skipped(let reason): Line(source: result.source, outcome: "skipped", reason: reason)
-            case .failed(let reason): Line(source: result.source, outcome: "failed", reason: reason)
+                var line = Line(source: result.source, outcome: "imported", name: name, address: address,
+                                deletedPlaintext: plaintext == .overwrittenAndRemoved)
+                if case .removedNotOverwritten(let links) = plaintext { line.plaintextLinksLeft = links }
+                return line
+            case .skipped(let reason): return Line(source: result.source, outcome: "skipped", reason: reason)
+            case .failed(let reason): return Line(source: result.source, outcome: "failed", reason: reason)
             }
         }
         if keystore.json {

@@ -51,7 +51,7 @@ struct Recover: ParsableCommand {
         try keystore.refuseExisting(name, replacing: replace)
         if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: true) }
         let mnemonic = try Self.readPhrase()
-        let secret = passphrase ? try Self.readSecret("BIP39 passphrase: ", asking: "the passphrase") : nil
+        let secret = passphrase ? try SecretInput.line(prompting: "BIP39 passphrase: ", asking: "the passphrase") : nil
         let created = try keystore.recover(name: name, phrase: mnemonic, passphrase: secret, account: account,
                                            kdf: kdf, replacing: replace, boundToTPM: tpm) {
             try pin.readNew()
@@ -68,7 +68,7 @@ struct Recover: ParsableCommand {
     /// The phrase, from standard input, or from the terminal where one typo does not end the command: a word not
     /// in the list is asked again by itself, and a phrase whose checksum fails is asked again whole.
     static func readPhrase() throws -> Mnemonic {
-        var text = try readSecret("Recovery phrase: ", asking: "the recovery phrase")
+        var text = try SecretInput.line(prompting: "Recovery phrase: ", asking: "the recovery phrase")
         guard isatty(STDIN_FILENO) != 0 else {
             // Nearest words for a typo only for a person watching: elsewhere the line lands in a log, and the
             // nearest word is usually the secret word itself.
@@ -87,17 +87,10 @@ struct Recover: ParsableCommand {
             } catch let error as MnemonicError where error != .accountOutOfRange && phraseTries < Self.phraseTries {
                 if case .unknownWord = error { throw error }
                 SecretInput.tell(error.message + " Type the whole phrase again.")
-                text = try readSecret("Recovery phrase: ", asking: "the recovery phrase")
+                text = try SecretInput.line(prompting: "Recovery phrase: ", asking: "the recovery phrase")
                 phraseTries += 1
             }
         }
-    }
-
-    /// A line from the terminal with echo off when standard input is one, else from standard input.
-    static func readSecret(_ prompt: String, asking what: String) throws -> SecureBytes {
-        isatty(STDIN_FILENO) != 0
-            ? try SecretInput.prompt(prompt, asking: what, instead: "standard input")
-            : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
     }
 }
 
@@ -130,10 +123,6 @@ struct Derive: ParsableCommand {
 
 extension AccountReport {
     static func print(name: IdentityName, address: String, account: UInt32, json: Bool) throws {
-        if json {
-            try Console.printJSON(AccountReport(name: name.rawValue, address: address, account: account))
-        } else {
-            Console.print(address)
-        }
+        try Console.printAnswer(json: json, AccountReport(name: name.rawValue, address: address, account: account), else: address)
     }
 }

@@ -41,6 +41,14 @@ enum SecretInput {
         return buffer.slice(0..<trimmed)
     }
 
+    /// A line from the terminal with echo off when standard input is one, else from standard input (a seed, a
+    /// recovery phrase, a passphrase).
+    static func line(prompting question: String, asking what: String) throws -> SecureBytes {
+        isatty(STDIN_FILENO) != 0
+            ? try prompt(question, asking: what, instead: "standard input")
+            : try line(from: STDIN_FILENO, describing: "standard input")
+    }
+
     /// `line` without the spaces and tabs around it, as a pasted seed may carry.
     static func trimmingSpaces(_ line: SecureBytes) -> SecureBytes {
         line.withUnsafeBytes { bytes in

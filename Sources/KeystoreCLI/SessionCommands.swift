@@ -1,52 +1,15 @@
 import ArgumentParser
 import FoundationEssentials
 import StellarKeystore
-import StellarKeys
-import StellarTransactions
 
-/// A session length as people write it: `90s`, `15m`, `8h`, `1h30m`. Every number needs its unit: a bare `15`
-/// read as seconds, beside a default shown as "15 min", made sessions end a minute early for whoever meant minutes.
-struct SessionDuration: CustomStringConvertible {
-    let seconds: Int
-
-    init(seconds: Int) { self.seconds = seconds }
-
-    /// `--ttl`'s value, or an error that says what is wrong with it (argument-parser adds it to its own line).
+extension SessionDuration {
+    /// `--ttl`'s value (and the agent's durations), or what is wrong with it, which argument-parser adds to its own line.
     static func parse(_ argument: String) throws -> SessionDuration {
-        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
-        var total = 0, number = 0, digits = 0
-        for character in argument {
-            if let digit = character.asciiDigitValue {
-                number = number * 10 + digit
-                digits += 1
-                guard digits <= 6 else { throw ValidationError("a number of at most 6 digits") }
-            } else if let unit = units[character], digits > 0 {
-                total += number * unit
-                number = 0
-                digits = 0
-            } else if units[character] != nil {
-                throw ValidationError("each unit follows a number, as in 1h30m")
-            } else {
-                throw ValidationError("give a number with its unit, s, m or h, as in 90s, 15m, 8h or 1h30m")
-            }
+        do {
+            return try SessionDuration(parsing: argument)
+        } catch {
+            throw ValidationError(error.reason)
         }
-        guard digits == 0 else { throw ValidationError("every number needs its unit, s, m or h: \(argument)m for minutes, \(argument)s for seconds") }
-        guard !argument.isEmpty, total >= 1 else { throw ValidationError("a session lasts at least 1s") }
-        guard total <= SessionStore.longestTTL else { throw ValidationError("a session lasts at most 24h") }
-        return SessionDuration(seconds: total)
-    }
-
-    var description: String {
-        let (hours, minutes, secs) = (seconds / 3600, seconds % 3600 / 60, seconds % 60)
-        return [(hours, "h"), (minutes, "min"), (secs, "s")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }.joined(separator: " ")
-    }
-}
-
-extension Character {
-    /// 0–9 for the ASCII digits only (`isNumber` and `wholeNumberValue` accept other scripts' digits too).
-    var asciiDigitValue: Int? {
-        guard let ascii = asciiValue, ascii >= UInt8(ascii: "0"), ascii <= UInt8(ascii: "9") else { return nil }
-        return Int(ascii - UInt8(ascii: "0"))
     }
 }
 

@@ -38,11 +38,8 @@ struct ShareTx: ParsableCommand {
         if let callback { _ = try WebAddress(callback) }
         let envelope = try input.read()
         let request = try TransactionRequest(envelope: envelope, network: network, message: msg, callback: callback, pubkey: pubkey)
-        if json {
-            struct Output: Encodable { let uri, hash, network: String }
-            try Console.printJSON(Output(uri: request.uri, hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase))
-        } else {
-            Console.print(request.uri)
-        }
+        struct Output: Encodable { let uri, hash, network: String }
+        try Console.printAnswer(json: json, Output(uri: request.uri, hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase),
+                                else: request.uri)
     }
 }

@@ -48,21 +48,13 @@ struct SignMessage: ParsableCommand {
     func run() throws {
         let format = hex ? .hex : format
         if batch {
-            return try BatchSigner(try key.run(.messages(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(.messages(encoding: format.encoding)).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
         let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        let approval = try key.run(.message(bytes), alreadyRead: pinFirst)
-        let (address, signature) = (approval.signer.address, approval.signed)
-        if key.identity.json {
-            struct Output: Encodable { let address, signature, hash: String }
-            try Console.printJSON(Output(address: address, signature: format.encode(signature),
-                                         hash: Hex.string(SignedMessage.hash(of: bytes))))
-        } else {
-            Console.print(format.encode(signature))
-        }
+        try format.print(try key.run(.message(bytes), alreadyRead: pinFirst), json: key.identity.json, messageHash: SignedMessage.hash(of: bytes))
     }
 }
 
@@ -131,17 +123,10 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         if batch {
-            return try BatchSigner(try key.run(.payloads(encoding: format.encoding)).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(.payloads(encoding: format.encoding)).signed)
         }
         let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
-        let approval = try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst)
-        let (address, signature) = (approval.signer.address, approval.signed)
-        if key.identity.json {
-            struct Output: Encodable { let address, signature: String }
-            try Console.printJSON(Output(address: address, signature: format.encode(signature)))
-        } else {
-            Console.print(format.encode(signature))
-        }
+        try format.print(try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst), json: key.identity.json)
     }
 }
 

@@ -77,27 +77,20 @@ struct SigningKeyOptions: ParsableArguments {
         .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: { [pin] in pin.isAvailable })
     }
 
-    /// The terminal, as the PIN options say: `alreadyRead` is a PIN the command had to read before it could
-    /// tell whether one is needed (as `sign-tx` reads the PIN line of standard input before the envelope).
-    func terminal(alreadyRead: PINLine? = nil, quiet: Bool = false, secondIdentity: String? = nil) -> TerminalPresenter {
-        TerminalPresenter(pin: pin, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity)
-    }
-
     /// `request` signed by this key through the library's one conversation (review → show → consent and PIN →
     /// approve), shown and asked on the terminal. What is printed after is read from the approval.
+    /// (Written for `key.run(.payload(…))`, which names the request's type by its case.)
     func run<Signed>(_ request: SigningRequest<Signed>, alreadyRead: PINLine? = nil, quiet: Bool = false) throws -> Approval<Signed> {
-        try perform(request, alreadyRead: alreadyRead, quiet: quiet)
+        try run(request, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: nil)
     }
 
     /// `task` (a transaction as given, a sign-in) decoded, resolved and signed by this key in the library's one
-    /// call; `secondIdentity` is a sign-in's client-domain identity, whose PIN is asked by its name.
+    /// call, shown and asked on the terminal as the PIN options say. `alreadyRead` is a PIN the command had to read
+    /// before it could tell whether one is needed (as `sign-tx` reads the PIN line of standard input before the
+    /// envelope); `secondIdentity` is a sign-in's client-domain identity, whose PIN is asked by its name.
     func run<Task: SigningTask>(_ task: Task, alreadyRead: PINLine? = nil, quiet: Bool = false, secondIdentity: String? = nil) throws -> Task.Outcome {
-        try perform(task, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity)
-    }
-
-    private func perform<Task: SigningTask>(_ task: Task, alreadyRead: PINLine?, quiet: Bool, secondIdentity: String? = nil) throws -> Task.Outcome {
         let keystore = try identity.keystore.keystore()
-        return try SigningRunner(presenter: terminal(alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity))
+        return try SigningRunner(presenter: TerminalPresenter(pin: pin, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity))
             .run(task, as: try identity.identityIfGiven(), in: keystore, keys: sources)
     }
 }
@@ -169,6 +162,15 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
         case .base64: Base64.string(signature)
         case .hex: Hex.string(signature)
         }
+    }
+
+    /// The signature as `sign` and `sign-message` print it; with `--json`, beside the signer's address and, for a
+    /// message, its SEP-53 hash.
+    func print(_ approval: Approval<[UInt8]>, json: Bool, messageHash: [UInt8]? = nil) throws {
+        struct Output: Encodable { let address, signature: String; let hash: String? }
+        let signature = encode(approval.signed)
+        try Console.printAnswer(json: json, Output(address: approval.signer.address, signature: signature, hash: messageHash.map(Hex.string)),
+                                else: signature)
     }
 
     /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.

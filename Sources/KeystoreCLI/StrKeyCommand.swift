@@ -71,11 +71,7 @@ struct StrKeyCommand: ParsableCommand {
                 throw CLIError.invalidHex
             }
             let strKey = try StrKey(kind: type, payload: payload)
-            if json {
-                try Console.printJSON(["type": type.rawValue, "strkey": strKey.stringValue])
-            } else {
-                Console.print(strKey.stringValue)
-            }
+            try Console.printAnswer(json: json, ["type": type.rawValue, "strkey": strKey.stringValue], else: strKey.stringValue)
         }
     }
 }

@@ -89,11 +89,8 @@ struct Unbind: ParsableCommand {
 
 private enum Report {
     static func print(_ name: IdentityName, _ vault: Vault, json: Bool, done: String) throws {
-        if json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, tpm: vault.isTPMBound))
-        } else {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) \(done)")
-        }
+        try Console.printAnswer(json: json, IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, tpm: vault.isTPMBound),
+                                else: "\(name.rawValue) (\(vault.publicKey.accountID)) \(done)")
     }
 }
 
@@ -110,19 +107,15 @@ struct TPMStatus: ParsableCommand {
     func run() throws {
         let keystore = try keystore.keystore()
         let state = try keystore.tpmStatus()
-        if self.keystore.json {
-            struct Output: Encodable {
-                let tcti: String
-                let failures, maximumFailures, triesLeft, intervalSeconds, recoverySeconds: Int
-                let inLockout, lockoutAuthSet: Bool
-            }
-            try Console.printJSON(Output(
-                tcti: keystore.vaults.tpm?.name ?? "", failures: state.failures, maximumFailures: state.maximumFailures,
-                triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
-                inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet))
-            return
+        struct Output: Encodable {
+            let tcti: String
+            let failures, maximumFailures, triesLeft, intervalSeconds, recoverySeconds: Int
+            let inLockout, lockoutAuthSet: Bool
         }
-        Console.print("""
+        try Console.printAnswer(json: self.keystore.json, Output(
+            tcti: keystore.vaults.tpm?.name ?? "", failures: state.failures, maximumFailures: state.maximumFailures,
+            triesLeft: state.triesLeft, intervalSeconds: state.intervalSeconds, recoverySeconds: state.recoverySeconds,
+            inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet), else: """
             TPM:               \(TerminalText.escaped(keystore.vaults.tpm?.name ?? "", limit: nil))
             wrong PINs:        \(state.failures) counted, lockout after \(state.maximumFailures) (\(state.triesLeft) left)
             one forgiven per:  \(state.intervalSeconds == 0 ? "never (only the lockout authorization can reset the count)" : "\(state.intervalSeconds) s")

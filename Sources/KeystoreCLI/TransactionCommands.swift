@@ -91,7 +91,7 @@ struct SignTx: ParsableCommand {
 
     func run() throws {
         if batch {
-            return try BatchSigner(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed).run(reading: STDIN_FILENO)
+            return try BatchSigner.run(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
         let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
@@ -103,21 +103,7 @@ struct SignTx: ParsableCommand {
                                  alreadyRead: pinFirst, quiet: quiet)
         for note in signed.notes { Console.note(note) }
         if let request = signed.request { return try printSigned(signed, request: request) }
-        let (approval, network) = (signed.approval, signed.network)
-        if key.identity.json {
-            struct Output: Encodable {
-                let envelope, hash, network, signer: String
-                let alreadySigned: Bool
-                let summary: TransactionSummary?
-                let removed: [SignatureCheck.Signature]?
-            }
-            try Console.printJSON(Output(envelope: approval.signed.base64, hash: Hex.string(approval.signed.hash),
-                                         network: network.name ?? network.passphrase, signer: approval.signer.address,
-                                         alreadySigned: approval.signed.wasAlreadySigned, summary: approval.summary.transaction,
-                                         removed: approval.signed.removed))
-        } else {
-            Console.print(approval.signed.base64)
-        }
+        try Console.printAnswer(json: key.identity.json, Output(signed, removed: signed.approval.signed.removed), else: signed.approval.signed.base64)
     }
 }
 
@@ -142,11 +128,8 @@ struct ShowTx: ParsableCommand {
     func run() throws {
         let (summary, network) = try TransactionShowing(try input.readText(), network: networkOptions.choice,
                                                         accountFiles: try accountFiles.contents()).summary()
-        if json {
-            struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
-            try Console.printJSON(Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction))
-        } else {
-            for line in summary.text { Console.print(line) }
-        }
+        struct Output: Encodable { let hash, network: String; let summary: TransactionSummary? }
+        try Console.printAnswer(json: json, Output(hash: summary.transaction?.hash ?? "", network: network.name ?? network.passphrase, summary: summary.transaction),
+                                else: summary.text.joined(separator: "\n"))
     }
 }

@@ -144,13 +144,18 @@ struct Signup: ParsableCommand {
             _ = phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
             Console.write(Array("\n".utf8), to: STDOUT_FILENO)
         }
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
-                                                 tpm: tpm))
-        } else {
-            if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.print(created.key.shown)
+        try printNew(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup, tpm: tpm),
+                     key: created.key.shown)
+    }
+
+    /// The new identity's key (an address, or a P-256 key's hex), after the old vault `--replace` kept and `note`;
+    /// with `--json`, its report.
+    private func printNew(_ report: IdentityReport, key: String, note: String? = nil) throws {
+        if !identity.json {
+            if let backup = report.backup { Console.warn("the previous vault was kept as \(backup)") }
+            if let note { Console.note(note) }
         }
+        try Console.printAnswer(json: identity.json, report, else: key)
     }
 
     /// `--tpm --p256`: a P-256 key made inside the TPM; what a smart account registers is printed.
@@ -160,14 +165,8 @@ struct Signup: ParsableCommand {
         Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
         let made = try keystore.signUp(name: name, kdf: kdf, key: .p256InTPM, replacing: replace) { _ in try pin.readNew() }
         let hex = made.key.shown
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, path: made.path, backup: made.backup, tpm: true, keySource: "tpm-p256",
-                                                 p256PublicKey: hex))
-        } else {
-            if let backup = made.backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.note("register it on the smart account as External(webauthn verifier, this key), or with a verifier that checks secp256r1")
-            Console.print(hex)
-        }
+        try printNew(IdentityReport(name: name.rawValue, path: made.path, backup: made.backup, tpm: true, keySource: "tpm-p256", p256PublicKey: hex),
+                     key: hex, note: "register it on the smart account as External(webauthn verifier, this key), or with a verifier that checks secp256r1")
     }
 
     /// `--pkcs11`: the key made in the token, or the one found there, named once the identity is recorded.
@@ -179,19 +178,13 @@ struct Signup: ParsableCommand {
                                           replacing: replace) { _ in try pin.readToken() }
         guard let key = created.token else { preconditionFailure("a key in a token is made with its token") }
         Console.note("\(created.foundInToken ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
-                                                 tpm: false, keySource: "pkcs11"))
-        } else {
-            if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
-            Console.print(created.key.shown)
-        }
+        try printNew(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
+                                    tpm: false, keySource: "pkcs11"),
+                     key: created.key.shown)
     }
 
     private func readSeed() throws -> KeyPair {
-        let line = isatty(STDIN_FILENO) != 0
-            ? try SecretInput.prompt("Secret seed (S…): ", asking: "the secret seed", instead: "standard input")
-            : try SecretInput.line(from: STDIN_FILENO, describing: "standard input")
+        let line = try SecretInput.line(prompting: "Secret seed (S…): ", asking: "the secret seed")
         do {
             return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
         } catch let error as StrKeyError {
@@ -289,11 +282,7 @@ extension Login {
             let tokenNote = opened.token.map { ", logged in to \($0.tokenDescription)" } ?? ""
             Console.note("\(name.rawValue) (\(who)) is in the agent at \(agent.socketPath)\(tokenNote)\(ttl.map { " for \($0)" } ?? "")")
         }
-        if identity.json {
-            try Console.printJSON(report)
-        } else {
-            Console.print(shown)
-        }
+        try Console.printAnswer(json: identity.json, report, else: shown)
     }
 
     private func noteIfWeak(_ name: IdentityName, keystore: Keystore) {
@@ -342,11 +331,9 @@ struct ChangePIN: ParsableCommand {
                 return try PINOptions.promptNew("New PIN (6 digits): ", instead: "--new-pin-file or --new-pin-fd")
             })
         if let kdf { KDFOptions.sayWhatAutoChose(kdf, keystore) }
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, path: keystore.vaults.path(of: name)))
-        } else {
-            Console.print("PIN changed for \(name.rawValue) (\(vault.publicKey.accountID))")
-        }
+        try Console.printAnswer(json: identity.json,
+                                IdentityReport(name: name.rawValue, address: vault.publicKey.accountID, path: keystore.vaults.path(of: name)),
+                                else: "PIN changed for \(name.rawValue) (\(vault.publicKey.accountID))")
     }
 }
 
@@ -454,15 +441,12 @@ struct Remove: ParsableCommand {
         let name = try identity.identity()
         let removal = try identity.keystore.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
         let address = removal.key?.description ?? "backups only"
-        if identity.json {
-            struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
-            try Console.printJSON(Output(name: name.rawValue, address: address,
-                                         removedBackups: removal.removedBackups.map(\.fileName),
-                                         keptBackups: removal.keptBackups.map(\.fileName)))
-            return
-        }
-        Console.print("Removed \(name.rawValue) (\(address))" + (removal.removedBackups.isEmpty ? "" : " and \(removal.removedBackups.count) backup(s)"))
-        if !removal.keptBackups.isEmpty {
+        struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
+        try Console.printAnswer(json: identity.json,
+                                Output(name: name.rawValue, address: address, removedBackups: removal.removedBackups.map(\.fileName),
+                                       keptBackups: removal.keptBackups.map(\.fileName)),
+                                else: "Removed \(name.rawValue) (\(address))" + (removal.removedBackups.isEmpty ? "" : " and \(removal.removedBackups.count) backup(s)"))
+        if !identity.json && !removal.keptBackups.isEmpty {
             Console.warn("""
                 \(removal.keptBackups.count) backup(s) of \(name.rawValue) remain, each an old key under an old PIN: \
                 \(removal.keptBackups.map(\.fileName).joined(separator: ", ")); delete them with 'keystore remove --backups --force --name \(name.rawValue)'
@@ -483,11 +467,7 @@ struct Address: ParsableCommand {
     func run() throws {
         let name = try identity.identity()
         let address = try identity.keystore.keystore().address(of: name)
-        if identity.json {
-            try Console.printJSON(IdentityReport(name: name.rawValue, address: address))
-        } else {
-            Console.print(address)
-        }
+        try Console.printAnswer(json: identity.json, IdentityReport(name: name.rawValue, address: address), else: address)
     }
 }
 
@@ -512,13 +492,9 @@ struct Upgrade: ParsableCommand {
         let keystore = try identity.keystore.keystore()
         let name = try identity.identity()
         let (vault, level, changed) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
-        if identity.json {
-            struct Output: Encodable { let name, address, kdf: String; let changed: Bool }
-            try Console.printJSON(Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue, changed: changed))
-        } else if changed {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)")
-        } else {
-            Console.print("\(name.rawValue) (\(vault.publicKey.accountID)) is already encrypted at --kdf \(level.rawValue)\(kdf == .auto ? " or stronger" : ""); nothing was changed")
-        }
+        struct Output: Encodable { let name, address, kdf: String; let changed: Bool }
+        try Console.printAnswer(json: identity.json, Output(name: name.rawValue, address: vault.publicKey.accountID, kdf: level.rawValue, changed: changed),
+                                else: changed ? "\(name.rawValue) (\(vault.publicKey.accountID)) is now encrypted at --kdf \(level.rawValue)"
+                                    : "\(name.rawValue) (\(vault.publicKey.accountID)) is already encrypted at --kdf \(level.rawValue)\(kdf == .auto ? " or stronger" : ""); nothing was changed")
     }
 }

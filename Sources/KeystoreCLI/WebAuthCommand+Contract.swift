@@ -14,27 +14,13 @@ extension WebAuth {
                                                   expirationLedger: expirationLedger, clientDomainIdentity: clientDomainName,
                                                   allowing: allowV1 ? .notAddressBound : []),
                                    quiet: quiet, secondIdentity: clientDomainName)
-        let issued = signedIn.answer
-        if key.identity.json {
-            struct Output: Encodable {
-                let token, account, signer, homeDomain, server: String
-                let claims: [String: JSONTree]
-                let claimsVerified: Bool
-            }
-            try Console.printJSON(Output(token: issued.token.jwt, account: account, signer: signedIn.signer, homeDomain: issued.homeDomain,
-                                         server: issued.serverKey.accountID, claims: issued.token.claims, claimsVerified: false))
-        } else {
-            Console.print(issued.token.jwt)
-        }
+        try printToken(signedIn, account: account)
     }
 
     /// `--challenge --account`: checked here, signed, printed; nothing is fetched or sent.
     func signGivenAsContract(_ account: String) throws {
-        let fromStandardInput = target == nil || target == "-"
-        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
-        let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Authorization entries, base64",
-                                         limit: ContractWebAuthChallenge.maximumTextSize)
-        let signedIn = try key.run(ContractSignIn.given(String(decoding: text, as: UTF8.self), as: account, verifier: verifier,
+        let (text, pinFirst) = try readGiven(prompt: "Authorization entries, base64", limit: ContractWebAuthChallenge.maximumTextSize)
+        let signedIn = try key.run(ContractSignIn.given(text, as: account, verifier: verifier,
                                                         contextRuleIDs: contextRules, serverKey: serverKey ?? "", webAuthContract: webAuthContract ?? "",
                                                         homeDomain: homeDomain ?? "", webAuthDomain: webAuthDomain ?? "",
                                                         network: networkOptions.choice, clientDomain: givenClientDomain,
@@ -42,11 +28,8 @@ extension WebAuth {
                                                         allowing: allowV1 ? .notAddressBound : []),
                                    alreadyRead: pinFirst, quiet: quiet, secondIdentity: clientDomainName)
         let signed = Base64.string(signedIn.answer)
-        if key.identity.json {
-            struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
-            try Console.printJSON(Output(authorizationEntries: signed, account: account, signerAddress: signedIn.signer))
-        } else {
-            Console.print(signed)
-        }
+        struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
+        try Console.printAnswer(json: key.identity.json, Output(authorizationEntries: signed, account: account, signerAddress: signedIn.signer),
+                                else: signed)
     }
 }

@@ -113,18 +113,33 @@ struct WebAuth: ParsableCommand {
         let signedIn = try key.run(SignIn(from: WebAuthService.challenges(at: target ?? "", clientDomain: clientDomain),
                                           clientDomainIdentity: clientDomainName),
                                    quiet: quiet, secondIdentity: clientDomainName)
-        let issued = signedIn.answer
-        if key.identity.json {
-            struct Output: Encodable {
-                let token, account, homeDomain, server: String
-                let claims: [String: JSONTree]
-                let claimsVerified: Bool
-            }
-            try Console.printJSON(Output(token: issued.token.jwt, account: signedIn.signer, homeDomain: issued.homeDomain,
-                                         server: issued.serverKey.accountID, claims: issued.token.claims, claimsVerified: false))
-        } else {
-            Console.print(issued.token.jwt)
+        try printToken(signedIn)
+    }
+
+    /// The token a service issued; with `--json`, who signed in and who issued it. A contract account (`account`)
+    /// is named beside its signer.
+    func printToken(_ signedIn: SignedIn<IssuedToken>, account: String? = nil) throws {
+        struct Output: Encodable {
+            let token, account: String
+            let signer: String?
+            let homeDomain, server: String
+            let claims: [String: JSONTree]
+            let claimsVerified: Bool
         }
+        let issued = signedIn.answer
+        try Console.printAnswer(json: key.identity.json,
+                                Output(token: issued.token.jwt, account: account ?? signedIn.signer, signer: account.map { _ in signedIn.signer },
+                                       homeDomain: issued.homeDomain, server: issued.serverKey.accountID, claims: issued.token.claims,
+                                       claimsVerified: false),
+                                else: issued.token.jwt)
+    }
+
+    /// `--challenge`'s input: the argument, else standard input, after the PIN's line with `--pin-stdin`.
+    func readGiven(prompt: String, limit: Int) throws -> (text: String, pinFirst: PINLine?) {
+        let fromStandardInput = target == nil || target == "-"
+        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
+        let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: prompt, limit: limit)
+        return (String(decoding: text, as: UTF8.self), pinFirst)
     }
 
     /// The client domain and its key, as given with `--challenge` (nothing is fetched).
@@ -132,20 +147,13 @@ struct WebAuth: ParsableCommand {
 
     /// `--challenge`: checked here, signed, printed; nothing is fetched or sent.
     private func signGiven() throws {
-        let fromStandardInput = target == nil || target == "-"
-        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
-        let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: "Challenge, base64",
-                                         limit: TransactionEnvelope.maximumTextSize)
-        let signedIn = try key.run(SignIn.given(String(decoding: text, as: UTF8.self), serverKey: serverKey ?? "", homeDomain: homeDomain ?? "",
+        let (text, pinFirst) = try readGiven(prompt: "Challenge, base64", limit: TransactionEnvelope.maximumTextSize)
+        let signedIn = try key.run(SignIn.given(text, serverKey: serverKey ?? "", homeDomain: homeDomain ?? "",
                                                 webAuthDomain: webAuthDomain ?? "", network: networkOptions.choice,
                                                 clientDomain: givenClientDomain, clientDomainIdentity: clientDomainName),
                                    alreadyRead: pinFirst, quiet: quiet, secondIdentity: clientDomainName)
         let signed = Base64.string(signedIn.answer)
-        if key.identity.json {
-            struct Output: Encodable { let transaction, signerAddress: String }
-            try Console.printJSON(Output(transaction: signed, signerAddress: signedIn.signer))
-        } else {
-            Console.print(signed)
-        }
+        struct Output: Encodable { let transaction, signerAddress: String }
+        try Console.printAnswer(json: key.identity.json, Output(transaction: signed, signerAddress: signedIn.signer), else: signed)
     }
 }

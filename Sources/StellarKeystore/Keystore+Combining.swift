@@ -16,3 +16,41 @@ extension Keystore {
         return try TransactionEnvelope.combining(copies, on: network, knownSigners: known)
     }
 }
+
+/// What `Keystore.combine(_:network:signers:accountFiles:trimming:)` made: the envelope, on its network; what
+/// combining found of each signature; what it and the trim said; the signatures trimmed; and the thresholds
+/// checked (with accounts' files only).
+public struct CombinedCopies: Sendable {
+    public let envelope: TransactionEnvelope
+    public let network: StellarNetwork
+    public let combination: CombinedTransaction
+    public let notes: [String]
+    public let removed: [SignatureCheck.Signature]?
+    public let check: SignatureCheck?
+}
+
+extension Keystore {
+    /// Copies of one transaction combined as a person gives them: each copy's text (base64 XDR) by its name (a
+    /// file, a line), the network named, the signers (`G…`) whose signatures are checked, the accounts' files,
+    /// and whether to trim. One call: the network resolved, the accounts read, every copy decoded, the copies
+    /// combined (`combining(_:on:signers:accounts:)`), trimmed (or refused) when asked, and the envelope checked
+    /// against the accounts' thresholds when there are any.
+    public func combine(_ copies: [(name: String, text: [UInt8])], network: NetworkChoice, signers: [String] = [],
+                        accountFiles: [(source: String, bytes: [UInt8])] = [], trimming: Bool = false) throws -> CombinedCopies {
+        let network = try network.network()
+        let accounts = try AccountSigners.read(accountFiles)
+        let copies = try copies.map { copy in
+            do {
+                return (copy.name, try TransactionEnvelope(base64: copy.text))
+            } catch let error as TransactionError {
+                throw CombineError.unreadableCopy(copy: copy.name, error)
+            }
+        }
+        let combined = try combining(copies, on: network, signers: try signers.map { try PublicKey(accountID: $0) }, accounts: accounts)
+        var envelope = try TransactionEnvelope(xdr: combined.envelope)
+        let trimmed = trimming ? try envelope.trimmed(on: network, accounts: accounts) : nil
+        if let trimmed { envelope = try TransactionEnvelope(xdr: trimmed.envelope) }
+        return CombinedCopies(envelope: envelope, network: network, combination: combined, notes: combined.notes + (trimmed?.notes ?? []),
+                              removed: trimmed?.removed, check: accountFiles.isEmpty ? nil : envelope.signatureCheck(on: network, accounts: accounts))
+    }
+}

@@ -68,21 +68,10 @@ public struct TPM: TPMSealer, TPMKeySigning {
 
     public func unseal(_ object: TPMSealedObject, authValue: SecureBytes) throws -> SecureBytes {
         try Connection.open(tcti) { connection in
-            let tss = connection.tss
             let (handle, session, _) = try connection.load(object.publicArea, object.privateArea, under: object.primaryName,
                                                            what: "the sealed object")
             try connection.setAuthorisation(of: handle, to: authValue)
-            var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
-            defer {
-                if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
-                tss.Esys_Free(data)
-            }
-            try connection.checkAuthorised("unseal", tss.Esys_Unseal(
-                connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data))
-            guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
-                throw TPMError.failed(operation: "unseal", detail: "no data returned")
-            }
-            return withUnsafeBytes(of: &data.pointee.buffer) { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<Int(data.pointee.size)])) }
+            return try connection.unseal(handle, in: session, operation: "unseal", check: connection.checkAuthorised)
         }
     }
 
@@ -191,16 +180,11 @@ public struct TPM: TPMSealer, TPMKeySigning {
     /// then refuses any other scheme with this key (ECSchnorr, SM2, ECDAA, another hash: Part 3, TPM2_Sign), so the
     /// authorisation value signs only what a WebAuthn P-256 verifier accepts, and the key says what it is for.
     private static func signingKeyTemplate() -> TPM2B_PUBLIC {
-        var template = TPM2B_PUBLIC()
-        template.publicArea.type = KEYSTORE_TPM2_ALG_ECC
-        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
-        template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_SIGN_ENCRYPT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
-            | KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN
+        var template = Connection.p256Template(attributes: KEYSTORE_TPMA_OBJECT_SIGN_ENCRYPT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
+            | KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN)
         template.publicArea.parameters.eccDetail.symmetric.algorithm = KEYSTORE_TPM2_ALG_NULL
         template.publicArea.parameters.eccDetail.scheme.scheme = KEYSTORE_TPM2_ALG_ECDSA
         template.publicArea.parameters.eccDetail.scheme.details.ecdsa.hashAlg = KEYSTORE_TPM2_ALG_SHA256
-        template.publicArea.parameters.eccDetail.curveID = KEYSTORE_TPM2_ECC_NIST_P256
-        template.publicArea.parameters.eccDetail.kdf.scheme = KEYSTORE_TPM2_ALG_NULL
         return template
     }
 
@@ -470,6 +454,21 @@ private final class Connection {
         try check("set the object's authorisation", tss.Esys_TR_SetAuth(context, handle, &auth))
     }
 
+    /// The data sealed in the loaded object `handle`, copied out and zeroed where tss2 held it; `check` judges the
+    /// TPM's answer (`checkAuthorised` where a PIN-derived value authorises it, so that a wrong PIN is counted).
+    func unseal(_ handle: ESYS_TR, in session: ESYS_TR, operation: String, check: (String, TSS2_RC) throws -> Void) throws -> SecureBytes {
+        var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
+        defer {
+            if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
+            tss.Esys_Free(data)
+        }
+        try check(operation, tss.Esys_Unseal(context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data))
+        guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
+            throw TPMError.failed(operation: operation, detail: "no data returned")
+        }
+        return withUnsafeBytes(of: &data.pointee.buffer) { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<Int(data.pointee.size)])) }
+    }
+
     /// The result of a command authorised with a PIN-derived value: a refusal the TPM counted is a wrong PIN, and
     /// in lockout the TPM tries nothing.
     func checkAuthorised(_ operation: String, _ rc: TSS2_RC) throws {
@@ -496,16 +495,23 @@ private final class Connection {
     /// systemd-cryptenroll uses and a version 3 vault names (`Vault.tpmPrimaryTemplate`): a restricted decryption
     /// key with AES-128-CFB for its children, not DA-protected.
     private static func primaryTemplate() -> TPM2B_PUBLIC {
-        var template = TPM2B_PUBLIC()
-        template.publicArea.type = KEYSTORE_TPM2_ALG_ECC
-        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
-        template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT
+        var template = p256Template(attributes: KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT
             | KEYSTORE_TPMA_OBJECT_SENSITIVEDATAORIGIN | KEYSTORE_TPMA_OBJECT_USERWITHAUTH | KEYSTORE_TPMA_OBJECT_NODA
-            | KEYSTORE_TPMA_OBJECT_RESTRICTED | KEYSTORE_TPMA_OBJECT_DECRYPT
+            | KEYSTORE_TPMA_OBJECT_RESTRICTED | KEYSTORE_TPMA_OBJECT_DECRYPT)
         template.publicArea.parameters.eccDetail.symmetric.algorithm = KEYSTORE_TPM2_ALG_AES
         template.publicArea.parameters.eccDetail.symmetric.keyBits.aes = 128
         template.publicArea.parameters.eccDetail.symmetric.mode.aes = KEYSTORE_TPM2_ALG_CFB
         template.publicArea.parameters.eccDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+        return template
+    }
+
+    /// An ECC NIST P-256 key's template with a SHA-256 name and no KDF, as both keys made here are (the storage
+    /// key and a signing key); the caller sets its scheme and its symmetric algorithm.
+    static func p256Template(attributes: TPMA_OBJECT) -> TPM2B_PUBLIC {
+        var template = TPM2B_PUBLIC()
+        template.publicArea.type = KEYSTORE_TPM2_ALG_ECC
+        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+        template.publicArea.objectAttributes = attributes
         template.publicArea.parameters.eccDetail.curveID = KEYSTORE_TPM2_ECC_NIST_P256
         template.publicArea.parameters.eccDetail.kdf.scheme = KEYSTORE_TPM2_ALG_NULL
         return template
@@ -743,17 +749,7 @@ extension TPM: TPMMoving {
             try connection.check("load the moved key", tss.Esys_Load(
                 connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, outPrivate, &objectPublic, &handle))
             connection.transient.append(handle)
-            var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
-            defer {
-                if let data { withUnsafeMutableBytes(of: &data.pointee) { Sodium.zero($0) } }
-                tss.Esys_Free(data)
-            }
-            try connection.check("unseal the moved key", tss.Esys_Unseal(
-                connection.context, handle, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, &data))
-            guard let data, Int(data.pointee.size) <= MemoryLayout.size(ofValue: data.pointee.buffer) else {
-                throw TPMError.failed(operation: "unseal the moved key", detail: "no data returned")
-            }
-            return withUnsafeBytes(of: &data.pointee.buffer) { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<Int(data.pointee.size)])) }
+            return try connection.unseal(handle, in: session, operation: "unseal the moved key", check: connection.check)
         }
     }
 

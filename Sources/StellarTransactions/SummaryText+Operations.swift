@@ -8,6 +8,23 @@ extension SummaryText {
         var fields: [TransactionSummary.Field] = []
         func add(_ name: String, _ value: TransactionSummary.Value) { fields.append(.init(name: name, value: value)) }
         func add(_ name: String, _ value: String) { add(name, .plain(value)) }
+        // The two path payments alike: where to, what is sent and what received (one of them a bound), the path.
+        func addPathPayment(to destination: XDR.MuxedAccount, _ sends: String, _ sent: Int64, _ sendAsset: XDR.Asset,
+                            _ receives: String, _ received: Int64, _ destAsset: XDR.Asset, through assets: [XDR.Asset]) {
+            add("destination", muxed(destination))
+            add(sends, amount(sent) + " " + asset(sendAsset))
+            add(receives, amount(received) + " " + asset(destAsset))
+            add("path", path(assets))
+        }
+        // The three offers alike: the side whose amount is given, the other side, the price and, but for a passive
+        // offer, which offer it makes, changes or deletes.
+        func addOffer(_ given: String, _ offered: Int64, _ givenAsset: XDR.Asset, _ other: String, _ otherAsset: XDR.Asset,
+                      at offerPrice: XDR.Price, id: Int64? = nil) {
+            add(given, amount(offered) + " " + asset(givenAsset))
+            add(other, asset(otherAsset))
+            add("price", price(offerPrice))
+            if let id { add("offer", offer(id, amount: offered)) }
+        }
         let type: String
         switch operation.body {
         case .createAccountOp(let op):
@@ -21,33 +38,19 @@ extension SummaryText {
             add("amount", amount(op.amount))
         case .pathPaymentStrictReceiveOp(let op):
             type = "PATH_PAYMENT_STRICT_RECEIVE"
-            add("destination", muxed(op.destination))
-            add("sends at most", amount(op.sendMax) + " " + asset(op.sendAsset))
-            add("receives", amount(op.destAmount) + " " + asset(op.destAsset))
-            add("path", path(op.path))
+            addPathPayment(to: op.destination, "sends at most", op.sendMax, op.sendAsset, "receives", op.destAmount, op.destAsset, through: op.path)
         case .pathPaymentStrictSendOp(let op):
             type = "PATH_PAYMENT_STRICT_SEND"
-            add("destination", muxed(op.destination))
-            add("sends", amount(op.sendAmount) + " " + asset(op.sendAsset))
-            add("receives at least", amount(op.destMin) + " " + asset(op.destAsset))
-            add("path", path(op.path))
+            addPathPayment(to: op.destination, "sends", op.sendAmount, op.sendAsset, "receives at least", op.destMin, op.destAsset, through: op.path)
         case .manageSellOfferOp(let op):
             type = "MANAGE_SELL_OFFER"
-            add("selling", amount(op.amount) + " " + asset(op.selling))
-            add("buying", asset(op.buying))
-            add("price", price(op.price))
-            add("offer", offer(op.offerID, amount: op.amount))
+            addOffer("selling", op.amount, op.selling, "buying", op.buying, at: op.price, id: op.offerID)
         case .manageBuyOfferOp(let op):
             type = "MANAGE_BUY_OFFER"
-            add("buying", amount(op.buyAmount) + " " + asset(op.buying))
-            add("selling", asset(op.selling))
-            add("price", price(op.price))
-            add("offer", offer(op.offerID, amount: op.buyAmount))
+            addOffer("buying", op.buyAmount, op.buying, "selling", op.selling, at: op.price, id: op.offerID)
         case .createPassiveSellOfferOp(let op):
             type = "CREATE_PASSIVE_SELL_OFFER"
-            add("selling", amount(op.amount) + " " + asset(op.selling))
-            add("buying", asset(op.buying))
-            add("price", price(op.price))
+            addOffer("selling", op.amount, op.selling, "buying", op.buying, at: op.price)
         case .setOptionsOp(let op):
             type = "SET_OPTIONS"
             if let value = op.inflationDest { add("inflation dest", account(value)) }

@@ -1,4 +1,5 @@
 import StellarKeys
+import StellarText
 
 /// Copies of one transaction, each signed by some of its signers, made one (`TransactionEnvelope.combining`).
 public struct CombinedTransaction: Sendable {
@@ -41,6 +42,8 @@ public enum CombineError: KeystoreError, Equatable {
     case differentTransaction(copy: String, hash: String, expected: String, feeBump: Bool)
     /// More different signatures than an envelope holds.
     case tooManySignatures(Int)
+    /// A copy that is not an envelope: the reason, said of that copy (its name: a file, a line).
+    case unreadableCopy(copy: String, TransactionError)
 
     public var message: String {
         switch self {
@@ -52,6 +55,8 @@ public enum CombineError: KeystoreError, Equatable {
                 + "; nothing was combined."
         case .tooManySignatures(let count):
             "The copies hold \(count) different signatures, more than the \(TransactionEnvelope.maximumSignatures) an envelope holds; nothing was combined."
+        case .unreadableCopy(let copy, let error):
+            "\(TerminalText.escaped(copy)): \(error.message)"
         }
     }
 }

@@ -57,30 +57,14 @@ public struct ContractWebAuthService: Sendable {
     public func challenge(for account: String, clientDomain: WebAuthExpectation.ClientDomain? = nil) throws -> ContractWebAuthChallenge {
         // The account is checked before anything is sent: a G… account signs in with SEP-10.
         guard (try? StrKey(account))?.kind == .contract else { throw ContractWebAuthError.notAContract(account) }
-        var parameters = [("account", account), ("home_domain", homeDomain)]
-        if let clientDomain { parameters.append(("client_domain", clientDomain.domain)) }
-        let url = try endpoint.adding(parameters)
-        let response = try WebAuthService.fetch(url) { try http.get($0) }
-        let answer = try WebAuthService.json(response.body, from: url)
-        guard let entries = answer["authorization_entries"]?.string else {
-            throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "no \"authorization_entries\"")
-        }
-        let passphrase: String?
-        switch answer["network_passphrase"] {
-        case nil, .null?: passphrase = nil
-        case .string(let text)?: passphrase = text
-        default: throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "\"network_passphrase\" is not a string")
-        }
+        let (entries, passphrase) = try WebAuthService.challenge("authorization_entries", for: account, homeDomain: homeDomain,
+                                                                 clientDomain: clientDomain, from: endpoint, http: http)
         return try ContractWebAuthChallenge(base64: entries, serverNetworkPassphrase: passphrase,
                                             expecting: expectation(for: account, clientDomain: clientDomain))
     }
 
     /// POSTs the signed entries, `{"authorization_entries": "<base64>"}`, and returns the server's token.
     public func token(for signed: [UInt8]) throws -> WebAuthToken {
-        let body = Array("{\"authorization_entries\":\"\(Base64.string(signed))\"}".utf8)
-        let response = try WebAuthService.fetch(endpoint) { try http.post($0, json: body) }
-        let answer = try WebAuthService.json(response.body, from: endpoint)
-        guard let token = answer["token"]?.string else { throw WebAuthClientError.unexpectedAnswer(url: endpoint.text, reason: "no \"token\"") }
-        return try WebAuthToken(token)
+        try WebAuthService.token("authorization_entries", for: signed, from: endpoint, http: http)
     }
 }

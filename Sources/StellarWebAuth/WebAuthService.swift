@@ -56,18 +56,8 @@ public struct WebAuthService: Sendable {
 
     /// GETs a challenge for `account` and verifies it at the current time.
     public func challenge(for account: String, clientDomain: WebAuthExpectation.ClientDomain? = nil) throws -> WebAuthChallenge {
-        var parameters = [("account", account), ("home_domain", homeDomain)]
-        if let clientDomain { parameters.append(("client_domain", clientDomain.domain)) }
-        let url = try endpoint.adding(parameters)
-        let response = try Self.fetch(url) { try http.get($0) }
-        let answer = try Self.json(response.body, from: url)
-        guard let transaction = answer["transaction"]?.string else { throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "no \"transaction\"") }
-        let passphrase: String?
-        switch answer["network_passphrase"] {
-        case nil, .null?: passphrase = nil
-        case .string(let text)?: passphrase = text
-        default: throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "\"network_passphrase\" is not a string")
-        }
+        let (transaction, passphrase) = try Self.challenge("transaction", for: account, homeDomain: homeDomain, clientDomain: clientDomain,
+                                                           from: endpoint, http: http)
         return try WebAuthChallenge(base64: transaction, serverNetworkPassphrase: passphrase,
                                     expecting: expectation(for: account, clientDomain: clientDomain),
                                     now: UInt64(max(0, Date().timeIntervalSince1970)))
@@ -75,9 +65,31 @@ public struct WebAuthService: Sendable {
 
     /// POSTs the signed challenge, `{"transaction": "<base64>"}`, and returns the server's token.
     public func token(for signed: [UInt8]) throws -> WebAuthToken {
-        let body = Array("{\"transaction\":\"\(Base64.string(signed))\"}".utf8)
-        let response = try Self.fetch(endpoint) { try http.post($0, json: body) }
-        let answer = try Self.json(response.body, from: endpoint)
+        try Self.token("transaction", for: signed, from: endpoint, http: http)
+    }
+
+    /// SEP-10's and SEP-45's GET: a challenge for `account` (with the client domain's, when one is asked for),
+    /// which the answer carries as `field`, base64, with the `network_passphrase` the server names, if any.
+    static func challenge(_ field: String, for account: String, homeDomain: String, clientDomain: WebAuthExpectation.ClientDomain?,
+                          from endpoint: WebAddress, http: HTTP) throws -> (challenge: String, networkPassphrase: String?) {
+        var parameters = [("account", account), ("home_domain", homeDomain)]
+        if let clientDomain { parameters.append(("client_domain", clientDomain.domain)) }
+        let url = try endpoint.adding(parameters)
+        let response = try fetch(url) { try http.get($0) }
+        let answer = try json(response.body, from: url)
+        guard let challenge = answer[field]?.string else { throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "no \"\(field)\"") }
+        switch answer["network_passphrase"] {
+        case nil, .null?: return (challenge, nil)
+        case .string(let text)?: return (challenge, text)
+        default: throw WebAuthClientError.unexpectedAnswer(url: url.text, reason: "\"network_passphrase\" is not a string")
+        }
+    }
+
+    /// SEP-10's and SEP-45's POST: the signed challenge as `{field: "<base64>"}`, for the server's token.
+    static func token(_ field: String, for signed: [UInt8], from endpoint: WebAddress, http: HTTP) throws -> WebAuthToken {
+        let body = Array("{\"\(field)\":\"\(Base64.string(signed))\"}".utf8)
+        let response = try fetch(endpoint) { try http.post($0, json: body) }
+        let answer = try json(response.body, from: endpoint)
         guard let token = answer["token"]?.string else { throw WebAuthClientError.unexpectedAnswer(url: endpoint.text, reason: "no \"token\"") }
         return try WebAuthToken(token)
     }

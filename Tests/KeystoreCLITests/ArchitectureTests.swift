@@ -120,7 +120,6 @@ import Testing
     @Test func theToolLeavesEveryDecisionToTheRequest() throws {
         let step = try Regex(#"TransactionEnvelope\((base64|xdr):|StellarNetwork\(|AccountSigners\.read|TransactionRequest\(uri:|\.verifiedOrigin\(|\.discover\(|WebAuthService\.clientDomain\(|\.signInKey\(|\.signingKey\(|AuthorizationAccount\(|AuthorizationPreimage\(|PublicKey\(accountID:|\.resolve\(\)|accountFiles\.read\(|input\.read\("#)
         let notYetOneRequest: Set = [
-            "Sources/KeystoreCLI/CombineCommand.swift",   // combine-tx: the copies decoded, the signers parsed, then combined
             "Sources/KeystoreCLI/ShareTxCommand.swift",   // share-tx: the network, the pubkey and the envelope, then the request
             "Sources/KeystoreCLI/SeveralRequests.swift",  // those commands' helpers
         ]

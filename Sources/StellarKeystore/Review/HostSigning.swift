@@ -81,14 +81,23 @@ extension HostSigning: SigningTask {
     }
 }
 
-/// A host's request that cannot be what it says: a field missing or not what it must be.
+/// A host's request that cannot be what it says: not JSON, or a field missing or not what it must be.
 public enum HostRequestError: KeystoreError, Equatable {
     case unknownMode(String)
     case missing(String)
     case notBase64(String)
+    /// Not a JSON object with a mode and a network passphrase.
+    case malformed
+    /// Not JSON, not an object, or a key given twice: what `StrictJSON` found.
+    case unreadable(String)
+    /// A field of another type than the protocol's: the field, and what it must be.
+    case wrongType(String, String)
 
     public var message: String {
         switch self {
+        case .malformed: "The signer-plugin request is not a JSON object with a mode and a network_passphrase."
+        case .unreadable(let reason): "The signer-plugin request cannot be read: \(reason)."
+        case .wrongType(let field, let expected): "The request's \(field) is not \(expected)."
         case .unknownMode(let mode): "Unknown mode '\(mode)'; expected sign_tx or sign_auth."
         case .missing(let field): "The request has no \(field)."
         case .notBase64(let field): "The request's \(field) is not base64."

@@ -1,27 +1,24 @@
 import Glibc
 import StellarKeystore
-import StellarKeystoreAgent
 
-/// `--confirm`'s terminal: each request shown as the agent words it (network first, then who asks, then what),
-/// and answered on this terminal, one at a time. The agent decides what approves and when a question is
-/// withdrawn; this only shows, reads and says so.
-final class AgentTerminal: @unchecked Sendable {
+/// The agent's questions on the controlling terminal (`KeystoreAgent.Options.confirm`): each request shown as the
+/// agent words it (network first, then who asks, then what), and answered there, one at a time. The agent
+/// decides what approves and when a question is withdrawn; this only shows, reads and says so.
+package final class AgentTerminal: @unchecked Sendable {
     private let fd: Int32
 
-    private init(fd: Int32) { self.fd = fd }
-
-    static func open() throws -> AgentTerminal {
-        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw AgentCommandError.noTerminal }
-        return AgentTerminal(fd: fd)
+    /// The controlling terminal, opened to ask on; nil when the process has none.
+    package init?() {
+        fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
     }
 
     /// A line longer than this is no answer, and is not kept.
     private static let longestAnswer = 16
 
-    func confirm(_ request: AgentConfirmation) -> Bool {
+    package func confirm(_ request: AgentConfirmation) -> Bool {
         let text = "\n" + request.text.map { $0 + "\n" }.joined() + request.question
-        guard Console.write(Array(text.utf8), to: fd) else { return false }
+        guard write(text) else { return false }
         // Only what is typed after the question counts: a y typed ahead (or meant for another program) is thrown
         // away with the rest of the input not yet read.
         tcflush(fd, TCIFLUSH)
@@ -29,7 +26,7 @@ final class AgentTerminal: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 256)
         while true {
             guard request.cancellation.waitForInput(on: fd) else {
-                _ = Console.write(Array("\nWithdrawn (\(request.cancellation.reason ?? "cancelled")); nothing was signed.\n".utf8), to: fd)
+                _ = write("\nWithdrawn (\(request.cancellation.reason ?? "cancelled")); nothing was signed.\n")
                 return false
             }
             // In canonical mode a read gives at most one line; at the end of input (Ctrl-D) it gives 0.
@@ -42,5 +39,9 @@ final class AgentTerminal: @unchecked Sendable {
         }
         guard let end = line.firstIndex(of: 0x0A), end <= Self.longestAnswer else { return false }
         return request.isApproval(String(decoding: line[..<end], as: UTF8.self))
+    }
+
+    private func write(_ text: String) -> Bool {
+        Array(text.utf8).withUnsafeBytes { AtomicFile.writeAll(fd, $0) } == 0
     }
 }
