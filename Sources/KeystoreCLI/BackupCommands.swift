@@ -47,12 +47,23 @@ struct BackupCommand: ParsableCommand {
         }
     }
 
+    /// A line of a recipients file without the blanks around it: exactly what Foundation's `CharacterSet.whitespaces`
+    /// holds (a tab, Unicode's space separators, and U+200B, a space separator in its old tables; a `\r` stays),
+    /// written out so that Foundation and ICU are not linked into every start of the binary.
+    static func trimmingBlanks(_ line: Substring) -> String {
+        let isBlank = { (scalar: Unicode.Scalar) in
+            scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        let scalars = line.unicodeScalars.drop(while: isBlank)
+        return String(scalars.prefix(scalars.count - scalars.reversed().prefix(while: isBlank).count))
+    }
+
     func run() throws {
         let keystore = try keystore.keystore()
         var recipients = recipient
         if let recipientsFile {
             let text = String(decoding: try Console.readInput(nil, file: recipientsFile, prompt: "", limit: 1 << 20), as: UTF8.self)
-            recipients += text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            recipients += text.split(separator: "\n").map(Self.trimmingBlanks)
                 .filter { !$0.isEmpty && !$0.hasPrefix("#") }
         }
         let protection: BackupProtection = passphrase ? .newPassphrase : recipients.isEmpty ? .newRecoveryKey : .recipients(recipients)

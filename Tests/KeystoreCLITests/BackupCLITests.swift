@@ -1,4 +1,5 @@
 import Foundation
+@testable import KeystoreCLI
 import Testing
 import TestFixtures
 
@@ -25,6 +26,20 @@ import TestFixtures
         let made = try source.run(["backup", "--output", file, "--print-key", "--pin-stdin"] + extra, stdin: "\(Self.pin)\n")
         try #require(made.status == 0, "\(made.stderr)")
         return (file, made.stdout.trimmingCharacters(in: .newlines))
+    }
+
+    /// A recipients file's lines lose the blanks around them exactly as Foundation's `.whitespaces` trims: the CLI
+    /// writes the trim out, so that no Foundation is linked. Every scalar of the Basic Multilingual Plane (where
+    /// every space separator is) is tried around a recipient.
+    @Test func recipientsLinesAreTrimmedAsFoundationTrims() {
+        for line in ["age1x", "  age1x\t", "\u{00A0}\u{2003}age1x \u{3000}", "age1x\r", " \r ", "", "\t \t", "# a note "] {
+            #expect(BackupCommand.trimmingBlanks(line[...]) == line.trimmingCharacters(in: .whitespaces), "\(line.debugDescription)")
+        }
+        for value in UInt32(0)...0xFFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let line = "\(scalar)a\(scalar)"
+            #expect(BackupCommand.trimmingBlanks(line[...]) == line.trimmingCharacters(in: .whitespaces), "U+\(String(value, radix: 16))")
+        }
     }
 
     @Test func aBackupRestoresOnAnotherMachineUnderANewPIN() throws {
