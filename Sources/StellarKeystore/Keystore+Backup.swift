@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import StellarKeys
 import StellarTransactions
 
@@ -142,7 +143,7 @@ extension Keystore {
         let entries = try keys.map { key in try key.backupEntry(pin: { try pin(key.name) }, in: self) }
         let bundle = BackupBundle(created: Date().formatted(.iso8601), entries: entries)
         let file = try AgeFile.encrypt(bundle.encoded(), to: recipients, armored: armored)
-        try AtomicFile.write(file, to: path, directory: (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
+        try AtomicFile.write(file, to: path, directory: AtomicFile.directory(of: path))
         try BackupRecord.noteBackedUp(entries.map { ($0.name, $0.key) }, at: bundle.created, in: vaults)
         let items = entries.map { entry in
             if case .keptElsewhere(_, _, let note) = entry.content {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StellarKeys
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +15,7 @@ extension Keystore {
         let tpm = try movingTPM()
         try Self.refuseExisting(path)
         let file = TPMMoveTargetFile(storageKey: try tpm.storageKeyPublicArea())
-        try AtomicFile.write(try file.encoded(), to: path, directory: Self.directory(of: path))
+        try AtomicFile.write(try file.encoded(), to: path, directory: AtomicFile.directory(of: path))
     }
 
     /// Wraps identity `name`'s seed, opened with `pin`, to the TPM whose move-target file is `target`, and writes the
@@ -30,7 +30,7 @@ extension Keystore {
         let (keyPair, _) = try vaults.unlockWithRoot(name, pin: pin())
         let wrapped = try tpm.wrap(keyPair.seed, toStorageKey: targetFile.storageKey)
         let file = TPMMoveFile(address: keyPair.publicKey.accountID, wrapped: wrapped)
-        try AtomicFile.write(try file.encoded(), to: path, directory: Self.directory(of: path))
+        try AtomicFile.write(try file.encoded(), to: path, directory: AtomicFile.directory(of: path))
         return file.address
     }
 
@@ -62,11 +62,6 @@ extension Keystore {
     private static func refuseExisting(_ path: String) throws {
         var status = stat()
         if lstat(path, &status) == 0 { throw TPMMoveError.outputExists(path: printable(path)) }
-    }
-
-    private static func directory(of path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
-        return directory.isEmpty ? "." : directory
     }
 }
 

@@ -329,6 +329,25 @@ import Testing
         #expect("import CCurl".contains(plainImport) && !"internal import CCurl".contains(plainImport))
     }
 
+    /// No target of the binary imports Foundation itself, only FoundationEssentials: one `import Foundation` links
+    /// swift-corelibs-foundation, FoundationInternationalization and ICU's data into the static binary (88 MB
+    /// against 40 MB) and every start pays for their initializers, relocations and conformance records
+    /// (bench/startup.sh; issue 42). What Foundation alone had is written out where it was needed.
+    @Test func noTargetOfTheBinaryImportsFoundation() throws {
+        let foundation = try Regex(#"^\s*(@\w+ )?((public|package|internal|fileprivate|private) )?import (\w+ )?(Foundation|FoundationInternationalization|FoundationNetworking)(\.|\s|$)"#)
+        var offenders: [String] = []
+        for target in Self.libraries + ["KeystoreCLI", "keystore", "keystore-fuzz"] {
+            for path in Self.sources(target) {
+                for line in try Self.text(path).split(separator: "\n") where line.contains(foundation) {
+                    offenders.append("\(path): \(line)")
+                }
+            }
+        }
+        #expect(offenders.isEmpty, "\(offenders.joined(separator: "\n"))")
+        #expect("import Foundation".contains(foundation) && "internal import struct Foundation.NSString".contains(foundation))
+        #expect(!"import FoundationEssentials".contains(foundation))
+    }
+
     /// The product an app depends on reaches no tpm2-tss, as SwiftPM itself resolves the graph.
     @Test(.timeLimit(.minutes(5)))
     func theAppProductHasNoTPM2TSSInItsGraph() async throws {

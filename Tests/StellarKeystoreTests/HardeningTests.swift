@@ -42,6 +42,16 @@ import StellarText
         #expect(!left.contains(abandoned))
     }
 
+    /// The directory a backup or a TPM move file is written in (and flushed after the rename), as
+    /// `NSString.deletingLastPathComponent` gave it before the library stopped linking Foundation.
+    @Test func aFileIsWrittenInTheDirectoryItsPathNames() {
+        let cases = ["/home/a/backup.age": "/home/a", "out/backup.age": "out", "backup.age": ".", "/backup.age": "/", "../x": ".."]
+        for (path, directory) in cases {
+            #expect(AtomicFile.directory(of: path) == directory, "\(path)")
+            #expect(AtomicFile.directory(of: path) == ((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent))
+        }
+    }
+
     @Test func anIdentityWithEveryAllowedCharacterSurvivesAHundredWritesToOthers() throws {
         let names = ["abcdefghijklmnopqrstuvwxyz0123456789._-", "0.tmp", "a-tmp-b", "tmp-1", "x._-.backup", "v.vaul", "z.-tmp.-"]
         let vaults = try names.map { try seal($0) }

@@ -11,12 +11,21 @@ public struct KeyPair: Sendable {
 
     /// The key pair of a 32-byte Ed25519 seed (RFC 8032 §5.1.5).
     public init(seed: SecureBytes) throws {
-        guard seed.count == Sodium.signSeedBytes else {
-            throw KeyError.invalidLength(expected: Sodium.signSeedBytes, found: seed.count)
+        try self.init(seedAt: 0..<seed.count, of: seed)
+    }
+
+    /// The key pair of the 32-byte seed at `range` of `bytes`, a decrypted record that holds one (a vault's, a
+    /// session's): read in place, since a copy of its own would be one more guarded allocation, each of which
+    /// is half a dozen system calls on every signature.
+    package init(seedAt range: Range<Int>, of bytes: SecureBytes) throws {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
+        guard range.count == Sodium.signSeedBytes else {
+            throw KeyError.invalidLength(expected: Sodium.signSeedBytes, found: range.count)
         }
         var publicKey = [UInt8](repeating: 0, count: Sodium.signPublicKeyBytes)
         secretKey = SecureBytes(count: Sodium.signSecretKeyBytes) { secret in
-            seed.withUnsafeBytes { seed in
+            bytes.withUnsafeBytes { bytes in
+                let seed = UnsafeRawBufferPointer(rebasing: bytes[range])
                 publicKey.withUnsafeMutableBytes { Sodium.signKeyPair(seed: seed, publicKey: $0, secretKey: secret) }
             }
         }

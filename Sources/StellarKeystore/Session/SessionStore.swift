@@ -150,7 +150,7 @@ public struct SessionStore: Sendable {
             throw SessionError.forged
         }
         let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
-        let keyPair = try KeyPair(seed: plaintext.slice(40..<72))
+        let keyPair = try KeyPair(seedAt: 40..<72, of: plaintext)
         let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
         let claimed = (try? IdentityName(file.name)).map { Owner(keystore: file.keystore, name: $0) }
         guard let claimed, binding == Self.binding(claimed, keyPair.publicKey) else { throw SessionError.forged }

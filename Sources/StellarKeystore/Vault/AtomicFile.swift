@@ -23,6 +23,13 @@ package enum AtomicFile {
             && digits.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) }
     }
 
+    /// The directory a file at `path` is written in, for `write`'s `directory`: what comes before the last `/`,
+    /// `/` for a file at the root, and `.` for a bare name.
+    package static func directory(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+    }
+
     package static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
         let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: temporaryTailBytes))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

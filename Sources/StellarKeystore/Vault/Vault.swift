@@ -117,7 +117,7 @@ public struct Vault: Sendable, Equatable {
             if tpmObject != nil { throw VaultError.tampered(path: path, reason: "its key does not open its ciphertext") }
             throw VaultError.incorrectPIN(triesBeforeWait: 0, waitSeconds: 0)
         }
-        let keyPair = try KeyPair(seed: plaintext.slice(0..<32))
+        let keyPair = try KeyPair(seedAt: 0..<32, of: plaintext)
         guard keyPair.publicKey == publicKey else {
             throw VaultError.tampered(path: path, reason: "its address does not match its key")
         }
