@@ -12,30 +12,48 @@ struct TPMMove: ParsableCommand {
         subcommands: [Target.self, Wrap.self, Import.self])
 
     struct Target: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "target", abstract: "On the new machine: write this TPM's storage key's public part.")
+        static let configuration = CommandConfiguration(
+            commandName: "target", abstract: "On the new machine: write this TPM's storage key's public part, and print its fingerprint.",
+            discussion: """
+                The fingerprint goes to the old machine by another way than the file (read it out, type it): 'wrap' \
+                refuses a file whose key has another one, so that a file swapped on the way gets nothing.
+                """)
         @OptionGroup var keystore: HomeOptions
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The file to write (a new one).", valueName: "path"))
         var output: String
 
         func run() throws {
-            try keystore.keystore().writeTPMMoveTarget(to: output)
-            Console.note("wrote \(output): give it to the machine the key moves from")
+            let fingerprint = try keystore.keystore().writeTPMMoveTarget(to: output)
+            Console.note("wrote \(output): give it to the machine the key moves from, and this fingerprint apart from it, read out or typed:")
+            Console.print(fingerprint)
         }
     }
 
     struct Wrap: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "wrap", abstract: "On the old machine: wrap an identity's key to the new machine's TPM, after its PIN.")
+        static let configuration = CommandConfiguration(
+            commandName: "wrap", abstract: "On the old machine: wrap an identity's key to the new machine's TPM, after its PIN.",
+            discussion: """
+                Asks at the terminal for the fingerprint 'keystore tpm-move target' printed on the new machine (or takes \
+                --fingerprint), and wraps only to a file whose storage key has that fingerprint, before any PIN.
+                """)
         @OptionGroup var keystore: HomeOptions
         @OptionGroup var pin: PINOptions
         @Option(help: ArgumentHelp("The identity to move.", valueName: "name")) var name: String
         @Option(help: ArgumentHelp("The new machine's file from 'keystore tpm-move target'.", valueName: "path")) var to: String
+        @Option(help: ArgumentHelp("The fingerprint 'keystore tpm-move target' printed on the new machine (not a secret).", valueName: "xxxx-…"))
+        var fingerprint: String?
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("The move file to write (a new one).", valueName: "path"))
         var output: String
 
         func run() throws {
             let target = try Console.readInput(nil, file: to, prompt: "", limit: 16 * 1024)
-            let address = try keystore.keystore().wrapForTPMMove(IdentityName(name), target: target, to: output) { try pin.read() }
-            Console.note("wrote \(output): \(address), which only the new machine's TPM can open")
+            let confirmed = try fingerprint ?? SecretInput.prompt("The fingerprint 'keystore tpm-move target' printed on the new machine: ",
+                                                                  asking: "the new machine's fingerprint", instead: "--fingerprint")
+                .withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            let address = try keystore.keystore().wrapForTPMMove(IdentityName(name), target: target, fingerprint: confirmed, to: output) {
+                try pin.read()
+            }
+            Console.note("wrote \(output): \(address), which only the holder of that storage key's private half (the new machine's TPM, if the fingerprint came from it) can open; delete it once imported")
         }
     }
 
@@ -59,7 +77,7 @@ struct TPMMove: ParsableCommand {
 extension TPMMoveError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
-        case .malformed, .futureVersion, .addressMismatch: .invalidInput
+        case .malformed, .futureVersion, .addressMismatch, .fingerprintMismatch: .invalidInput
         case .noSuchIdentity: .vaultNotFound
         case .outputExists: .vaultExists
         }

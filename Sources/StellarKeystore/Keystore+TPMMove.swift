@@ -10,18 +10,34 @@ import Glibc
 /// to it in its own TPM (`wrapForTPMMove`: TPM2_Duplicate to that key); the target imports it in its TPM, checks
 /// the address, and binds it to its TPM under a new PIN (`importTPMMove`). Formats: docs/FORMAT.md, "TPM move files".
 extension Keystore {
-    /// Writes this TPM's storage key's public area to `path` (a new file): what a source wraps a key to.
-    public func writeTPMMoveTarget(to path: String) throws {
+    /// Writes this TPM's storage key's public area to `path` (a new file): what a source wraps a key to. Returns
+    /// that key's fingerprint, for the person to carry to the source by another way than the file (read out, typed).
+    @discardableResult
+    public func writeTPMMoveTarget(to path: String) throws -> String {
         let tpm = try movingTPM()
         try Self.refuseExisting(path)
         let file = TPMMoveTargetFile(storageKey: try tpm.storageKeyPublicArea())
         try AtomicFile.write(try file.encoded(), to: path, directory: Self.directory(of: path))
+        return file.fingerprint
     }
 
-    /// Wraps identity `name`'s seed, opened with `pin`, to the TPM whose move-target file is `target`, and writes the
-    /// move file to `path` (a new file): only that TPM can open it. The identity stays here as it was. Its address.
-    public func wrapForTPMMove(_ name: IdentityName, target: [UInt8], to path: String, pin: () throws -> PIN) throws -> String {
+    /// The fingerprint of the storage key in the move-target file `target`: the first 80 bits of SHA-256 of the
+    /// key's TPM Name, in five groups of four hex digits. Not a secret.
+    public static func tpmMoveFingerprint(ofTarget target: [UInt8]) throws -> String {
+        try TPMMoveTargetFile(decoding: target).fingerprint
+    }
+
+    /// Wraps identity `name`'s seed, opened with `pin`, to the storage key in the move-target file `target`, and
+    /// writes the move file to `path` (a new file): only the holder of that key's private half can open it. The file
+    /// itself proves nothing (whoever could swap it in transit would get the seed), so the key's fingerprint must be
+    /// `fingerprint`, the one the target machine showed, carried apart from the file; it is checked before the PIN is
+    /// asked. Nothing here proves that the key lives in a TPM. The identity stays here as it was. Its address.
+    public func wrapForTPMMove(_ name: IdentityName, target: [UInt8], fingerprint: String, to path: String,
+                               pin: () throws -> PIN) throws -> String {
         let targetFile = try TPMMoveTargetFile(decoding: target)
+        guard TPMMoveTargetFile.normalized(fingerprint) == TPMMoveTargetFile.normalized(targetFile.fingerprint) else {
+            throw TPMMoveError.fingerprintMismatch(inFile: targetFile.fingerprint, confirmed: Self.printable(fingerprint))
+        }
         try Self.refuseExisting(path)
         guard vaults.exists(name) else { throw TPMMoveError.noSuchIdentity(name.rawValue) }
         let tpm = try movingTPM()
@@ -83,7 +99,28 @@ struct TPMMoveTargetFile: Codable {
         let file = try TPMMoveFile.decode(Self.self, bytes, what: "TPM move-target")
         guard file.format == Self.format else { throw TPMMoveError.malformed(what: "TPM move-target", reason: "its format is not \(Self.format)") }
         guard file.version == 1 else { throw TPMMoveError.futureVersion(what: "TPM move-target", version: file.version) }
+        // One size-prefixed TPM2B_PUBLIC and nothing after it: the fingerprint is of exactly the key wrapped to.
+        guard file.storageKey.count > 2, Int(file.storageKey[0]) << 8 | Int(file.storageKey[1]) == file.storageKey.count - 2 else {
+            throw TPMMoveError.malformed(what: "TPM move-target", reason: "storageKey is not one TPM2B_PUBLIC")
+        }
         self = file
+    }
+
+    /// The first 80 bits of SHA-256 of the storage key's Name (TPM 2.0 Part 1, 16: the name algorithm's ID, 0x000B
+    /// for SHA-256, then the SHA-256 of the TPMT_PUBLIC), as five groups of four lower-case hex digits: short enough
+    /// to read out or type, and 2^80 tries to match with another key.
+    var fingerprint: String {
+        let area = Array(storageKey.dropFirst(2))
+        let name = [0x00, 0x0B] + area.withUnsafeBytes { Sodium.sha256($0) }
+        let digits = Hex.string(Array(name.withUnsafeBytes { Sodium.sha256($0) }.prefix(10)))
+        return stride(from: 0, to: digits.count, by: 4).map { start in
+            String(digits.dropFirst(start).prefix(4))
+        }.joined(separator: "-")
+    }
+
+    /// A fingerprint as compared: hex digits only, in lower case (spaces, hyphens and case as typed do not matter).
+    static func normalized(_ fingerprint: String) -> String {
+        String(fingerprint.lowercased().unicodeScalars.filter { $0 != " " && $0 != "-" }.map(Character.init))
     }
 
     func encoded() throws -> [UInt8] { try TPMMoveFile.encode(self) }

@@ -29,9 +29,26 @@ struct KeystoreTPMMoveTests {
         let cheap = KDFParameters(opsLimit: Sodium.pwhashOpsLimitMin, memLimit: Sodium.pwhashMemLimitMin)
         _ = try source.create(keyPair, root: nil, name: IdentityName("alice"), pin: pin, kdf: (cheap, true), replacing: false, boundToTPM: true)
 
-        try target.writeTPMMoveTarget(to: root + "/target.json")
-        let address = try source.wrapForTPMMove(IdentityName("alice"), target: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/target.json"))),
-                                                to: root + "/alice.move") { pin }
+        let fingerprint = try target.writeTPMMoveTarget(to: root + "/target.json")
+        let targetFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/target.json")))
+        #expect(try Keystore.tpmMoveFingerprint(ofTarget: targetFile) == fingerprint)
+        #expect(fingerprint.split(separator: "-").map(\.count) == [4, 4, 4, 4, 4] && fingerprint.allSatisfy { $0 == "-" || $0.isHexDigit })
+
+        // A target file swapped on the way (a P-256 key made here, whose private half is in no TPM) is refused
+        // against the fingerprint the target showed, before the PIN is asked; nothing is written.
+        var forged = try TPMMoveTargetFile(decoding: targetFile)
+        forged = TPMMoveTargetFile(storageKey: try SoftwareTPM.forgedStorageKey(like: forged.storageKey))
+        #expect(forged.fingerprint != fingerprint)
+        #expect(throws: TPMMoveError.fingerprintMismatch(inFile: forged.fingerprint, confirmed: fingerprint)) {
+            try source.wrapForTPMMove(IdentityName("alice"), target: try forged.encoded(), fingerprint: fingerprint, to: root + "/forged.move") {
+                Issue.record("PIN asked"); return pin
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: root + "/forged.move"))
+
+        // The fingerprint as a person types it: upper case, spaces for hyphens.
+        let typed = fingerprint.uppercased().replacingOccurrences(of: "-", with: " ")
+        let address = try source.wrapForTPMMove(IdentityName("alice"), target: targetFile, fingerprint: typed, to: root + "/alice.move") { pin }
         #expect(address == keyPair.publicKey.accountID)
         let moveFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/alice.move")))
 
