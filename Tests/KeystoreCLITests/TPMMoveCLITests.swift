@@ -103,6 +103,11 @@ struct TPMMoveCLITests {
         let key = made.stdout.trimmingCharacters(in: .newlines)
         var process = new.home.keystore
         process.environment["KEYSTORE_TPM_TCTI"] = new.tpm.tcti
+        // Not silently unbound: without --tpm (or --unbound) it is refused, before any PIN, and nothing is written.
+        let unbound = try process.run(["restore", file, "--secret-fd", "3", "--pin-stdin", "--kdf", "interactive"],
+                                      stdin: Array("\(newPIN)\n".utf8), files: [3: Array((key + "\n").utf8)])
+        #expect(unbound.status == 10 && unbound.stderr.contains("alice (\(address)): new, was TPM-bound"), "\(unbound.stderr)")
+        #expect(new.home.snapshot().isEmpty)
         let restored = try process.run(["restore", file, "--tpm", "--allow-open-lockout", "--secret-fd", "3", "--pin-stdin", "--kdf", "interactive"],
                                        stdin: Array("\(newPIN)\n".utf8), files: [3: Array((key + "\n").utf8)])
         #expect(restored.status == 0 && restored.stdout == "alice\t\(address)\n", "\(restored.stderr)")

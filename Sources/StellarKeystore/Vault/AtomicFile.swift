@@ -23,7 +23,9 @@ package enum AtomicFile {
             && digits.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f")) }
     }
 
-    package static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
+    /// `beforeRename` runs once the new bytes are flushed beside `path`, before they replace it: if it throws, the
+    /// temporary file is removed and `path` keeps what it held (a backup whose key could not be delivered).
+    package static func write(_ bytes: [UInt8], to path: String, directory: String, beforeRename: () throws -> Void = {}) throws {
         let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: temporaryTailBytes))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("create a file in", directory) }
@@ -41,6 +43,7 @@ package enum AtomicFile {
             guard fsync(fd) == 0 else { throw ioError("flush", temporary) }
             CrashPoint.reached("temporary file flushed")
         }
+        try beforeRename()
         guard rename(temporary, path) == 0 else { throw ioError("replace", path) }
         succeeded = true
         CrashPoint.reached("renamed over the old file")
