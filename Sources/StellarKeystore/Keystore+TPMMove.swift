@@ -1,5 +1,6 @@
 import Foundation
 import StellarKeys
+import StellarText
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -136,7 +137,7 @@ struct TPMMoveTargetFile: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
         try container.encode(version, forKey: .version)
-        try container.encode(Data(storageKey).base64EncodedString(), forKey: .storageKey)
+        try container.encode(Base64.string(storageKey), forKey: .storageKey)
     }
 }
 
@@ -178,23 +179,27 @@ struct TPMMoveFile: Codable {
         try container.encode(format, forKey: .format)
         try container.encode(version, forKey: .version)
         try container.encode(address, forKey: .address)
-        try container.encode(Data(wrapped.publicArea).base64EncodedString(), forKey: .publicArea)
-        try container.encode(Data(wrapped.duplicate).base64EncodedString(), forKey: .duplicate)
-        try container.encode(Data(wrapped.encryptedSeed).base64EncodedString(), forKey: .encryptedSeed)
+        try container.encode(Base64.string(wrapped.publicArea), forKey: .publicArea)
+        try container.encode(Base64.string(wrapped.duplicate), forKey: .duplicate)
+        try container.encode(Base64.string(wrapped.encryptedSeed), forKey: .encryptedSeed)
     }
 
     /// Files a person carries between machines: a few kilobytes at most.
     static let maximumBytes = 16 * 1024
 
     static func bytes<Key: CodingKey>(_ container: KeyedDecodingContainer<Key>, _ key: Key) throws -> [UInt8] {
-        guard let data = Data(base64Encoded: try container.decode(String.self, forKey: key)) else {
+        guard let bytes = Base64.decode(try container.decode(String.self, forKey: key)) else {
             throw TPMMoveError.malformed(what: "TPM move", reason: "\(key.stringValue) is not base64")
         }
-        return Array(data)
+        return bytes
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], what: String) throws -> Value {
         guard bytes.count <= maximumBytes else { throw TPMMoveError.malformed(what: what, reason: "it is over \(maximumBytes / 1024) KiB") }
+        // Strictly first (a key given twice is refused, not read as the first of the two), then decoded.
+        do { try StrictJSON.check(bytes, integersOnly: true) } catch let violation as StrictJSON.Violation {
+            throw TPMMoveError.malformed(what: what, reason: violation.reason)
+        }
         do { return try JSONDecoder().decode(type, from: Data(bytes)) } catch let error as TPMMoveError { throw error } catch {
             throw TPMMoveError.malformed(what: what, reason: "it is not the JSON object this library writes")
         }

@@ -272,4 +272,36 @@ import TestFixtures
         }
         #expect(try target.identities().map(\.isInBackup) == [true, false])
     }
+
+    /// A bundle of more identities than the cap is refused before any of them is read (before: no cap, and a
+    /// quadratic check of repeated names, 2.2 s at 20,000).
+    @Test func aBundleOverTheCapIsRefused() throws {
+        let records = (0...BackupBundle.maximumIdentities).map { "identity a\($0)\n" }.joined(separator: "\n")
+        let plaintext = "stellar-keystore-backup v1\ncreated 2026-11-28T00:00:00Z\n\n" + records
+        #expect {
+            try BackupBundle(plaintext: secret(plaintext))
+        } throws: { error in
+            guard case BackupError.malformed(_, let reason) = error else { return false }
+            return reason == "a bundle holds at most \(BackupBundle.maximumIdentities) identities"
+        }
+    }
+
+    /// JSON read from outside is read strictly: a key given twice is refused in a move file, and makes the backup
+    /// record count as none (before: Foundation's decoder took the first of the two).
+    @Test func aKeyGivenTwiceIsRefusedInTheMoveFilesAndTheRecord() throws {
+        let target = TPMMoveTargetFile(storageKey: [0x00, 0x02, 0x01, 0x02])
+        let good = String(decoding: try target.encoded(), as: UTF8.self)
+        _ = try TPMMoveTargetFile(decoding: Array(good.utf8))
+        let twice = good.replacingOccurrences(of: "\"version\"", with: "\"format\" : \"x\",\n  \"version\"")
+        #expect(throws: TPMMoveError.self) { try TPMMoveTargetFile(decoding: Array(twice.utf8)) }
+        #expect(throws: TPMMoveError.self) { try TPMMoveTargetFile(decoding: Array(good.replacingOccurrences(of: "AAIBAg==", with: "AAIBAg").utf8)) }
+
+        let source = try twoIdentities()
+        _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/a.age") { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [true, false])
+        let path = directory.path + "/keys/.backup-record"
+        let record = try String(contentsOfFile: path, encoding: .utf8)
+        try record.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1, \"version\" : 1").write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(try source.identities().map(\.isInBackup) == [false, false])
+    }
 }
