@@ -11,6 +11,15 @@ import Glibc
 /// to it in its own TPM (`wrapForTPMMove`: TPM2_Duplicate to that key); the target imports it in its TPM, checks
 /// the address, and binds it to its TPM under a new PIN (`importTPMMove`). Formats: docs/FORMAT.md, "TPM move files".
 extension Keystore {
+    /// A key wrapped for another machine's TPM (`wrapForTPMMove`).
+    public struct TPMMoveWrapped: Sendable {
+        public let address: String
+        /// What the target TPM asks before it unseals the key: 64 random bits, as four groups of four hex digits
+        /// (`xxxx-xxxx-xxxx-xxxx`), to carry apart from the move file. Without it the file is a bearer token on the
+        /// target machine: anyone who could use that TPM could import the key.
+        public let transferCode: SecureBytes
+    }
+
     /// Writes this TPM's storage key's public area to `path` (a new file): what a source wraps a key to. Returns
     /// that key's fingerprint, for the person to carry to the source by another way than the file (read out, typed).
     @discardableResult
@@ -32,9 +41,10 @@ extension Keystore {
     /// writes the move file to `path` (a new file): only the holder of that key's private half can open it. The file
     /// itself proves nothing (whoever could swap it in transit would get the seed), so the key's fingerprint must be
     /// `fingerprint`, the one the target machine showed, carried apart from the file; it is checked before the PIN is
-    /// asked. Nothing here proves that the key lives in a TPM. The identity stays here as it was. Its address.
+    /// asked. Nothing here proves that the key lives in a TPM. The key unseals there only with the transfer code
+    /// returned. The identity stays here as it was.
     public func wrapForTPMMove(_ name: IdentityName, target: [UInt8], fingerprint: String, to path: String,
-                               pin: () throws -> PIN) throws -> String {
+                               pin: () throws -> PIN) throws -> TPMMoveWrapped {
         let targetFile = try TPMMoveTargetFile(decoding: target)
         guard TPMMoveTargetFile.normalized(fingerprint) == TPMMoveTargetFile.normalized(targetFile.fingerprint) else {
             throw TPMMoveError.fingerprintMismatch(inFile: targetFile.fingerprint, confirmed: Self.printable(fingerprint))
@@ -45,21 +55,75 @@ extension Keystore {
         // What cannot leave its token or TPM is refused by its kind, before any PIN.
         _ = try vaultReadyForPIN(name, for: .moveToTPM)
         let (keyPair, _) = try vaults.unlockWithRoot(name, pin: pin())
-        let wrapped = try tpm.wrap(keyPair.seed, toStorageKey: targetFile.storageKey)
+        let code = SecureBytes.random(count: Self.transferCodeBytes)
+        let wrapped = try tpm.wrap(keyPair.seed, toStorageKey: targetFile.storageKey, authValue: code)
         let file = TPMMoveFile(address: keyPair.publicKey.accountID, wrapped: wrapped)
         try AtomicFile.write(try file.encoded(), to: path, directory: Self.directory(of: path))
-        return file.address
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        let shown = SecureBytes(count: Self.transferCodeBytes * 2 + Self.transferCodeBytes / 2 - 1) { output in
+            code.withUnsafeBytes { bytes in
+                var offset = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index > 0 && index % 2 == 0 { output[offset] = UInt8(ascii: "-"); offset += 1 }
+                    output[offset] = digits[Int(byte >> 4)]; output[offset + 1] = digits[Int(byte & 15)]; offset += 2
+                }
+            }
+        }
+        return TPMMoveWrapped(address: file.address, transferCode: shown)
     }
 
-    /// Imports the move file `file` in this machine's TPM and binds the key it holds as identity `name` under the new
-    /// PIN `pin` gives (asked only once the key is out and its address checked), at `kdf`; the vault written is then
-    /// opened with that PIN and signs a probe. A file made for another TPM, or changed, is `TPMError.wrappedElsewhere`.
-    public func importTPMMove(_ file: [UInt8], as name: IdentityName, kdf: KDFChoice = .auto, pin: () throws -> PIN) throws -> Created {
+    static let transferCodeBytes = 8
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The transfer code as typed (hyphens, spaces and case as they come) as the 8 bytes it stands for.
+    static func transferCode(_ typed: SecureBytes) throws -> SecureBytes {
+        var digits = 0
+        let valid = typed.withUnsafeBytes { bytes in
+            bytes.allSatisfy { byte in
+                guard byte != UInt8(ascii: "-") && byte != UInt8(ascii: " ") else { return true }
+                guard Self.hexValue(byte) != nil else { return false }
+                digits += 1
+                return true
+            }
+        }
+        guard valid && digits == transferCodeBytes * 2 else { throw TPMMoveError.malformedTransferCode }
+        return SecureBytes(count: transferCodeBytes) { output in
+            typed.withUnsafeBytes { bytes in
+                var nibble = 0
+                for byte in bytes {
+                    guard let value = Self.hexValue(byte) else { continue }
+                    if nibble % 2 == 0 { output[nibble / 2] = value << 4 } else { output[nibble / 2] |= value }
+                    nibble += 1
+                }
+            }
+        }
+    }
+
+    /// Imports the move file `file` in this machine's TPM, with the transfer code the source showed (`transferCode`,
+    /// asked once the file is read; a wrong one is `TPMMoveError.wrongTransferCode`, counted by the TPM's lockout),
+    /// and binds the key it holds as identity `name` under the new PIN `pin` gives (asked only once the key is out
+    /// and its address checked), at `kdf`; the vault written is then opened with that PIN and signs a probe. A file
+    /// made for another TPM, or changed, is `TPMError.wrappedElsewhere`.
+    public func importTPMMove(_ file: [UInt8], as name: IdentityName, kdf: KDFChoice = .auto, transferCode: () throws -> SecureBytes,
+                              pin: () throws -> PIN) throws -> Created {
         let moveFile = try TPMMoveFile(decoding: file)
         guard !vaults.exists(name) else { throw VaultError.alreadyExists(name: name.rawValue) }
         let tpm = try movingTPM()
         _ = try checkTPMReadyToBind()
-        let keyPair = try KeyPair(seed: try tpm.unwrap(moveFile.wrapped))
+        let code = try Self.transferCode(transferCode())
+        let seed: SecureBytes
+        do { seed = try tpm.unwrap(moveFile.wrapped, authValue: code) } catch TPMError.wrongPIN(let state) {
+            throw TPMMoveError.wrongTransferCode(triesLeft: state.map { $0.maximumFailures - $0.failures })
+        }
+        let keyPair = try KeyPair(seed: seed)
         guard keyPair.publicKey.accountID == moveFile.address else {
             throw TPMMoveError.addressMismatch(inFile: moveFile.address, unwrapped: keyPair.publicKey.accountID)
         }

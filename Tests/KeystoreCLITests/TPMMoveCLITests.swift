@@ -14,10 +14,10 @@ struct TPMMoveCLITests {
     struct Machine {
         let home: KeystoreHome
         let tpm: SoftwareTPM
-        func run(_ arguments: [String], stdin: String = "") throws -> KeystoreProcess.Result {
+        func run(_ arguments: [String], stdin: String = "", files: [Int32: String] = [:]) throws -> KeystoreProcess.Result {
             var process = home.keystore
             process.environment["KEYSTORE_TPM_TCTI"] = tpm.tcti
-            return try process.run(arguments, stdin: Array(stdin.utf8))
+            return try process.run(arguments, stdin: Array(stdin.utf8), files: files.mapValues { Array($0.utf8) })
         }
     }
 
@@ -38,16 +38,23 @@ struct TPMMoveCLITests {
         let wrapped = try old.run(["tpm-move", "wrap", "--name", "alice", "--to", target, "--fingerprint", fingerprint, "--output", move, "--pin-stdin"],
                                   stdin: "\(pin)\n")
         #expect(wrapped.status == 0, "\(wrapped.stderr)")
+        let code = wrapped.stdout.trimmingCharacters(in: .newlines)
+        #expect(code.count == 19, "\(wrapped.stdout)")
         // The seed is in no file written, in any form.
         let seed = try old.run(["export", "--name", "alice", "--force", "--pin-stdin"], stdin: "\(pin)\n").stdout.trimmingCharacters(in: .newlines)
         let moveText = try String(contentsOfFile: move, encoding: .utf8)
         #expect(seed.hasPrefix("S") && !moveText.contains(seed))
 
         // Another machine's TPM refuses the file before any PIN is read, and writes nothing.
-        let refused = try other.run(["tpm-move", "import", move, "--name", "alice", "--allow-open-lockout", "--pin-stdin"], stdin: "")
+        let refused = try other.run(["tpm-move", "import", move, "--name", "alice", "--allow-open-lockout", "--pin-stdin", "--code-fd", "3"],
+                                    stdin: "", files: [3: code + "\n"])
         #expect(refused.status == 7 && refused.stderrLines.count == 1 && other.home.snapshot().isEmpty, "\(refused.stderr)")
 
-        let imported = try new.run(["tpm-move", "import", move, "--name", "alice", "--allow-open-lockout", "--pin-stdin"], stdin: "\(newPIN)\n")
+        // On the new machine the file alone is no bearer token: without its transfer code nothing is imported.
+        let withoutCode = try new.run(["tpm-move", "import", move, "--name", "alice", "--allow-open-lockout", "--pin-stdin"], stdin: "\(newPIN)\n")
+        #expect(withoutCode.status == 64 && new.home.snapshot().isEmpty, "\(withoutCode.stderr)")
+        let imported = try new.run(["tpm-move", "import", move, "--name", "alice", "--allow-open-lockout", "--pin-stdin", "--code-fd", "3"],
+                                   stdin: "\(newPIN)\n", files: [3: code + "\n"])
         #expect(imported.status == 0 && imported.stdout == "alice\t\(address)\n", "\(imported.stderr)")
         let list = try new.run(["list"])
         #expect(list.stdout == "alice\t\(address)\ttpm\n", "\(list.stdout)")

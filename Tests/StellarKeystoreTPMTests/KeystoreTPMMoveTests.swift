@@ -48,13 +48,16 @@ struct KeystoreTPMMoveTests {
 
         // The fingerprint as a person types it: upper case, spaces for hyphens.
         let typed = fingerprint.uppercased().replacingOccurrences(of: "-", with: " ")
-        let address = try source.wrapForTPMMove(IdentityName("alice"), target: targetFile, fingerprint: typed, to: root + "/alice.move") { pin }
-        #expect(address == keyPair.publicKey.accountID)
+        let wrapped = try source.wrapForTPMMove(IdentityName("alice"), target: targetFile, fingerprint: typed, to: root + "/alice.move") { pin }
+        #expect(wrapped.address == keyPair.publicKey.accountID)
+        let code = wrapped.transferCode.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        #expect(code.split(separator: "-").map(\.count) == [4, 4, 4, 4] && code.allSatisfy { $0 == "-" || $0.isHexDigit })
+        func entered(_ text: String) -> () -> SecureBytes { { var bytes = Array(text.utf8); return SecureBytes(consuming: &bytes) } }
         let moveFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/alice.move")))
 
         // The third TPM, and the source's own, refuse it before any PIN is asked.
         for other in [third, source] {
-            #expect { try other.importTPMMove(moveFile, as: IdentityName("bob")) { Issue.record("PIN asked"); return newPIN } } throws: { error in
+            #expect { try other.importTPMMove(moveFile, as: IdentityName("bob"), transferCode: entered(code)) { Issue.record("PIN asked"); return newPIN } } throws: { error in
                 if case TPMError.wrappedElsewhere = error { return true }
                 return false
             }
@@ -65,9 +68,22 @@ struct KeystoreTPMMoveTests {
         duplicate[duplicate.count / 2] ^= 1
         tampered = TPMMoveFile(address: tampered.address, wrapped: TPMWrappedObject(publicArea: tampered.wrapped.publicArea, duplicate: duplicate,
                                                                                      encryptedSeed: tampered.wrapped.encryptedSeed))
-        #expect(throws: TPMError.self) { try target.importTPMMove(try tampered.encoded(), as: IdentityName("alice")) { newPIN } }
+        #expect(throws: TPMError.self) { try target.importTPMMove(try tampered.encoded(), as: IdentityName("alice"), transferCode: entered(code)) { newPIN } }
 
-        let made = try target.importTPMMove(moveFile, as: IdentityName("alice"), kdf: .interactive) { newPIN }
+        // On the target, the file without its transfer code opens nothing: a wrong code is refused before any PIN.
+        let wrong = String(code.reversed())
+        #expect {
+            try target.importTPMMove(moveFile, as: IdentityName("alice"), transferCode: entered(wrong)) { Issue.record("PIN asked"); return newPIN }
+        } throws: { error in
+            if case TPMMoveError.wrongTransferCode = error { return true }
+            return false
+        }
+        #expect(throws: TPMMoveError.malformedTransferCode) {
+            try target.importTPMMove(moveFile, as: IdentityName("alice"), transferCode: entered("1234")) { newPIN }
+        }
+        #expect(!target.vaults.exists(IdentityName("alice")))
+        let made = try target.importTPMMove(moveFile, as: IdentityName("alice"), kdf: .interactive,
+                                            transferCode: entered(code.uppercased().replacingOccurrences(of: "-", with: " "))) { newPIN }
         #expect(made.address == keyPair.publicKey.accountID)
         let opened = try target.vaults.unlock(IdentityName("alice"), pin: newPIN)
         let message = Array("moved".utf8)
