@@ -36,8 +36,19 @@ public struct BackupMade: Sendable {
     public let recoveryKey: SecureBytes?
     /// The same key as a QR code (version 4, level M) for a terminal: lines of half blocks, light modules lit, so
     /// that a light-on-dark terminal shows it dark on light as scanners expect. It reads as the key without its
-    /// spaces, an age identity file's line. Drawn as text, it is in ordinary memory for as long as it is shown.
-    public let recoveryKeyQRCode: [String]?
+    /// spaces, an age identity file's line. Drawn only when read, and as text: read it only to show it, as it is
+    /// then in ordinary memory for as long as it is shown.
+    public var recoveryKeyQRCode: [String]? {
+        guard let recoveryKey else { return nil }
+        let spaces = recoveryKey.withUnsafeBytes { $0.reduce(0) { $0 + ($1 == 0x20 ? 1 : 0) } }
+        let unspaced = SecureBytes(count: recoveryKey.count - spaces) { output in
+            recoveryKey.withUnsafeBytes { bytes in
+                var offset = 0
+                for byte in bytes where byte != 0x20 { output[offset] = byte; offset += 1 }
+            }
+        }
+        return try? unspaced.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
+    }
     /// The new passphrase (`BackupProtection.newPassphrase`), to show once.
     public let passphrase: SecureBytes?
 }
@@ -88,7 +99,7 @@ extension Keystore {
                        replacing: Bool = false, pin: (IdentityName) throws -> PIN,
                        deliver: (BackupMade) throws -> Void = { _ in }) throws -> BackupMade {
         let recipients: [any AgeRecipient]
-        var recoveryKey: SecureBytes?, passphrase: SecureBytes?, qrCode: [String]?
+        var recoveryKey: SecureBytes?, passphrase: SecureBytes?
         var opener: [any AgeIdentity] = []
         switch protection {
         case .newRecoveryKey:
@@ -96,7 +107,6 @@ extension Keystore {
             recipients = [identity.recipient]
             opener = [identity]
             recoveryKey = identity.grouped
-            qrCode = try? identity.encoded.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
         case .recipients(let given):
             guard !given.isEmpty else { throw BackupError.badRecipient("") }
             recipients = try given.map { text in
@@ -137,7 +147,7 @@ extension Keystore {
                 BackupMade.Item(name: entry.name, key: entry.key, notInBackup: nil)
             }
         }
-        let made = BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
+        let made = BackupMade(path: path, items: items, recoveryKey: recoveryKey, passphrase: passphrase)
         let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
         try AtomicFile.write(file, to: path, directory: directory, beforeRename: { try deliver(made) })
         // A key that never leaves its hardware is named in the backup but not in it: it stays "in no backup".
@@ -269,22 +279,24 @@ extension Keystore {
     }
 
     /// Ten words from the BIP-39 English list, hyphen-joined, each from 11 uniform random bits (110 bits in all).
+    /// The words' indexes are read from the guarded random bytes each time they are needed, never kept in an
+    /// ordinary array: they are the passphrase.
     static func newPassphrase() -> SecureBytes {
         let words = BIP39Wordlist.english.map { Array($0.utf8) }
         let random = SecureBytes.random(count: 14)  // 112 bits, of which 110 are used
-        let indexes: [Int] = random.withUnsafeBytes { bytes in
-            (0..<10).map { word in
-                var value = 0
-                for bit in (word * 11)..<(word * 11 + 11) { value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1) }
-                return value
-            }
+        func index(_ word: Int, in bytes: UnsafeRawBufferPointer) -> Int {
+            var value = 0
+            for bit in (word * 11)..<(word * 11 + 11) { value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1) }
+            return value
         }
-        let count = indexes.reduce(0) { $0 + words[$1].count } + 9
+        let count = random.withUnsafeBytes { bytes in (0..<10).reduce(9) { $0 + words[index($1, in: bytes)].count } }
         return SecureBytes(count: count) { output in
-            var offset = 0
-            for (position, index) in indexes.enumerated() {
-                if position > 0 { output[offset] = 0x2D; offset += 1 }
-                for byte in words[index] { output[offset] = byte; offset += 1 }
+            random.withUnsafeBytes { bytes in
+                var offset = 0
+                for position in 0..<10 {
+                    if position > 0 { output[offset] = 0x2D; offset += 1 }
+                    for byte in words[index(position, in: bytes)] { output[offset] = byte; offset += 1 }
+                }
             }
         }
     }

@@ -52,6 +52,9 @@ import TestFixtures
         // Its QR code reads as the key without its spaces, as an age identity file holds it.
         let unspaced = text(key).replacingOccurrences(of: " ", with: "")
         #expect(made.recoveryKeyQRCode == (try QRCode(text: unspaced).terminalLines()) && made.recoveryKeyQRCode?.count == 21)
+        // Drawn only when read (the command line reads it only for a terminal), not kept beside the key: before,
+        // every backup drew it and kept it as ordinary strings.
+        #expect(Mirror(reflecting: made).children.compactMap(\.label).sorted() == ["items", "passphrase", "path", "recoveryKey"])
         var status = stat()
         #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
         // The file is age's, and the seed in it is nowhere in the clear.
