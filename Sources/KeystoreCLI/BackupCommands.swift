@@ -85,7 +85,7 @@ struct BackupCommand: ParsableCommand {
         var failure = secret.withUnsafeBytes { AtomicFile.writeAll(output, $0) }
         if failure == 0 { failure = Array("\n".utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) } }
         // The QR code only where a person can scan it.
-        if failure == 0, let lines = made.recoveryKeyQRCode, isatty(output) != 0 {
+        if failure == 0, isatty(output) != 0, let lines = made.recoveryKeyQRCode {
             failure = Array(("\n" + lines.joined(separator: "\n") + "\n").utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) }
         }
         var info = stat()

@@ -425,9 +425,14 @@ struct List: ParsableCommand {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }
         }
-        let unsaved = reports.filter { $0.inBackup == false }.map(\.name)
+        // A key that never leaves its token or TPM is in no backup, and no backup can hold it: said apart.
+        let inHardware = reports.filter { $0.inBackup == false && ($0.keySource == "pkcs11" || $0.keySource == "tpm-p256") }.map(\.name)
+        let unsaved = reports.filter { $0.inBackup == false && !inHardware.contains($0.name) }.map(\.name)
         if !unsaved.isEmpty {
             Console.note("in no backup made since its key last changed: \(unsaved.joined(separator: ", ")) (keystore backup)")
+        }
+        if !inHardware.isEmpty {
+            Console.note("in no backup, as no backup can hold a key that never leaves its hardware: \(inHardware.joined(separator: ", ")) (add a second signer, or keep the token's own backup)")
         }
     }
 }
