@@ -69,23 +69,35 @@ struct BackupCommand: ParsableCommand {
             if let given { return given }
             given = try pin.read()
             return given!
+        } deliver: { made in
+            // Before the file is in place: a key that did not reach its reader leaves no backup it alone opens.
+            try Self.deliver(made)
         }
         for item in made.items {
             Console.note("\(item.name.rawValue) (\(item.key)): " + (item.notInBackup ?? "in the backup"))
         }
         Console.note("wrote \(made.path)")
-        if let secret = made.recoveryKey ?? made.passphrase {
-            Console.warn("""
-                the backup's \(made.recoveryKey != nil ? "recovery key" : "passphrase") follows, shown this once and kept nowhere: \
-                write it down and keep it apart from the file; whoever has both has every key in it
-                """)
-            _ = secret.withUnsafeBytes { Console.write($0, to: Console.current.output) }
-            Console.write(Array("\n".utf8), to: Console.current.output)
-            // The QR code only where a person can scan it.
-            if let lines = made.recoveryKeyQRCode, isatty(Console.current.output) != 0 {
-                Console.write(Array(("\n" + lines.joined(separator: "\n") + "\n").utf8), to: Console.current.output)
-            }
+    }
+
+    /// Shows the new key or passphrase on standard output, flushed to its disk when that is a file; throws when it
+    /// could not be written whole.
+    private static func deliver(_ made: BackupMade) throws {
+        guard let secret = made.recoveryKey ?? made.passphrase else { return }
+        let output = Console.current.output
+        var failure = secret.withUnsafeBytes { AtomicFile.writeAll(output, $0) }
+        if failure == 0 { failure = Array("\n".utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) } }
+        // The QR code only where a person can scan it.
+        if failure == 0, isatty(output) != 0, let lines = made.recoveryKeyQRCode {
+            failure = Array(("\n" + lines.joined(separator: "\n") + "\n").utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) }
         }
+        var info = stat()
+        if failure == 0, fstat(output, &info) == 0, info.st_mode & S_IFMT == S_IFREG, fsync(output) != 0 { failure = errno }
+        if failure != 0 { throw CLIError.backupKeyNotDelivered(reason: String(cString: strerror(failure))) }
+        // Said once the key is out, so that a failure is one line, like every other.
+        Console.warn("""
+            that is the backup's \(made.recoveryKey != nil ? "recovery key" : "passphrase"), shown this once and kept nowhere: \
+            write it down and keep it apart from the file; whoever has both has every key in it
+            """)
     }
 }
 
@@ -127,10 +139,14 @@ struct Restore: ParsableCommand {
     @Flag(help: "Bind the restored vaults to this machine's TPM 2.0.")
     var tpm = false
 
+    @Flag(help: "Restore identities that were bound to a TPM as vaults the PIN alone guards (at --kdf, not their bound cost).")
+    var unbound = false
+
     @OptionGroup var openLockout: OpenLockoutOption
 
     func validate() throws {
         if identity != nil && secretFd != nil { throw ValidationError("Use --identity or --secret-fd, not both.") }
+        if tpm && unbound { throw ValidationError("Use --tpm or --unbound, not both.") }
         try openLockout.validate(binding: tpm)
     }
 
@@ -148,10 +164,11 @@ struct Restore: ParsableCommand {
             Console.note("every key in it signed and verified its probe; nothing was written (--dry-run)")
             return
         }
-        let restored = try keystore.restore(plan, kdf: kdf, boundToTPM: tpm) { try pin.readNew() }
+        let restored = try keystore.restore(plan, kdf: kdf, boundToTPM: tpm, unbinding: unbound) { try pin.readNew() }
         if !restored.isEmpty { KDFOptions.sayWhatAutoChose(kdf, keystore) }
         for created in restored {
             if let backup = created.backup { Console.warn("the previous vault of \(created.name.rawValue) was kept as \(backup)") }
+            GPUEstimate.sayWhatACopyIsWorth(created.name, in: keystore)
             Console.print("\(created.name.rawValue)\t\(created.key)")
         }
         Console.note(restored.isEmpty ? "nothing to restore: every key in the backup is here already"
@@ -159,7 +176,8 @@ struct Restore: ParsableCommand {
     }
 
     static func describe(_ item: RestorePlan.Item) -> String {
-        let origin = item.isFromPhrase ? ", from a recovery phrase" : ""
+        let origin = (item.isFromPhrase ? ", from a recovery phrase" : "")
+            + (item.wasTPMBound ? ", was TPM-bound (bound here with --tpm; else only with --unbound, guarded by the PIN alone)" : "")
         switch item.action {
         case .add: return "new\(origin)"
         case .alreadyHere: return "the same key is here already"

@@ -24,6 +24,7 @@ enum CLIError: CommandLineError {
     case backupKeyToNonTerminal
     case codeToNonTerminal
     case codeNotDelivered(reason: String)
+    case backupKeyNotDelivered(reason: String)
     case inputTooLarge(source: String, limit: Int)
     case emptyPayload(source: String, verb: String)
 
@@ -59,6 +60,8 @@ enum CLIError: CommandLineError {
             "Refusing to print the TPM's lockout code to a pipe or file; run in a terminal, or add --print-code. Nothing was changed."
         case .codeNotDelivered(let reason):
             "Could not write the lockout code to standard output (\(reason)), so the TPM's lockout authorization was set back to empty: nothing was changed."
+        case .backupKeyNotDelivered(let reason):
+            "Could not write the backup's new key to standard output (\(reason)), so the backup was not written (a file there stays as it was) and nothing was recorded."
         case .inputTooLarge(let source, let limit):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
         case .emptyPayload(let source, let verb):
@@ -69,7 +72,7 @@ enum CLIError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .backupKeyToNonTerminal, .codeToNonTerminal: .refused
-        case .codeNotDelivered: .outputFailed
+        case .codeNotDelivered, .backupKeyNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
         case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret: .invalidInput
         case .noTerminal, .conflictingOptions: .usage

@@ -42,8 +42,9 @@ extension BackupError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .noSuchIdentity: .vaultNotFound
-        case .differentKeyHere, .outputExists: .vaultExists
-        case .probeFailed: .system
+        case .differentKeyHere, .outputExists, .changedSincePlan: .vaultExists
+        case .probeFailed, .restoreStopped: .system
+        case .wasTPMBound: .refused
         default: .invalidInput
         }
     }

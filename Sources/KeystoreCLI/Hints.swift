@@ -40,6 +40,9 @@ enum Hints {
         case TransactionRequestError.originOnThisMachine: "for a requester under test on this machine, add --allow-local-origin."
         case BackupError.differentKeyHere(let name, _, _): "Restore it with --replace \(name) (the one here is kept as a vault backup), or remove it first."
         case BackupError.outputExists: "Give --force to replace it."
+        case BackupError.wasTPMBound: "Give --tpm to bind them to this machine's TPM, or --unbound."
+        case BackupError.restoreStopped: "Run the restore again to finish: what is here already is left alone."
+        case BackupError.changedSincePlan: "Run the restore again to see what it would do now."
         case BackupError.futureVersion, TPMMoveError.futureVersion: "Update keystore."
         default: nil
         }

@@ -412,13 +412,21 @@ struct List: ParsableCommand {
                 Console.print("\(report.name) (backup \(backup.file))\t\(backup.address ?? "(cannot be read: \(backup.error ?? ""))")")
             }
         }
-        Self.noteInNoBackup(reports.filter { $0.inBackup == false }.map(\.name))
+        let missing = reports.filter { $0.inBackup == false }
+        // A key that never leaves its token or TPM is in no backup, and no backup can hold it: said apart.
+        let inHardware = missing.filter { $0.keySource == "pkcs11" || $0.keySource == "tpm-p256" }.map(\.name)
+        Self.noteInNoBackup(missing.map(\.name).filter { !inHardware.contains($0) }, inHardware: inHardware)
     }
 
-    /// The note of `list` and `status`: the identities whose key no backup made since it last changed holds.
-    static func noteInNoBackup(_ names: [String]) {
-        guard !names.isEmpty else { return }
-        Console.note("in no backup made since its key last changed: \(names.joined(separator: ", ")) (keystore backup)")
+    /// The notes of `list` and `status`: the identities whose key no backup made since it last changed holds, and
+    /// apart, those whose key never leaves its hardware, which no backup can hold.
+    static func noteInNoBackup(_ names: [String], inHardware: [String] = []) {
+        if !names.isEmpty {
+            Console.note("in no backup made since its key last changed: \(names.joined(separator: ", ")) (keystore backup)")
+        }
+        if !inHardware.isEmpty {
+            Console.note("in no backup, as no backup can hold a key that never leaves its hardware: \(inHardware.joined(separator: ", ")) (add a second signer, or keep the token's own backup)")
+        }
     }
 }
 

@@ -40,8 +40,19 @@ public struct BackupMade: Sendable {
     public let recoveryKey: SecureBytes?
     /// The same key as a QR code (version 4, level M) for a terminal: lines of half blocks, light modules lit, so
     /// that a light-on-dark terminal shows it dark on light as scanners expect. It reads as the key without its
-    /// spaces, an age identity file's line. Drawn as text, it is in ordinary memory for as long as it is shown.
-    public let recoveryKeyQRCode: [String]?
+    /// spaces, an age identity file's line. Drawn only when read, and as text: read it only to show it, as it is
+    /// then in ordinary memory for as long as it is shown.
+    public var recoveryKeyQRCode: [String]? {
+        guard let recoveryKey else { return nil }
+        let spaces = recoveryKey.withUnsafeBytes { $0.reduce(0) { $0 + ($1 == 0x20 ? 1 : 0) } }
+        let unspaced = SecureBytes(count: recoveryKey.count - spaces) { output in
+            recoveryKey.withUnsafeBytes { bytes in
+                var offset = 0
+                for byte in bytes where byte != 0x20 { output[offset] = byte; offset += 1 }
+            }
+        }
+        return try? unspaced.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
+    }
     /// The new passphrase (`BackupProtection.newPassphrase`), to show once.
     public let passphrase: SecureBytes?
 }
@@ -81,20 +92,27 @@ extension Keystore {
     /// Backs up `names` (nil: every identity) to a new age file at `path` (mode 0600, written atomically; an
     /// existing file only with `replacing`), encrypted as `protection` says, after each sealed seed's PIN (asked
     /// with the identity's name, checked and counted as for `export`). A key that never leaves its hardware is
-    /// named in the backup with what to do instead. A plugin's recipient is checked (its plugin installed) before any
-    /// PIN is asked; the plugin runs, as `plugins` says, once the bundle is made, and if it fails nothing is written.
-    /// Once written, the backup record says these keys are backed up.
+    /// named in the backup with what to do instead. A name given twice is backed up once. A plugin's recipient is
+    /// checked (its plugin installed) before any PIN is asked; the plugin runs, as `plugins` says, once the bundle is
+    /// made, and if it fails nothing is written. The file is read back before it is in place (decrypted with the new
+    /// key or passphrase; with recipients, whose identities are not here, its bundle is read as restore reads it).
+    /// `deliver` is given the backup once its file is written beside its path, flushed, and before it is renamed
+    /// into place: if it throws (the new key could not be shown or saved), the file is removed, any file it would
+    /// have replaced stays, and the record is as it was. Once in place, the backup record says these keys are backed
+    /// up, in this file; keys it does not hold that the record said were in the file it replaced are no longer said
+    /// to be in a backup.
     public func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
-                       replacing: Bool = false, plugins: AgePluginHost = AgePluginHost(),
-                       pin: (IdentityName) throws -> PIN) throws -> BackupMade {
+                       replacing: Bool = false, plugins: AgePluginHost = AgePluginHost(), pin: (IdentityName) throws -> PIN,
+                       deliver: (BackupMade) throws -> Void = { _ in }) throws -> BackupMade {
         let recipients: [any AgeRecipient]
-        var recoveryKey: SecureBytes?, passphrase: SecureBytes?, qrCode: [String]?
+        var recoveryKey: SecureBytes?, passphrase: SecureBytes?
+        var opener: [any AgeIdentity] = []
         switch protection {
         case .newRecoveryKey:
             let identity = AgeX25519Identity.generate()
             recipients = [identity.recipient]
+            opener = [identity]
             recoveryKey = identity.grouped
-            qrCode = try? identity.encoded.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
         case .recipients(let given, let file):
             // A recipient that is not one is named by where it was given, never quoted: it may be a secret key.
             func recipient(_ text: String, _ place: BackupError.RecipientPlace) throws -> any AgeRecipient {
@@ -122,6 +140,7 @@ extension Keystore {
         case .newPassphrase:
             let made = Self.newPassphrase()
             recipients = [AgePassphrase(made)]
+            opener = [AgePassphrase(made)]
             passphrase = made
         }
         // The file is written beside itself and renamed over: only ever over a regular file, never a device, a
@@ -133,7 +152,8 @@ extension Keystore {
             }
             guard replacing else { throw BackupError.outputExists(path: Self.printable(path)) }
         }
-        let chosen = try names ?? vaults.names()
+        var seen: Set<IdentityName> = []
+        let chosen = try (names ?? vaults.names()).filter { seen.insert($0).inserted }
         guard !chosen.isEmpty else { throw BackupError.empty }
         // Every key is found before any PIN is asked; then each PIN, one identity at a time.
         let keys = try chosen.map { name in
@@ -143,8 +163,8 @@ extension Keystore {
         let entries = try keys.map { key in try key.backupEntry(pin: { try pin(key.name) }, in: self) }
         let bundle = BackupBundle(created: Date().formatted(.iso8601), entries: entries)
         let file = try AgeFile.encrypt(bundle.encoded(), to: recipients, armored: armored)
-        try AtomicFile.write(file, to: path, directory: AtomicFile.directory(of: path))
-        try BackupRecord.noteBackedUp(entries.map { ($0.name, $0.key) }, at: bundle.created, in: vaults)
+        // Read back as restore would read it: a backup that restore refuses is never put in place.
+        _ = try BackupBundle(plaintext: opener.isEmpty ? bundle.encoded() : AgeFile.decrypt(file, with: opener))
         let items = entries.map { entry in
             if case .keptElsewhere(_, _, let note) = entry.content {
                 BackupMade.Item(name: entry.name, key: entry.key, notInBackup: note)
@@ -152,7 +172,12 @@ extension Keystore {
                 BackupMade.Item(name: entry.name, key: entry.key, notInBackup: nil)
             }
         }
-        return BackupMade(path: path, items: items, recoveryKey: recoveryKey, recoveryKeyQRCode: qrCode, passphrase: passphrase)
+        let made = BackupMade(path: path, items: items, recoveryKey: recoveryKey, passphrase: passphrase)
+        try AtomicFile.write(file, to: path, directory: AtomicFile.directory(of: path), beforeRename: { try deliver(made) })
+        // A key that never leaves its hardware is named in the backup but not in it: it stays "in no backup".
+        let held = entries.filter { if case .seed = $0.content { true } else { false } }
+        try BackupRecord.noteBackedUp(held.map { ($0.name, $0.key) }, at: bundle.created, file: BackupRecord.canonicalPath(path), in: vaults)
+        return made
     }
 
     /// Whether a backup (`backUp`) made since the key of `name` last changed holds it, as the backup record beside the
@@ -208,9 +233,13 @@ extension Keystore {
     /// Restores what `plan` adds or replaces, each under the new PIN `pin` gives (asked once, after every check), at
     /// the cost the identity had if it was chosen and else at `kdf`, bound to this machine's TPM with `boundToTPM`;
     /// each vault written atomically, then opened with the PIN to sign and verify a probe. A different key under
-    /// a name here is refused before anything is written, unless the plan was made to replace it. The backup
-    /// record then counts the restored keys as in the backup they came from.
-    public func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false,
+    /// a name here is refused before anything is written, unless the plan was made to replace it, and only the key
+    /// the plan showed is replaced (checked again as each vault is written). An identity that was TPM-bound is
+    /// restored unbound only with `unbinding`, and then at `kdf`, not at a cost chosen for a TPM-bound vault (the
+    /// TPM was its wall). A vault whose probe fails is removed again (a replaced one put back); a failure after
+    /// the first vault is written is `BackupError.restoreStopped`, which names the vaults kept. The backup record
+    /// then counts the restored keys as in the backup they came from.
+    public func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false, unbinding: Bool = false,
                         pin: () throws -> PIN) throws -> [Created] {
         for item in plan.items {
             if case .differentKeyHere(let here) = item.action {
@@ -224,6 +253,8 @@ extension Keystore {
             }
         }
         guard !toWrite.isEmpty else { return [] }
+        let wereBound = toWrite.filter(\.wasTPMBound).map(\.name.rawValue)
+        if !boundToTPM && !unbinding && !wereBound.isEmpty { throw BackupError.wasTPMBound(names: wereBound) }
         if boundToTPM { try checkTPMReadyToBind() }
         let pin = try pin()
         try pin.checkStrength()
@@ -231,19 +262,44 @@ extension Keystore {
         var created: [Created] = []
         for item in toWrite {
             guard let entry = plan.bundle.entries.first(where: { $0.name == item.name }), case .seed(let seed) = entry.content else { continue }
-            let replacing: Bool
-            if case .replace = item.action { replacing = true } else { replacing = false }
-            let made = try create(seed.keyPair, root: seed.phrase, name: item.name, pin: pin,
-                                  kdf: seed.isKDFChosen ? (seed.kdf, true) : cost, replacing: replacing, boundToTPM: boundToTPM)
+            do {
+                created.append(try restore(item, seed: seed, pin: pin, cost: seed.isKDFChosen && (boundToTPM || !seed.wasTPMBound) ? (seed.kdf, true) : cost,
+                                           boundToTPM: boundToTPM))
+            } catch {
+                guard !created.isEmpty else { throw error }
+                // What was restored stays, and is said: the person knows what to run again.
+                try? BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, file: nil, in: vaults)
+                throw BackupError.restoreStopped(restored: created.map(\.name.rawValue), at: item.name.rawValue, reason: Self.message(of: error))
+            }
+        }
+        // What came from a backup is in that backup.
+        try BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, file: nil, in: vaults)
+        return created
+    }
+
+    /// Writes one item's vault, if the identity here is still what the plan saw, then opens it with the PIN to sign
+    /// a probe; a vault that fails is removed again, and a vault it replaced put back.
+    private func restore(_ item: RestorePlan.Item, seed: BackupBundle.Seed, pin: PIN, cost: (parameters: KDFParameters, chosen: Bool),
+                         boundToTPM: Bool) throws -> Created {
+        // The plan was shown before the PIN was asked: only what it showed is added or replaced.
+        let here = vaults.exists(item.name) ? try vaults.key(named: item.name).key : nil
+        let replacing: Bool
+        switch item.action {
+        case .replace(let shown): guard here == shown else { throw BackupError.changedSincePlan(name: item.name.rawValue) }; replacing = true
+        default: guard here == nil else { throw BackupError.changedSincePlan(name: item.name.rawValue) }; replacing = false
+        }
+        let made = try create(seed.keyPair, root: seed.phrase, name: item.name, pin: pin, kdf: cost, replacing: replacing, boundToTPM: boundToTPM)
+        do {
             // The probe goes through the vault as written: what was restored opens with the PIN and signs.
             let (keyPair, _) = try vaults.unlockWithRoot(item.name, pin: pin)
             try Self.probe(keyPair, name: item.name)
             guard keyPair.publicKey == seed.keyPair.publicKey else { throw BackupError.probeFailed(name: item.name.rawValue) }
-            created.append(made)
+        } catch {
+            // The old vault's backup is a link to it: renamed back, it is the identity's vault again.
+            if let backup = made.backup { rename(backup, made.path) } else { unlink(made.path) }
+            throw error
         }
-        // What came from a backup is in that backup.
-        try BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, in: vaults)
-        return created
+        return made
     }
 
     /// Signs a throwaway message with `keyPair` and verifies it with its public key.
@@ -255,22 +311,24 @@ extension Keystore {
     }
 
     /// Ten words from the BIP-39 English list, hyphen-joined, each from 11 uniform random bits (110 bits in all).
+    /// The words' indexes are read from the guarded random bytes each time they are needed, never kept in an
+    /// ordinary array: they are the passphrase.
     static func newPassphrase() -> SecureBytes {
         let words = BIP39Wordlist.english.map { Array($0.utf8) }
         let random = SecureBytes.random(count: 14)  // 112 bits, of which 110 are used
-        let indexes: [Int] = random.withUnsafeBytes { bytes in
-            (0..<10).map { word in
-                var value = 0
-                for bit in (word * 11)..<(word * 11 + 11) { value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1) }
-                return value
-            }
+        func index(_ word: Int, in bytes: UnsafeRawBufferPointer) -> Int {
+            var value = 0
+            for bit in (word * 11)..<(word * 11 + 11) { value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1) }
+            return value
         }
-        let count = indexes.reduce(0) { $0 + words[$1].count } + 9
+        let count = random.withUnsafeBytes { bytes in (0..<10).reduce(9) { $0 + words[index($1, in: bytes)].count } }
         return SecureBytes(count: count) { output in
-            var offset = 0
-            for (position, index) in indexes.enumerated() {
-                if position > 0 { output[offset] = 0x2D; offset += 1 }
-                for byte in words[index] { output[offset] = byte; offset += 1 }
+            random.withUnsafeBytes { bytes in
+                var offset = 0
+                for position in 0..<10 {
+                    if position > 0 { output[offset] = 0x2D; offset += 1 }
+                    for byte in words[index(position, in: bytes)] { output[offset] = byte; offset += 1 }
+                }
             }
         }
     }

@@ -650,10 +650,12 @@ extension TPM: TPMMoving {
     /// Seals `secret` in this TPM as a duplicable data object and duplicates it to another TPM's storage key
     /// (`target`, from its `storageKeyPublicArea()`), with the TPM's own ECDH, KDFe, AES-CFB and HMAC: the
     /// secret leaves this TPM only inside the outer wrapper, never in the clear. The object may only be
-    /// duplicated (its policy is PolicyCommandCode(TPM2_Duplicate)) and has an empty authorisation value: it lives
-    /// for the moment it takes to be imported and unsealed on the target, whose new PIN then binds it anew.
-    package func wrap(_ secret: SecureBytes, toStorageKey target: [UInt8]) throws -> TPMWrappedObject {
-        precondition(secret.count <= 128)
+    /// duplicated (its policy is PolicyCommandCode(TPM2_Duplicate)), and unsealed only with `authValue` (a transfer
+    /// code the person carries apart from the file; without noDA, so wrong ones count towards the target's
+    /// lockout): it lives for the moment it takes to be imported and unsealed on the target, whose new PIN then
+    /// binds it anew.
+    package func wrap(_ secret: SecureBytes, toStorageKey target: [UInt8], authValue: SecureBytes) throws -> TPMWrappedObject {
+        precondition(secret.count <= 128 && authValue.count <= Self.authValueBytes)
         return try Connection.open(tcti) { connection in
             let tss = connection.tss
             var targetPublic = TPM2B_PUBLIC()
@@ -665,6 +667,8 @@ extension TPM: TPMMoving {
             defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
             secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
             sensitive.sensitive.data.size = UInt16(secret.count)
+            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
+            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
             var template = TPM2B_PUBLIC()
             template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
             template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
@@ -720,7 +724,7 @@ extension TPM: TPMMoving {
     /// Imports an object `wrap(_:toStorageKey:)` made for this TPM's storage key, loads it and unseals its secret,
     /// in a salted session with response encryption. Another TPM's object, or a changed byte, fails TPM2_Import's
     /// integrity check: `TPMError.wrappedElsewhere`.
-    package func unwrap(_ wrapped: TPMWrappedObject) throws -> SecureBytes {
+    package func unwrap(_ wrapped: TPMWrappedObject, authValue: SecureBytes) throws -> SecureBytes {
         try Connection.open(tcti) { connection in
             let tss = connection.tss
             var objectPublic = TPM2B_PUBLIC()
@@ -749,7 +753,9 @@ extension TPM: TPMMoving {
             try connection.check("load the moved key", tss.Esys_Load(
                 connection.context, primary, session, KEYSTORE_ESYS_TR_NONE, KEYSTORE_ESYS_TR_NONE, outPrivate, &objectPublic, &handle))
             connection.transient.append(handle)
-            return try connection.unseal(handle, in: session, operation: "unseal the moved key", check: connection.check)
+            try connection.setAuthorisation(of: handle, to: authValue)
+            // A wrong transfer code is an authorisation failure, counted by the TPM's lockout.
+            return try connection.unseal(handle, in: session, operation: "unseal the moved key", check: connection.checkAuthorised)
         }
     }
 

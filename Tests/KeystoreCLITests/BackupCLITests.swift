@@ -224,4 +224,20 @@ import TestFixtures
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try spawned.run(["list"]).stdout.split(separator: "\n").count == 2)
     }
+
+    /// A new key that could not be written out (standard output on a full disk) leaves no backup it alone would
+    /// open: exit 11, one line, no file, nothing recorded. Before, the file was written and recorded and its key lost.
+    @Test func aKeyLostToAFullDiskLeavesNoBackup() throws {
+        try sourceWithTwo()
+        let file = source.path + "-lost.age"
+        defer { unlink(file) }
+        var bash = KeystoreProcess(program: "/bin/bash")
+        bash.environment["KEYSTORE_HOME"] = source.path
+        let run = try bash.run(["-c", "exec \"$0\" backup --output \"$1\" --name default --print-key --pin-stdin > /dev/full",
+                                KeystoreProcess.binary, file], stdin: Array("\(Self.pin)\n".utf8))
+        #expect(run.status == 11 && run.stderrLines.count == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("No space left on device") && run.stderr.contains("the backup was not written"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file) && !FileManager.default.fileExists(atPath: source.path + "/.backup-record"))
+        #expect(try source.run(["list"]).stderr.contains("in no backup made since its key last changed: default"))
+    }
 }

@@ -86,6 +86,28 @@ public final class SoftwareTPM: Sendable {
         try ownerTool(["tpm2_changeauth", "-c", "owner", "-T", tcti] + (current.isEmpty ? [] : ["-p", current]) + [new])
     }
 
+    /// `storageKey` (a marshalled TPM2B_PUBLIC of a P-256 key, as a move target writes it) with its unique point
+    /// replaced by a new P-256 public key that OpenSSL made here: a storage key whose private half is in no TPM but
+    /// with whoever made it. The point is the area's last 68 bytes (two TPM2B_ECC_PARAMETERs of 32 bytes).
+    public static func forgedStorageKey(like storageKey: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "openssl ecparam -name prime256v1 -genkey -noout | openssl ec -pubout -outform DER 2>/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let der = Array(output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        // A P-256 SubjectPublicKeyInfo ends with the uncompressed point: 0x04, X, Y.
+        guard process.terminationStatus == 0, der.count == 91, der[26] == 0x04, storageKey.count > 70 else {
+            throw SoftwareTPMError(message: "openssl made no P-256 key")
+        }
+        var forged = storageKey
+        forged.replaceSubrange((forged.count - 66)..<(forged.count - 34), with: der[27..<59])
+        forged.replaceSubrange((forged.count - 32)..<forged.count, with: der[59..<91])
+        return forged
+    }
+
     private func ownerTool(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -29,15 +29,35 @@ struct KeystoreTPMMoveTests {
         let cheap = KDFParameters(opsLimit: Sodium.pwhashOpsLimitMin, memLimit: Sodium.pwhashMemLimitMin)
         _ = try source.create(keyPair, root: nil, name: IdentityName("alice"), pin: pin, kdf: (cheap, true), replacing: false, boundToTPM: true)
 
-        try target.writeTPMMoveTarget(to: root + "/target.json")
-        let address = try source.wrapForTPMMove(IdentityName("alice"), target: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/target.json"))),
-                                                to: root + "/alice.move") { pin }
-        #expect(address == keyPair.publicKey.accountID)
+        let fingerprint = try target.writeTPMMoveTarget(to: root + "/target.json")
+        let targetFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/target.json")))
+        #expect(try Keystore.tpmMoveFingerprint(ofTarget: targetFile) == fingerprint)
+        #expect(fingerprint.split(separator: "-").map(\.count) == [4, 4, 4, 4, 4] && fingerprint.allSatisfy { $0 == "-" || $0.isHexDigit })
+
+        // A target file swapped on the way (a P-256 key made here, whose private half is in no TPM) is refused
+        // against the fingerprint the target showed, before the PIN is asked; nothing is written.
+        var forged = try TPMMoveTargetFile(decoding: targetFile)
+        forged = TPMMoveTargetFile(storageKey: try SoftwareTPM.forgedStorageKey(like: forged.storageKey))
+        #expect(forged.fingerprint != fingerprint)
+        #expect(throws: TPMMoveError.fingerprintMismatch(inFile: forged.fingerprint, confirmed: fingerprint)) {
+            try source.wrapForTPMMove(IdentityName("alice"), target: try forged.encoded(), fingerprint: fingerprint, to: root + "/forged.move") {
+                Issue.record("PIN asked"); return pin
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: root + "/forged.move"))
+
+        // The fingerprint as a person types it: upper case, spaces for hyphens.
+        let typed = fingerprint.uppercased().replacingOccurrences(of: "-", with: " ")
+        let wrapped = try source.wrapForTPMMove(IdentityName("alice"), target: targetFile, fingerprint: typed, to: root + "/alice.move") { pin }
+        #expect(wrapped.address == keyPair.publicKey.accountID)
+        let code = wrapped.transferCode.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        #expect(code.split(separator: "-").map(\.count) == [4, 4, 4, 4] && code.allSatisfy { $0 == "-" || $0.isHexDigit })
+        func entered(_ text: String) -> () -> SecureBytes { { var bytes = Array(text.utf8); return SecureBytes(consuming: &bytes) } }
         let moveFile = Array(try Data(contentsOf: URL(fileURLWithPath: root + "/alice.move")))
 
         // The third TPM, and the source's own, refuse it before any PIN is asked.
         for other in [third, source] {
-            #expect { try other.importTPMMove(moveFile, as: IdentityName("bob")) { Issue.record("PIN asked"); return newPIN } } throws: { error in
+            #expect { try other.importTPMMove(moveFile, as: IdentityName("bob"), transferCode: entered(code)) { Issue.record("PIN asked"); return newPIN } } throws: { error in
                 if case TPMError.wrappedElsewhere = error { return true }
                 return false
             }
@@ -48,9 +68,22 @@ struct KeystoreTPMMoveTests {
         duplicate[duplicate.count / 2] ^= 1
         tampered = TPMMoveFile(address: tampered.address, wrapped: TPMWrappedObject(publicArea: tampered.wrapped.publicArea, duplicate: duplicate,
                                                                                      encryptedSeed: tampered.wrapped.encryptedSeed))
-        #expect(throws: TPMError.self) { try target.importTPMMove(try tampered.encoded(), as: IdentityName("alice")) { newPIN } }
+        #expect(throws: TPMError.self) { try target.importTPMMove(try tampered.encoded(), as: IdentityName("alice"), transferCode: entered(code)) { newPIN } }
 
-        let made = try target.importTPMMove(moveFile, as: IdentityName("alice"), kdf: .interactive) { newPIN }
+        // On the target, the file without its transfer code opens nothing: a wrong code is refused before any PIN.
+        let wrong = String(code.reversed())
+        #expect {
+            try target.importTPMMove(moveFile, as: IdentityName("alice"), transferCode: entered(wrong)) { Issue.record("PIN asked"); return newPIN }
+        } throws: { error in
+            if case TPMMoveError.wrongTransferCode = error { return true }
+            return false
+        }
+        #expect(throws: TPMMoveError.malformedTransferCode) {
+            try target.importTPMMove(moveFile, as: IdentityName("alice"), transferCode: entered("1234")) { newPIN }
+        }
+        #expect(!target.vaults.exists(IdentityName("alice")))
+        let made = try target.importTPMMove(moveFile, as: IdentityName("alice"), kdf: .interactive,
+                                            transferCode: entered(code.uppercased().replacingOccurrences(of: "-", with: " "))) { newPIN }
         #expect(made.address == keyPair.publicKey.accountID)
         let opened = try target.vaults.unlock(IdentityName("alice"), pin: newPIN)
         let message = Array("moved".utf8)

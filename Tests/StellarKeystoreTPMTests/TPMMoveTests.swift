@@ -18,12 +18,18 @@ struct TPMMoveTests {
     }
 
     let secret = SecureBytes.random(count: 32)
+    let code = SecureBytes.random(count: 8)
 
     @Test func aSecretWrappedOnOneTPMIsUnwrappedByTheTarget() throws {
         try withTPMs(2) { tpms in
             let (source, target) = (tpms[0], tpms[1])
-            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea())
-            #expect(try bytes(target.unwrap(wrapped)) == bytes(secret))
+            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea(), authValue: code)
+            // Without the transfer code the target's TPM does not unseal it: the file alone is no bearer token.
+            #expect { try target.unwrap(wrapped, authValue: SecureBytes.random(count: 8)) } throws: { error in
+                if case TPMError.wrongPIN = error { return true }
+                return false
+            }
+            #expect(try bytes(target.unwrap(wrapped, authValue: code)) == bytes(secret))
             // Nothing of the secret in what travels.
             let travelling = wrapped.publicArea + wrapped.duplicate + wrapped.encryptedSeed
             secret.withUnsafeBytes { #expect(!travelling.contains(subsequence: Array($0))) }
@@ -33,21 +39,21 @@ struct TPMMoveTests {
     @Test func anotherTPMRefusesTheWrappedSecret() throws {
         try withTPMs(3) { tpms in
             let (source, target, third) = (tpms[0], tpms[1], tpms[2])
-            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea())
+            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea(), authValue: code)
             for other in [source, third] {
-                #expect { try other.unwrap(wrapped) } throws: { error in
+                #expect { try other.unwrap(wrapped, authValue: code) } throws: { error in
                     if case TPMError.wrappedElsewhere = error { return true }
                     return false
                 }
             }
-            #expect(try bytes(target.unwrap(wrapped)) == bytes(secret))
+            #expect(try bytes(target.unwrap(wrapped, authValue: code)) == bytes(secret))
         }
     }
 
     @Test func aChangedByteIsRefused() throws {
         try withTPMs(2) { tpms in
             let (source, target) = (tpms[0], tpms[1])
-            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea())
+            let wrapped = try source.wrap(secret, toStorageKey: target.storageKeyPublicArea(), authValue: code)
             var duplicate = wrapped.duplicate
             duplicate[duplicate.count - 1] ^= 1
             var publicArea = wrapped.publicArea
@@ -60,7 +66,7 @@ struct TPMMoveTests {
                 TPMWrappedObject(publicArea: wrapped.publicArea, duplicate: wrapped.duplicate, encryptedSeed: seed),
             ]
             for object in tampered {
-                #expect { try target.unwrap(object) } throws: { error in
+                #expect { try target.unwrap(object, authValue: code) } throws: { error in
                     if case TPMError.wrappedElsewhere = error { return true }
                     return false
                 }
@@ -71,7 +77,7 @@ struct TPMMoveTests {
     @Test func onlyAStorageKeyIsAcceptedAsTheTarget() throws {
         try withTPMs(1) { tpms in
             let signingKey = try tpms[0].createSigningKey(authValue: SecureBytes.random(count: 32))
-            #expect(throws: TPMError.self) { try tpms[0].wrap(secret, toStorageKey: signingKey.publicArea) }
+            #expect(throws: TPMError.self) { try tpms[0].wrap(secret, toStorageKey: signingKey.publicArea, authValue: code) }
         }
     }
 }

@@ -52,6 +52,9 @@ import TestFixtures
         // Its QR code reads as the key without its spaces, as an age identity file holds it.
         let unspaced = text(key).replacingOccurrences(of: " ", with: "")
         #expect(made.recoveryKeyQRCode == (try QRCode(text: unspaced).terminalLines()) && made.recoveryKeyQRCode?.count == 21)
+        // Drawn only when read (the command line reads it only for a terminal), not kept beside the key: before,
+        // every backup drew it and kept it as ordinary strings.
+        #expect(Mirror(reflecting: made).children.compactMap(\.label).sorted() == ["items", "passphrase", "path", "recoveryKey"])
         var status = stat()
         #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
         // The file is age's, and the seed in it is nowhere in the clear.
@@ -209,5 +212,142 @@ import TestFixtures
         _ = try source.signUp(name: IdentityName("alice"), kdf: .interactive, replacing: true) { _ in pin }
         #expect(try source.identities().map(\.isInBackup) == [false, false])
         #expect(source.isInBackup(IdentityName("alice")) == false)
+    }
+
+    /// A backup whose new key could not be delivered (the terminal or pipe gone, a full disk) is not written: a
+    /// file there stays as it was, and the record does not say the keys are backed up. Before, the file was written
+    /// and recorded first, and its key lost.
+    @Test func aBackupWhoseKeyIsNotDeliveredIsNotWritten() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        struct Lost: Error {}
+        #expect(throws: Lost.self) {
+            try source.backUp(protection: .newRecoveryKey, to: file) { _ in pin } deliver: { made in
+                #expect(made.recoveryKey != nil && !FileManager.default.fileExists(atPath: file), "delivered before the file is in place")
+                throw Lost()
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: file) && !FileManager.default.fileExists(atPath: directory.path + "/keys/.backup-record"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["keys", "run-keys"], "no temporary file left")
+        try Data("an older backup".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(throws: Lost.self) {
+            try source.backUp(protection: .newPassphrase, to: file, replacing: true) { _ in pin } deliver: { _ in throw Lost() }
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "an older backup")
+        #expect(try source.identities().map(\.isInBackup) == [false, false])
+    }
+
+    /// A name given twice is backed up once, and the file restores (before, restore refused it: "appears twice").
+    @Test func aNameGivenTwiceIsBackedUpOnce() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let made = try source.backUp([IdentityName("alice"), IdentityName("alice")], protection: .newRecoveryKey, to: file) { _ in pin }
+        #expect(made.items.map(\.name.rawValue) == ["alice"])
+        let plan = try keystore("elsewhere").planRestore(Array(try Data(contentsOf: URL(fileURLWithPath: file))), with: .recoveryKey(try #require(made.recoveryKey)))
+        #expect(plan.items.map(\.name.rawValue) == ["alice"])
+    }
+
+    /// A backup written over another one's file: the keys the old file held and the new one does not are in no
+    /// backup any more (before, they stayed recorded as backed up by a file that no longer held them).
+    @Test func aBackupOverAnotherFileUnrecordsWhatThatFileHeld() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        _ = try source.backUp(protection: .newRecoveryKey, to: file) { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [true, true])
+        _ = try source.backUp([IdentityName("phrase")], protection: .newRecoveryKey, to: directory.path + "/./keys.age", replacing: true) { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [false, true])
+        // Another file leaves the first one's record alone.
+        _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/other.age") { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [true, true])
+    }
+
+    /// A bundle whose identity was TPM-bound, at a cost chosen for a bound vault.
+    func boundBackup(_ source: Keystore) throws -> (bytes: [UInt8], identity: AgeX25519Identity) {
+        let alice = try source.vaults.key(named: IdentityName("alice")).backupEntry(pin: { pin }, in: source)
+        guard case .seed(let seed) = alice.content else { throw BackupError.empty }
+        let bound = BackupBundle.Seed(secretSeed: seed.secretSeed, keyPair: seed.keyPair, phrase: nil,
+                                      kdf: KDFParameters(opsLimit: 3, memLimit: 64 << 20), isKDFChosen: true, wasTPMBound: true)
+        let bundle = BackupBundle(created: "2026-11-28T00:00:00Z", entries: [BackupBundle.Entry(name: alice.name, content: .seed(bound))])
+        let identity = AgeX25519Identity.generate()
+        return (try AgeFile.encrypt(bundle.encoded(), to: [identity.recipient]), identity)
+    }
+
+    /// A TPM-bound identity is restored unbound only when asked, and then not at the cost chosen for the bound
+    /// vault (before: silently, at that cost).
+    @Test func aBoundIdentityIsRestoredUnboundOnlyWhenAskedAndNotAtItsBoundCost() throws {
+        let (bytes, identity) = try boundBackup(try twoIdentities())
+        let target = try keystore("elsewhere")
+        let plan = try target.planRestore(bytes, with: .identityFile(identity.encoded))
+        #expect(plan.items.map(\.wasTPMBound) == [true])
+        #expect(throws: BackupError.wasTPMBound(names: ["alice"])) { try target.restore(plan, kdf: .interactive) { Issue.record("asked"); return newPIN } }
+        #expect(try target.identities().isEmpty)
+        _ = try target.restore(plan, kdf: .interactive, unbinding: true) { newPIN }
+        let vault = try target.vaults.vault(named: IdentityName("alice"))
+        #expect(vault.kdf == KDFParameters.Level.interactive.parameters && vault.kdf?.opsLimit != 3)
+    }
+
+    /// The plan replaces the key it showed, and no other: a vault replaced again after the plan is refused
+    /// (before, whatever was there at write time was replaced).
+    @Test func aReplaceReplacesOnlyTheKeyThePlanShowed() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let made = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: file) { _ in pin }
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let target = try keystore("elsewhere")
+        _ = try target.signUp(name: IdentityName("alice"), kdf: .interactive) { _ in newPIN }
+        let plan = try target.planRestore(bytes, with: .recoveryKey(try #require(made.recoveryKey)), replacing: [IdentityName("alice")])
+        let later = try target.signUp(name: IdentityName("alice"), kdf: .interactive, replacing: true) { _ in newPIN }
+        #expect(throws: BackupError.changedSincePlan(name: "alice")) { try target.restore(plan, kdf: .interactive) { newPIN } }
+        #expect(try target.address(of: IdentityName("alice")) == later.address)
+    }
+
+    /// A restore that fails after its first vault says what it kept (before: "each leaves every vault as it was").
+    @Test func aRestoreStoppedAfterItsFirstVaultSaysWhatItKept() throws {
+        let source = try twoIdentities()
+        let file = directory.path + "/keys.age"
+        let made = try source.backUp(protection: .newRecoveryKey, to: file) { _ in pin }
+        let target = try keystore("elsewhere")
+        let plan = try target.planRestore(Array(try Data(contentsOf: URL(fileURLWithPath: file))), with: .recoveryKey(try #require(made.recoveryKey)))
+        #expect(plan.items.map(\.action) == [.add, .add])
+        _ = try target.signUp(name: IdentityName("phrase"), kdf: .interactive) { _ in newPIN }
+        #expect {
+            try target.restore(plan, kdf: .interactive) { newPIN }
+        } throws: { error in
+            guard case BackupError.restoreStopped(let restored, let name, _) = error else { return false }
+            return restored == ["alice"] && name == "phrase"
+        }
+        #expect(try target.identities().map(\.isInBackup) == [true, false])
+    }
+
+    /// A bundle of more identities than the cap is refused before any of them is read (before: no cap, and a
+    /// quadratic check of repeated names, 2.2 s at 20,000).
+    @Test func aBundleOverTheCapIsRefused() throws {
+        let records = (0...BackupBundle.maximumIdentities).map { "identity a\($0)\n" }.joined(separator: "\n")
+        let plaintext = "stellar-keystore-backup v1\ncreated 2026-11-28T00:00:00Z\n\n" + records
+        #expect {
+            try BackupBundle(plaintext: secret(plaintext))
+        } throws: { error in
+            guard case BackupError.malformed(_, let reason) = error else { return false }
+            return reason == "a bundle holds at most \(BackupBundle.maximumIdentities) identities"
+        }
+    }
+
+    /// JSON read from outside is read strictly: a key given twice is refused in a move file, and makes the backup
+    /// record count as none (before: Foundation's decoder took the first of the two).
+    @Test func aKeyGivenTwiceIsRefusedInTheMoveFilesAndTheRecord() throws {
+        let target = TPMMoveTargetFile(storageKey: [0x00, 0x02, 0x01, 0x02])
+        let good = String(decoding: try target.encoded(), as: UTF8.self)
+        _ = try TPMMoveTargetFile(decoding: Array(good.utf8))
+        let twice = good.replacingOccurrences(of: "\"version\"", with: "\"format\" : \"x\",\n  \"version\"")
+        #expect(throws: TPMMoveError.self) { try TPMMoveTargetFile(decoding: Array(twice.utf8)) }
+        #expect(throws: TPMMoveError.self) { try TPMMoveTargetFile(decoding: Array(good.replacingOccurrences(of: "AAIBAg==", with: "AAIBAg").utf8)) }
+
+        let source = try twoIdentities()
+        _ = try source.backUp([IdentityName("alice")], protection: .newRecoveryKey, to: directory.path + "/a.age") { _ in pin }
+        #expect(try source.identities().map(\.isInBackup) == [true, false])
+        let path = directory.path + "/keys/.backup-record"
+        let record = try String(contentsOfFile: path, encoding: .utf8)
+        try record.replacingOccurrences(of: "\"version\" : 1", with: "\"version\" : 1, \"version\" : 1").write(toFile: path, atomically: false, encoding: .utf8)
+        #expect(try source.identities().map(\.isInBackup) == [false, false])
     }
 }

@@ -107,4 +107,22 @@ extension PKCS11Tests {
             }
         }
     }
+
+    /// A token's key is named in a backup but not in it: the record keeps saying it is in no backup (before, a
+    /// backup that did not hold it made `list` count it as backed up).
+    @Test func aTokenKeyStaysInNoBackupAfterABackupThatNamesIt() throws {
+        let (keystore, remove) = try tokenKeystore()
+        defer { remove() }
+        let label = "backup-" + UUID().uuidString.prefix(8)
+        let made = try keystore.signUp(name: "card", key: .inToken(module: token.modulePath, token: token.label, key: .new(label: label))) { _ in
+            try tokenPIN()
+        }
+        let key = try #require(made.token)
+        defer { delete(id: key.keyID) }
+        let backup = try keystore.backUp(protection: .newRecoveryKey, to: keystore.vaults.directory + "/../card.age") { _ in
+            Issue.record("no PIN for a key the backup does not hold"); return try tokenPIN()
+        }
+        #expect(backup.items.map(\.name.rawValue) == ["card"] && backup.items[0].notInBackup != nil)
+        #expect(try keystore.identities().map(\.isInBackup) == [false])
+    }
 }

@@ -25,6 +25,9 @@ import StellarTransactions
 /// ```
 package struct BackupBundle: Sendable {
     package static let firstLine = "stellar-keystore-backup v1"
+    /// The most identities a bundle holds (docs/FORMAT.md): far more than a keystore has, and a bound on the work a
+    /// hostile bundle asks for (each seed's address is derived again, each phrase root's account).
+    package static let maximumIdentities = 10_000
     static let version = 1
 
     package enum Content: Sendable {
@@ -189,10 +192,14 @@ package struct BackupBundle: Sendable {
             throw .malformed(line: header.first?.line ?? 2, reason: "the header holds only its creation time")
         }
         created = Self.text(plaintext, header[0].value)
+        guard records.count <= Self.maximumIdentities else {
+            throw .malformed(line: records[Self.maximumIdentities][0].line, reason: "a bundle holds at most \(Self.maximumIdentities) identities")
+        }
         var entries: [Entry] = []
+        var names: Set<IdentityName> = []
         for record in records {
             let entry = try Self.entry(record, in: plaintext)
-            if entries.contains(where: { $0.name == entry.name }) {
+            guard names.insert(entry.name).inserted else {
                 throw .malformed(line: record[0].line, reason: "identity \(entry.name.rawValue) appears twice")
             }
             entries.append(entry)

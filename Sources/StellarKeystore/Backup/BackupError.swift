@@ -1,4 +1,5 @@
-/// Why a backup could not be made, read or restored. Each leaves every vault as it was.
+/// Why a backup could not be made, read or restored. Each leaves every vault as it was, except `restoreStopped`,
+/// which names the vaults it restored and kept.
 public enum BackupError: KeystoreError, Equatable {
     /// The decrypted file is not a keystore backup bundle.
     case notABundle
@@ -21,6 +22,12 @@ public enum BackupError: KeystoreError, Equatable {
     case outputExists(path: String)
     /// The backup cannot be written there.
     case unusableOutput(path: String, reason: String)
+    /// Identities that were bound to a TPM, which a restore unbinds only when asked (the PIN alone would guard them).
+    case wasTPMBound(names: [String])
+    /// The identity here changed between the restore's plan and its writing (a vault made, replaced or removed).
+    case changedSincePlan(name: String)
+    /// A restore that failed after writing some vaults: those are kept (each checked by its probe), the rest not written.
+    case restoreStopped(restored: [String], at: String, reason: String)
     /// A recipient that is not an age recipient (`age1…`, or a plugin's `age1NAME1…`), named by where it was
     /// given and never quoted; `isIdentity`: it is an age identity, a secret key given in its recipient's place.
     case badRecipient(RecipientPlace, isIdentity: Bool)
@@ -57,6 +64,12 @@ public enum BackupError: KeystoreError, Equatable {
         case .differentKeyHere(let name, let here, let inBackup):
             "Identity '\(name)' here is \(here), and the backup's is \(inBackup); nothing was written."
         case .probeFailed(let name): "The restored key of '\(name)' did not sign and verify its probe; it was removed again."
+        case .wasTPMBound(let names):
+            "\(names.map { "'\($0)'" }.joined(separator: ", ")) \(names.count == 1 ? "was" : "were") bound to a TPM, and would be restored guarded by the PIN alone; nothing was written."
+        case .changedSincePlan(let name):
+            "Identity '\(name)' here changed since the restore was planned; nothing of it was written."
+        case .restoreStopped(let restored, let name, let reason):
+            "Restored \(restored.map { "'\($0)'" }.joined(separator: ", ")) (kept, each checked by its probe), then '\(name)' failed: \(reason)"
         case .outputExists(let path): "\(path) exists already; nothing was written."
         case .unusableOutput(let path, let reason): "Cannot write the backup to \(path): \(reason). Nothing was written."
         case .badRecipient(let place, let isIdentity):

@@ -27,10 +27,11 @@ package protocol TPMMoving: TPMSealer {
     /// This TPM's storage key (the primary a vault binds under) as a marshalled TPM2B_PUBLIC: public, and what a
     /// source wraps to.
     func storageKeyPublicArea() throws -> [UInt8]
-    /// `secret` (at most 128 bytes) wrapped so that only the TPM whose storage key is `target` can import it; a
-    /// `target` that is not a P-256 storage key is refused (`TPMError.failed`).
-    func wrap(_ secret: SecureBytes, toStorageKey target: [UInt8]) throws -> TPMWrappedObject
-    /// The secret in `wrapped`, if it was wrapped to this TPM's storage key and is unchanged; otherwise
-    /// `TPMError.wrappedElsewhere`.
-    func unwrap(_ wrapped: TPMWrappedObject) throws -> SecureBytes
+    /// `secret` (at most 128 bytes) wrapped so that only the TPM whose storage key is `target` can import it, and
+    /// only with `authValue` unseal it there; a `target` that is not a P-256 storage key is refused (`TPMError.failed`).
+    func wrap(_ secret: SecureBytes, toStorageKey target: [UInt8], authValue: SecureBytes) throws -> TPMWrappedObject
+    /// The secret in `wrapped`, if it was wrapped to this TPM's storage key and is unchanged (otherwise
+    /// `TPMError.wrappedElsewhere`) and `authValue` is the one it was wrapped with (otherwise `TPMError.wrongPIN`,
+    /// counted by the TPM's dictionary-attack lockout).
+    func unwrap(_ wrapped: TPMWrappedObject, authValue: SecureBytes) throws -> SecureBytes
 }

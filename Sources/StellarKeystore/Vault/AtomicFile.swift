@@ -30,7 +30,9 @@ package enum AtomicFile {
         return slash == path.utf8.startIndex ? "/" : String(path[..<slash])
     }
 
-    package static func write(_ bytes: [UInt8], to path: String, directory: String) throws {
+    /// `beforeRename` runs once the new bytes are flushed beside `path`, before they replace it: if it throws, the
+    /// temporary file is removed and `path` keeps what it held (a backup whose key could not be delivered).
+    package static func write(_ bytes: [UInt8], to path: String, directory: String, beforeRename: () throws -> Void = {}) throws {
         let temporary = path + temporaryMarker + Hex.string(Sodium.randomBytes(count: temporaryTailBytes))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("create a file in", directory) }
@@ -48,6 +50,7 @@ package enum AtomicFile {
             guard fsync(fd) == 0 else { throw ioError("flush", temporary) }
             CrashPoint.reached("temporary file flushed")
         }
+        try beforeRename()
         guard rename(temporary, path) == 0 else { throw ioError("replace", path) }
         succeeded = true
         CrashPoint.reached("renamed over the old file")
