@@ -87,6 +87,9 @@ struct AgentStart: ParsableCommand {
     @Flag(name: .customLong("allow-v1"), help: "Sign V1 authorization preimages (signAuthEntry), whose signatures bind no address.")
     var allowV1 = false
 
+    @Option(help: ArgumentHelp("Sign only what this policy's rules allow, and refuse the rest (docs/AGENT.md, Policies).", valueName: "path"))
+    var policy: String?
+
     // The detached agent's own: log to syslog.
     @Flag(help: .private)
     var syslog = false
@@ -120,6 +123,14 @@ struct AgentStart: ParsableCommand {
         options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
         if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
         if allowV1 { options.allowing = .notAddressBound }
+        if let policy {
+            // Read once, now: an agent does not change what it signs while it runs. Its windows beside the vaults,
+            // checked usable before the agent listens.
+            let windows = PolicyWindows(directory: try VaultStore.defaultDirectory(environment: Environment.values),
+                                        policy: try AgentPolicy(contentsOf: policy))
+            _ = try windows.windows()
+            options.policy = windows
+        }
         // The TPM that P-256 keys handed to the agent are opened in: $KEYSTORE_TPM_TCTI's, as for every command.
         options.tpm = TPM(environment: Environment.values, allowingOpenLockout: false)
         let agent = try inherited.map { try KeystoreAgent(inheriting: $0, options: options) }
@@ -141,12 +152,19 @@ struct AgentStart: ParsableCommand {
         let path = try path()
         // The agent's own check, here: a client's refusal of the directory would say that nothing was sent.
         try KeystoreAgent.prepareSocketDirectory(for: path)
-        if try AgentClient.isListening(at: path) { return try reuse(at: path) }
+        // Checked here too, so that a policy refused is said on this terminal, not in the detached agent's log.
+        if let policy { _ = try AgentPolicy(contentsOf: policy) }
+        if try AgentClient.isListening(at: path) {
+            // A running agent cannot say which policy it was given: starting "another" with one must not pass for it.
+            if policy != nil { throw AgentCommandError.runningWithoutThisPolicy(path) }
+            return try reuse(at: path)
+        }
         var arguments = ["agent", "start", "--foreground", "--socket", path]
         if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }
         if let idle { arguments += ["--idle", "\(idle.seconds)s"] }
         if allowV1 { arguments.append("--allow-v1") }
         arguments += try (log.map(AgentClient.absolutePath)).map { ["--log", $0] } ?? ["--syslog"]
+        arguments += try (policy.map(AgentClient.absolutePath)).map { ["--policy", $0] } ?? []
         let pid = try Spawn.detached(arguments: arguments)
         // Up to 5 s for it to listen; an agent that failed to start exits, and says why in its log.
         for _ in 0..<500 {
@@ -271,6 +289,7 @@ enum AgentCommandError: CommandLineError {
     case noTerminal
     case runningWithOtherLimits(String, ttl: Int?, idle: Int?, allowsV1: Bool)
     case unsafeLog(String)
+    case runningWithoutThisPolicy(String)
 
     var message: String {
         switch self {
@@ -281,6 +300,8 @@ enum AgentCommandError: CommandLineError {
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
                 + "--idle \(idle.map { "\($0)s" } ?? "none")\(allowsV1 ? ", --allow-v1" : "")); stop it first with agent stop."
         case .noTerminal: "--confirm and --confirm-public need a terminal to ask on, and there is none."
+        case .runningWithoutThisPolicy(let path):
+            "An agent is already running at \(TerminalText.escaped(path, limit: nil)); stop it first with agent stop to start one with --policy."
         }
     }
 

@@ -1,4 +1,5 @@
 import StellarKeystore
+import StellarKeystoreAgent
 import StellarKeystoreTPM
 import StellarTransactions
 import StellarWebAuth
@@ -90,6 +91,17 @@ extension AgentError: CommandLineError {
         }
     }
 }
+
+/// A policy file that is not safe to take, or not one, is refused before the agent starts.
+extension PolicyError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalid: .invalidInput
+        case .unsafeFile, .unreadable: .system
+        }
+    }
+}
+extension PolicyWindowsError: CommandLineError { var exitStatus: ExitStatus { .system } }
 
 extension TransactionRequestError: CommandLineError {
     var exitStatus: ExitStatus {

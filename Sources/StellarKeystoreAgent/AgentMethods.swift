@@ -45,7 +45,7 @@ extension KeystoreAgent {
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let (signature, key) = try signing(.payload(payload), for: try request.string("address"), by: peer)
+            let (signature, key) = try signing(.payload(payload), for: try request.string("address"), by: peer, as: PolicyFacts(kind: .payload))
             return signed(key, [("signature", .string(Base64.string(signature)))])
         case .signMessage:
             let text = try request.string("message")
@@ -54,13 +54,14 @@ extension KeystoreAgent {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let (signature, key) = try signing(.message(message), for: try request.string("address"), by: peer)
+            let (signature, key) = try signing(.message(message), for: try request.string("address"), by: peer, as: PolicyFacts(kind: .message))
             return signed(key, [("signedMessage", .string(Base64.string(signature)))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer)
+            let facts = PolicyFacts(kind: .transaction) { Outflow(of: envelope, from: $0) }
+            let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer, as: facts)
             return signed(key, [("signedTxXdr", .string(result.base64))])
         case .signAuthEntry:
             let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
@@ -70,9 +71,10 @@ extension KeystoreAgent {
             let form = try request.string("signatureForm").map { text in
                 try P256SignatureForm(argument: text) ?? { throw AgentRequest.Refusal(id: request.id, message: "'signatureForm' is webauthn or secp256r1") }()
             } ?? .webAuthn
+            let facts = PolicyFacts(kind: .authEntry, isV1Authorization: preimage.boundAddress == nil) { Outflow(of: preimage, from: $0) }
             let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing,
                                                               p256Form: form),
-                                               for: try request.string("address"), by: peer)
+                                               for: try request.string("address"), by: peer, as: facts)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:
             let listed = heldKeys().map { key -> AgentJSON in
@@ -109,7 +111,9 @@ extension KeystoreAgent {
     /// agent was not started to give, is refused before anyone is asked. After a yes the key is looked up again:
     /// one removed, locked or expired while the question was open signs nothing (and dropping it withdrew the
     /// question already). Without a question nobody reads a summary, so none is made (`approveUnshown`).
-    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller) throws -> (Signed, HeldKey) {
+    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller,
+                                 as facts: PolicyFacts) throws -> (Signed, HeldKey) {
+        if let windows = options.policy { return try signing(request, for: address, by: peer, as: facts, under: windows) }
         guard asks(about: request.network) else {
             let key = try key(for: address, signing: true)
             return (try SigningKey(holding: key.signer).approveUnshown(request), key)
@@ -122,4 +126,66 @@ extension KeystoreAgent {
         _ = try self.key(for: key.address, signing: true)
         return (try review.approve { throw ReviewError.noPIN }.signed, key)
     }
+
+    /// `request` signed under the agent's policy: reviewed (every check the key's public half allows, as always),
+    /// then decided by the policy on what the review decoded, under the windows' lock, which records what an
+    /// allowed request spends before it is signed. A refusal is SEP-43's −4 with the reason (`policy`). Over a
+    /// limit that says `ask`, the agent's person is asked with the reason first; after a yes the decision is made
+    /// again, under the lock, and recorded (a hard limit reached meanwhile still refuses). A signature that fails
+    /// after the record takes the record back: only a signature given is spent.
+    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller, as facts: PolicyFacts,
+                                 under windows: PolicyWindows) throws -> (Signed, HeldKey) {
+        let key = try key(for: address, signing: false)
+        let review = try SigningKey(holding: key.signer).review(request)
+        if let needed = review.consentNeeded { throw needed.refusal }
+        let question = try facts.request(for: key, network: request.network, by: peer, parents: windows.policy.namesParents)
+        var decision = try windows.decision(for: question)
+        if case .ask(let reason, _) = decision {
+            guard options.confirm != nil else { throw AgentError.refusedByPolicy(reason + " (and nobody is asked at this agent)") }
+            try ask(about: key, network: request.network, lines: ["The policy asks: \(reason)."] + review.summary.text,
+                    isElided: review.summary.isElided, by: peer)
+            decision = try windows.decision(for: question, recordingAsk: true)
+        }
+        let spending: PolicySpending
+        switch decision {
+        case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
+        case .allow(let spent), .ask(_, let spent): spending = spent
+        }
+        do {
+            _ = try self.key(for: key.address, signing: true)
+            return (try review.approve { throw ReviewError.noPIN }.signed, key)
+        } catch {
+            try? windows.takeBack(spending)
+            throw error
+        }
+    }
+}
+
+/// What a policy needs of a request beyond its caller and key: its kind, and what it moves out of the key's
+/// account, read from the request the agent decoded.
+struct PolicyFacts {
+    let kind: AgentPolicy.Kind
+    var isV1Authorization = false
+    var outflow: ((PublicKey) -> Outflow)? = nil
+
+    func request(for key: HeldKey, network: StellarNetwork?, by caller: AgentCaller, parents: Bool) throws -> PolicyRequest {
+        var counted: Outflow?
+        if let outflow {
+            // A key whose address is not an account (a P-256 smart-account signer) has no balance a rule could cap
+            // by its address.
+            guard let account = try? PublicKey(accountID: key.address) else {
+                throw AgentError.refusedByPolicy("what a request moves can be counted for an account G… only, not for \(key.address)")
+            }
+            counted = outflow(account)
+        }
+        return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
+                             caller: .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [],
+                                           uid: caller.uid),
+                             network: network, kind: kind, outflow: counted, isV1Authorization: isV1Authorization)
+    }
+}
+
+extension AgentPolicy {
+    /// Whether any rule names a caller's parents (only then is the chain read).
+    var namesParents: Bool { rules.contains { $0.callers?.contains { !$0.parents.isEmpty } ?? false } }
 }

@@ -193,14 +193,14 @@ extension Character {
 }
 
 /// Why a policy file was not taken.
-public enum PolicyError: Error, Equatable, CustomStringConvertible {
+public enum PolicyError: KeystoreError, Equatable {
     /// Not a regular file of this user's that no one else can write.
     case unsafeFile(String)
     case unreadable(String, Int32)
     /// A fault at `field` (its path, `rules[2].limits[0].perWindow`) or, without one, in the JSON at `line`.
     case invalid(field: String?, line: Int?, String)
 
-    public var description: String {
+    public var message: String {
         switch self {
         case .unsafeFile(let path):
             "The policy \(TerminalText.escaped(path, limit: nil)) is not a regular file of yours that no one else can write; it was not read."

@@ -20,14 +20,15 @@ public struct PolicyRequest: Sendable {
     public var identityName: String?
     public var identityAddress: String
     public var caller: Caller
-    public var network: StellarNetwork
+    /// Nil for a message or a payload, which name none: they match only rules that name no network.
+    public var network: StellarNetwork?
     public var kind: AgentPolicy.Kind
     /// What a transaction or authorization moves out of the identity; nil for a message or a payload.
     public var outflow: Outflow?
     /// A `signAuthEntry` preimage that binds no address (V1).
     public var isV1Authorization: Bool
 
-    public init(identityName: String?, identityAddress: String, caller: Caller, network: StellarNetwork, kind: AgentPolicy.Kind,
+    public init(identityName: String?, identityAddress: String, caller: Caller, network: StellarNetwork?, kind: AgentPolicy.Kind,
                 outflow: Outflow? = nil, isV1Authorization: Bool = false) {
         self.identityName = identityName
         self.identityAddress = identityAddress
@@ -77,7 +78,7 @@ extension AgentPolicy {
     public func decision(for request: PolicyRequest, now: Int64, spent: (String, String, Int) -> Int64) -> PolicyDecision {
         guard let rule = rules.first(where: { $0.matches(request) }) else {
             return .refuse("no rule allows \(request.kind.rawValue) requests for \(request.identityName ?? request.identityAddress) "
-                + "from \(request.caller.executable) on \(request.network.name ?? "this network")")
+                + "from \(request.caller.executable)" + (request.network.map { " on \($0.name ?? "this network")" } ?? ""))
         }
         return rule.decision(for: request, now: now, spent: spent)
     }
@@ -87,7 +88,7 @@ extension AgentPolicy.Rule {
     func matches(_ request: PolicyRequest) -> Bool {
         guard kinds.contains(request.kind) else { return false }
         if let identities, !identities.contains(where: { $0 == request.identityAddress || $0 == request.identityName }) { return false }
-        if let networks, !networks.contains(request.network.passphrase) { return false }
+        if let networks, !networks.contains(where: { $0 == request.network?.passphrase }) { return false }
         if let callers, !callers.contains(where: { $0.matches(request.caller) }) { return false }
         return true
     }
@@ -117,7 +118,7 @@ extension AgentPolicy.Rule {
             return refuse("destination \(other) is not allowed")
         }
         if let assets {
-            let allowed = Set(assets + assets.compactMap { StellarAssetContract.id(of: $0, on: request.network) })
+            let allowed = Set(assets + assets.compactMap { asset in request.network.flatMap { StellarAssetContract.id(of: asset, on: $0) } })
             for (asset, amount) in outflow.amounts.sorted(by: { $0.key < $1.key })
             where !allowed.contains(asset) && (asset != "native" || amount > outflow.fee) {
                 return refuse("asset \(Self.shown(asset)) is not allowed")
@@ -137,7 +138,7 @@ extension AgentPolicy.Rule {
         var asking: String?
         var windowed: [String: Int64] = [:]
         for limit in limits.sorted(by: { !$0.ask && $1.ask }) {
-            let matching = Set([limit.asset] + [StellarAssetContract.id(of: limit.asset, on: request.network)].compactMap { $0 })
+            let matching = Set([limit.asset] + [request.network.flatMap { StellarAssetContract.id(of: limit.asset, on: $0) }].compactMap { $0 })
             let amount = outflow.amounts.filter { matching.contains($0.key) }.values.reduce(Int64(0)) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
             var over: String?
             if let perRequest = limit.perRequest, amount > perRequest {

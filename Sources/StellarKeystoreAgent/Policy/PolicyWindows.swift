@@ -1,4 +1,5 @@
 import Glibc
+import StellarKeys
 import StellarKeystore
 import StellarText
 
@@ -185,10 +186,10 @@ public final class PolicyWindows: @unchecked Sendable {
 }
 
 /// The windows cannot be kept: nothing is signed under the policy until they can.
-public enum PolicyWindowsError: Error, Equatable, CustomStringConvertible {
+public enum PolicyWindowsError: KeystoreError, Equatable {
     case unusable(String, String)
 
-    public var description: String {
+    public var message: String {
         switch self {
         case .unusable(let path, let why):
             "What the policy's rules have spent cannot be kept in \(TerminalText.escaped(path, limit: nil)): \(why); nothing is signed under the policy until it can."
