@@ -95,7 +95,12 @@ public struct Outflow: Sendable, Equatable {
         for operation in operations {
             let type = Self.name(of: operation.body)
             if !self.operations.contains(type) { self.operations.append(type) }
-            guard (operation.sourceAccount.map(Self.key) ?? source) == me else { continue }
+            guard (operation.sourceAccount.map(Self.key) ?? source) == me else {
+                // Another account's operation moves nothing of this one's, but a contract it calls is still listed:
+                // a rule's contracts decide what a signature may be part of.
+                if case .invokeHostFunctionOp(let op) = operation.body, case .invokeContract(let call) = op.hostFunction { addCall(call) }
+                continue
+            }
             switch operation.body {
             case .paymentOp(let op):
                 add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
@@ -121,8 +126,9 @@ public struct Outflow: Sendable, Equatable {
                 let (product, divisor) = (Int128(op.buyAmount) * Int128(op.price.n), Int128(op.price.d))
                 let most = (product + divisor - 1) / divisor
                 add(most > Int128(Int64.max) ? Int64.max : Int64(most), of: op.selling, to: nil, as: type)
-            case .destination:
+            case .destination(let destination):
                 uncountable.append("accountMerge moves the account's whole balance")
+                addDestination(Self.account(destination))
             case .liquidityPoolDepositOp:
                 uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
             case .invokeHostFunctionOp(let op):
@@ -141,7 +147,7 @@ public struct Outflow: Sendable, Equatable {
         if case .invokeContract(let call) = op.hostFunction {
             root = call
             addCall(call)
-            if let transfer = Self.transfer(call, from: me) { add(transfer) }
+            if case .transfer(let transfer) = Self.token(call, from: me), let transfer { add(transfer) }
         }
         for entry in op.auth {
             let forMe: Bool
@@ -152,22 +158,24 @@ public struct Outflow: Sendable, Equatable {
             }
             guard forMe else { continue }
             let invocation = entry.rootInvocation
+            // The authorization of the very transfer the operation makes: counted once, above.
             if let root, invocation.subInvocations.isEmpty, case .contractFn(let authorized) = invocation.function,
-               Self.transfer(root, from: me) != nil, Self.same(authorized, root) {
+               case .transfer = Self.token(root, from: me), Self.same(authorized, root) {
                 continue
             }
             add(authorized: invocation, account: me)
         }
     }
 
-    /// Every invocation of an authorized tree: a `transfer` from the account is counted; any other contract call
-    /// is listed, and cannot be counted, since the account's authorization lets it move what it holds for the
-    /// account. Creating a contract moves nothing out.
+    /// Every invocation of an authorized tree: a `transfer` from the account is counted (one from another
+    /// address moves nothing of the account's); any other contract call is listed, and cannot be counted, since
+    /// the account's authorization lets it move what it holds for the account. Creating a contract moves nothing
+    /// out.
     private mutating func add(authorized invocation: XDR.SorobanAuthorizedInvocation, account me: [UInt8]) {
         if case .contractFn(let call) = invocation.function {
             addCall(call)
-            if let transfer = Self.transfer(call, from: me) {
-                add(transfer)
+            if case .transfer(let transfer) = Self.token(call, from: me) {
+                if let transfer { add(transfer) }
             } else {
                 let function = String(decoding: call.functionName.value, as: UTF8.self)
                 let reason = "\(SummaryText.address(call.contractAddress)).\(function) is authorized and is not a transfer"
@@ -178,16 +186,22 @@ public struct Outflow: Sendable, Equatable {
     }
 
     private struct Transfer { let contract, to: String; let amount: Int64? }
+    private enum TokenCall {
+        /// SEP-41's `transfer`; nil when it is from another address.
+        case transfer(Transfer?)
+        case other
+    }
 
-    /// `call` as SEP-41's `transfer(from: Address, to: Address, amount: i128)` from the account; nil otherwise. An
-    /// amount outside `0...Int64.max` is nil (a negative one moves nothing a cap can count; a larger one is more
+    /// `call` as SEP-41's `transfer(from: Address, to: Address, amount: i128)`, from the account or not. An amount
+    /// below zero is nil (what it moves is not one a cap can count); one past `Int64.max` is `Int64.max` (more
     /// than any cap).
-    private static func transfer(_ call: XDR.InvokeContractArgs, from me: [UInt8]) -> Transfer? {
+    private static func token(_ call: XDR.InvokeContractArgs, from me: [UInt8]) -> TokenCall {
         guard call.functionName.value == Array("transfer".utf8), call.args.count == 3,
-              case .address(let from) = call.args[0], key(from) == me, case .address(let to) = call.args[1],
-              case .i128(let amount) = call.args[2] else { return nil }
+              case .address(let from) = call.args[0], case .address(let to) = call.args[1],
+              case .i128(let amount) = call.args[2] else { return .other }
+        guard key(from) == me else { return .transfer(nil) }
         let value: Int64? = if amount.hi == 0 { amount.lo > UInt64(Int64.max) ? .max : Int64(amount.lo) } else if amount.hi > 0 { .max } else { nil }
-        return Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value)
+        return .transfer(Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value))
     }
 
     private mutating func add(_ transfer: Transfer) {
@@ -214,6 +228,7 @@ public struct Outflow: Sendable, Equatable {
     }
 
     private mutating func add(_ amount: Int64, asset: String) {
+        guard amount != 0 else { return }  // a deleted offer, a zero fee: nothing moves
         let (sum, overflow) = amounts[asset, default: 0].addingReportingOverflow(amount)
         amounts[asset] = overflow ? .max : sum
     }
