@@ -19,7 +19,7 @@ struct Agent: ParsableCommand {
             user, over a Unix socket: sign, sign-message, sign-tx and sign-auth (and their batches) use it when \
             KEYSTORE_AGENT names its socket and it holds the identity's key. See docs/AGENT.md for the protocol.
             """,
-        subcommands: [AgentStart.self, AgentList.self, AgentRemove.self, AgentLock.self, AgentStop.self],
+        subcommands: [AgentStart.self, AgentList.self, AgentStatus.self, AgentRemove.self, AgentLock.self, AgentStop.self],
         defaultSubcommand: AgentStart.self)
 }
 
@@ -191,6 +191,45 @@ struct AgentStart: ParsableCommand {
         Console.print(AgentSocketOptions.exportLine(path))
         let by = running.isSocketActivated ? ", started by its service manager (socket activation)" : ""
         Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)\(by)")
+    }
+}
+
+struct AgentStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Show the running agent: its pid, keys and limits, and what each policy rule has spent in its window.")
+
+    @OptionGroup var agent: AgentSocketOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let status = try agent.client().status()
+        if json {
+            struct Window: Encodable { let rule, asset: String; let window: Int; let perWindow, spent: String; let ask: Bool }
+            struct Shown: Encodable {
+                let pid, keys: Int
+                let ttl, idle: Int?
+                let confirm, allowV1, socketActivated: Bool
+                let policy: [Window]?
+            }
+            try Console.printJSON(Shown(pid: status.pid, keys: status.keys, ttl: status.ttl, idle: status.idle, confirm: status.confirms,
+                                        allowV1: status.allowsV1, socketActivated: status.isSocketActivated,
+                                        policy: status.policyWindows?.map {
+                                            Window(rule: $0.rule, asset: $0.asset, window: $0.window, perWindow: $0.perWindow, spent: $0.spent, ask: $0.asks)
+                                        }))
+            return
+        }
+        Console.print("pid \(status.pid), \(status.keys) key(s), ttl \(status.ttl.map { "\($0)s" } ?? "none"), idle \(status.idle.map { "\($0)s" } ?? "none")"
+            + (status.confirms ? ", asks before signing" : "") + (status.allowsV1 ? ", signs V1 authorizations" : ""))
+        guard let windows = status.policyWindows else { return Console.print("no policy") }
+        if windows.isEmpty { Console.print("policy: no rule caps a window") }
+        for window in windows {
+            Console.print("rule \(TerminalText.escaped(window.rule)): \(TerminalText.escaped(window.spent)) of \(TerminalText.escaped(window.perWindow)) "
+                + "\(TerminalText.escaped(window.asset)) spent in the last \(AgentPolicy.duration(window.window))" + (window.asks ? " (then it asks)" : ""))
+        }
     }
 }
 

@@ -90,7 +90,8 @@ extension KeystoreAgent {
                              ("allowV1", .boolean(options.allowing.contains(.notAddressBound))),
                              ("socketActivated", .boolean(isSocketActivated)),
                              ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
-                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
+                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout)),
+                             ("policy", try policyWindows())]), "")
         case .lock:
             return (.object([("removed", .integer(lockAll()))]), "")
         case .removeKey:
@@ -103,6 +104,16 @@ extension KeystoreAgent {
         case .addKey, .shutdown:
             throw AgentRequest.Refusal(id: request.id, message: "\(request.method.rawValue) is answered by the connection")
         }
+    }
+
+    /// Each windowed limit of the policy's rules and what was spent in it; null without a policy.
+    private func policyWindows() throws -> AgentJSON {
+        guard let windows = options.policy else { return .null }
+        return .array(try windows.windows().map { window in
+            .object([("rule", .string(window.rule)), ("asset", .string(window.limit.asset)), ("window", .integer(window.limit.window ?? 0)),
+                     ("perWindow", .string(AgentPolicy.units(window.limit.perWindow ?? 0))), ("spent", .string(AgentPolicy.units(window.spent))),
+                     ("ask", .boolean(window.limit.ask))])
+        })
     }
 
     /// `request` signed by the held key for `address`, through the conversation every signing path has, once:

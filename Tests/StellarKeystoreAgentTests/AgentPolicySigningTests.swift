@@ -107,3 +107,46 @@ import TestFixtures
         #expect(Self.signTransaction(try alone.connect(), Self.payments[1], id: 1)?.contains("nobody is asked at this agent") == true)
     }
 }
+
+/// Two copies of one client (a Python interpreter copied to two paths, running the same few lines) are two callers
+/// to a policy: the kernel reports each copy's own path, which the client cannot change.
+@Suite(.offThePool) struct AgentPolicyCallerTests {
+    static let client = """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sys.argv[1])
+        s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"signPayload","params":{"payload":"AA=="}}\\n')
+        print(s.makefile().readline().strip())
+        """
+
+    static func run(_ executable: String, _ socket: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["-c", client, socket]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func twoCopiesOfOneClientGetDifferentAnswers() throws {
+        let python = try #require(["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        let directory = TemporaryDirectory()
+        for copy in ["allowed", "other"] {
+            try FileManager.default.createDirectory(atPath: "\(directory.path)/\(copy)", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: URL(fileURLWithPath: python).resolvingSymlinksInPath().path, toPath: "\(directory.path)/\(copy)/python3")
+        }
+        let policy = try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "\(directory.path)/allowed/python3"}], "kinds": ["payload"]}]}
+            """.utf8))
+        let running = try RunningAgent(policy: PolicyWindows(directory: directory.path, policy: policy))
+        try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        let allowed = try Self.run("\(directory.path)/allowed/python3", running.socketPath)
+        let other = try Self.run("\(directory.path)/other/python3", running.socketPath)
+        #expect(allowed.contains(#""signature""#))
+        #expect(other.contains(#""code": -4"#) || other.contains(#""code":-4"#))
+        #expect(other.contains("no rule allows payload requests for golden from \(directory.path)/other/python3"))
+    }
+}

@@ -43,8 +43,9 @@ public final class PolicyWindows: @unchecked Sendable {
     }
 
     /// The policy's decision on `request`, made under the lock with what was spent; what an `allow` (and, with
-    /// `recordingAsk`, an `ask`: the person said yes) adds is recorded before the lock is let go.
-    public func decision(for request: PolicyRequest, recordingAsk: Bool = false) throws -> PolicyDecision {
+    /// `recordingAsk`, an `ask`: the person said yes) adds is recorded before the lock is let go. Without
+    /// `recording`, nothing is (what a request would be answered, for a check).
+    public func decision(for request: PolicyRequest, recordingAsk: Bool = false, recording: Bool = true) throws -> PolicyDecision {
         try withLock {
             var records = try load()
             let now = now()
@@ -56,7 +57,7 @@ public final class PolicyWindows: @unchecked Sendable {
             case .ask(_, let spending) where recordingAsk: spending
             default: nil
             }
-            if let spending, !spending.amounts.isEmpty {
+            if recording, let spending, !spending.amounts.isEmpty {
                 for (asset, amount) in spending.amounts.sorted(by: { $0.key < $1.key }) {
                     records.append(Record(time: now, rule: spending.rule, asset: asset, amount: amount))
                 }
