@@ -85,7 +85,7 @@ extension AgentError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .notRunning, .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .connectionLost: .session
-        case .rejected: .rejected
+        case .rejected, .refusedByPolicy: .rejected
         case .refused, .socketPathNotAbsolute: .invalidInput
         default: .system
         }

@@ -353,6 +353,13 @@ public final class AgentClient: Sendable {
             let code = error["code"]?.integer(as: Int.self) ?? AgentProtocol.ErrorCode.internal.rawValue
             let message = error["message"]?.string ?? "no message"
             if error["data"]?.object?["reason"]?.string == "no-key" { throw address.map(AgentError.keyNotHeld) ?? AgentError.noKeys }
+            if code == AgentProtocol.ErrorCode.rejected.rawValue, error["data"]?.object?["reason"]?.string == "policy" {
+                // The agent's own words, "The agent's policy refused it: <reason>.", said once.
+                var reason = Substring(message)
+                if reason.hasPrefix(AgentError.policyRefusalPrefix) { reason = reason.dropFirst(AgentError.policyRefusalPrefix.count) }
+                if reason.hasSuffix(".") { reason = reason.dropLast() }
+                throw AgentError.refusedByPolicy(String(reason))
+            }
             if code == AgentProtocol.ErrorCode.rejected.rawValue {
                 throw AgentError.rejected(AgentError.Rejection(wireReason: error["data"]?.object?["reason"]?.string))
             }

@@ -159,9 +159,12 @@ public enum AgentError: KeystoreError, Equatable {
         case .inheritedSocketRefused(let reason):
             "Refusing the socket passed by the service manager: \(reason)."
         case .refusedByPolicy(let reason):
-            "The agent's policy refused it: \(TerminalText.escaped(reason, limit: 300))."
+            Self.policyRefusalPrefix + TerminalText.escaped(reason, limit: 300) + "."
         }
     }
+
+    /// How a policy's refusal begins, which a client takes off the message it gets to keep the reason alone.
+    package static let policyRefusalPrefix = "The agent's policy refused it: "
 
     /// The SEP-43 code an agent answers with.
     package var code: AgentProtocol.ErrorCode {
