@@ -105,3 +105,71 @@ import TestFixtures
         #expect(StellarAssetContract.id(of: "US$:\(Self.issuer)", on: .testnet) == nil)
     }
 }
+
+/// The counting rules, checked against an independent reading of them (fixtures/policy-requests.json, made by
+/// fixtures/make-policy-requests.py with stellar-sdk and its own Python count of every request).
+@Suite struct OutflowFixtureTests {
+    struct Expected: Decodable {
+        struct Call: Decodable { let contract, function: String }
+        struct Bounds: Decodable { let min, max: String }
+        let countable: Bool
+        let outflows: [String: String]
+        let destinations, operations: [String]
+        let calls: [Call]
+        let fee: String
+        let timeBounds: Bounds?
+    }
+    struct Request: Decodable { let name, kind, networkPassphrase, xdr: String; let expected: Expected }
+    struct Undecodable: Decodable { let name, kind, xdr: String }
+    struct Contract: Decodable { let asset, networkPassphrase, contract: String }
+    struct File: Decodable {
+        let identity: String
+        let requests: [Request]
+        let undecodable: [Undecodable]
+        let stellarAssetContracts: [Contract]
+    }
+    static let file = try! Fixtures.load(File.self, "policy-requests.json")
+    /// A transaction whose operation calls `swap` with a `transfer` from the account under it, authorized by the
+    /// operation's source (the account).
+    static let authorizedTreeInATransaction: Set = ["other-contract-call-with-identity-auth"]
+
+    @Test func everyRequestCountsAsTheReferenceCountsIt() throws {
+        let identity = try PublicKey(accountID: Self.file.identity)
+        #expect(Self.file.requests.count > 50)
+        for request in Self.file.requests {
+            let outflow = request.kind == "authEntry"
+                ? Outflow(of: try AuthorizationPreimage(base64: request.xdr), from: identity)
+                : Outflow(of: try TransactionEnvelope(base64: request.xdr), from: identity)
+            let expected = request.expected
+            // Sums past Int64 are kept at Int64.max here: more than any cap.
+            let amounts = expected.outflows.mapValues { Int64($0) ?? .max }
+            #expect(outflow.isCountable == expected.countable, "\(request.name): \(outflow.uncountable)")
+            let calls = expected.calls.map { Outflow.Call(contract: $0.contract, function: $0.function) }
+            #expect(outflow.operations == expected.operations, "\(request.name)")
+            if Self.authorizedTreeInATransaction.contains(request.name) {
+                // The one deliberate difference: here the authorization tree that the account's own operation
+                // carries for it is read too (the reference reads only the call), so that a rule's contracts see
+                // every call the signature authorizes. Both find it uncountable; this side also lists the tree.
+                #expect(!outflow.isCountable && Array(outflow.calls.prefix(calls.count)) == calls && outflow.calls.count > calls.count, "\(request.name)")
+                continue
+            }
+            #expect(outflow.amounts == amounts, "\(request.name)")
+            #expect(outflow.destinations == expected.destinations, "\(request.name)")
+            #expect(outflow.calls == calls, "\(request.name)")
+            #expect(String(outflow.fee) == expected.fee, "\(request.name)")
+            #expect(outflow.timeBounds.map { "\($0.min)-\($0.max)" } == expected.timeBounds.map { "\($0.min)-\($0.max)" }, "\(request.name)")
+        }
+    }
+
+    @Test func whatCannotBeDecodedIsNotCounted() {
+        for request in Self.file.undecodable {
+            #expect(throws: (any Error).self, "\(request.name)") { try TransactionEnvelope(base64: request.xdr) }
+        }
+    }
+
+    @Test func stellarAssetContractsAreTheSDKs() throws {
+        for contract in Self.file.stellarAssetContracts {
+            #expect(StellarAssetContract.id(of: contract.asset, on: try StellarNetwork(passphrase: contract.networkPassphrase)) == contract.contract)
+        }
+    }
+}
