@@ -74,6 +74,24 @@ import TestFixtures
         #expect(running!.log.contains { $0.contains("signTransaction refused: The agent's policy refused it: rule payments: over") })
     }
 
+    @Test func twentyClientsRacingForTheLastOfAWindowGetExactlyWhatFits() throws {
+        let payment = Self.payments[0]
+        let cap = AgentPolicy.units(try Self.moved(payment) * 7)
+        let keystore = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: keystore.path, withIntermediateDirectories: true)
+        let policy = try Self.policy(#"{"asset": "native", "perWindow": "\#(cap)", "window": "24h"}"#)
+        let running = try RunningAgent(policy: PolicyWindows(directory: keystore.path, policy: policy))
+        try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        let sockets = try (0..<20).map { _ in try running.connect() }
+        let answers = RunningAgent.LockedLines()
+        DispatchQueue.concurrentPerform(iterations: 20) { index in
+            answers.append(Self.signTransaction(sockets[index], payment, id: index) ?? "")
+        }
+        #expect(answers.lines.count == 20)
+        #expect(answers.lines.filter { $0.contains("\"signedTxXdr\"") }.count == 7)
+        #expect(answers.lines.filter { $0.contains("rule payments: over") }.count == 13)
+    }
+
     @Test func anotherExecutableIsAnotherCaller() throws {
         let keystore = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: keystore.path, withIntermediateDirectories: true)
