@@ -138,36 +138,48 @@ extension KeystoreAgent {
         return (try review.approve { throw ReviewError.noPIN }.signed, key)
     }
 
-    /// `request` signed under the agent's policy: reviewed (every check the key's public half allows, as always),
-    /// then decided by the policy on what the review decoded, under the windows' lock, which records what an
-    /// allowed request spends before it is signed. A refusal is SEP-43's −4 with the reason (`policy`). Over a
-    /// limit that says `ask`, the agent's person is asked with the reason first; after a yes the decision is made
-    /// again, under the lock, and recorded (a hard limit reached meanwhile still refuses). A signature that fails
-    /// after the record takes the record back: only a signature given is spent.
+    /// `request` signed under the agent's policy: decided by the policy on what the agent decoded of it, under the
+    /// windows' lock, which records what an allowed request spends before it is signed; then signed through the
+    /// conversation every signing path has (its review's checks before its approval), so that nothing the review
+    /// refuses is signed, and a record whose signature was not made is taken back. A refusal is SEP-43's −4 with
+    /// the reason (`policy`), before any question. Over a limit that says `ask`, the agent's person is asked with
+    /// the reason above the review's summary; after a yes the decision is made again, under the lock, and recorded
+    /// (a hard limit reached meanwhile still refuses). An allowed request is signed without a summary
+    /// (`approveUnshown`, which reviews it as fully): nobody reads one.
     private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller, as facts: PolicyFacts,
                                  under windows: PolicyWindows) throws -> (Signed, HeldKey) {
         let key = try key(for: address, signing: false)
-        let review = try SigningKey(holding: key.signer).review(request)
-        if let needed = review.consentNeeded { throw needed.refusal }
         let question = try facts.request(for: key, network: request.network, by: peer, parents: windows.policy.namesParents)
         var decision = try windows.decision(for: question)
-        if case .ask(let reason, _) = decision {
-            guard options.confirm != nil else { throw AgentError.refusedByPolicy(reason + " (and nobody is asked at this agent)") }
-            try ask(about: key, network: request.network, lines: ["The policy asks: \(reason)."] + review.summary.text,
-                    isElided: review.summary.isElided, by: peer)
-            decision = try windows.decision(for: question, recordingAsk: true)
-        }
         let spending: PolicySpending
         switch decision {
         case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
-        case .allow(let spent), .ask(_, let spent): spending = spent
-        }
-        do {
-            _ = try self.key(for: key.address, signing: true)
-            return (try review.approve { throw ReviewError.noPIN }.signed, key)
-        } catch {
-            try? windows.takeBack(spending)
-            throw error
+        case .allow(let spent):
+            do {
+                _ = try self.key(for: key.address, signing: true)
+                return (try SigningKey(holding: key.signer).approveUnshown(request), key)
+            } catch {
+                try? windows.takeBack(spent)
+                throw error
+            }
+        case .ask(let reason, _):
+            guard options.confirm != nil else { throw AgentError.refusedByPolicy(reason + " (and nobody is asked at this agent)") }
+            let review = try SigningKey(holding: key.signer).review(request)
+            if let needed = review.consentNeeded { throw needed.refusal }
+            try ask(about: key, network: request.network, lines: ["The policy asks: \(reason)."] + review.summary.text,
+                    isElided: review.summary.isElided, by: peer)
+            decision = try windows.decision(for: question, recordingAsk: true)
+            switch decision {
+            case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
+            case .allow(let spent), .ask(_, let spent): spending = spent
+            }
+            do {
+                _ = try self.key(for: key.address, signing: true)
+                return (try review.approve { throw ReviewError.noPIN }.signed, key)
+            } catch {
+                try? windows.takeBack(spending)
+                throw error
+            }
         }
     }
 }

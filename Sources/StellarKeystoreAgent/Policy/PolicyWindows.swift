@@ -46,7 +46,21 @@ public final class PolicyWindows: @unchecked Sendable {
     /// `recordingAsk`, an `ask`: the person said yes) adds is recorded before the lock is let go. Without
     /// `recording`, nothing is (what a request would be answered, for a check).
     public func decision(for request: PolicyRequest, recordingAsk: Bool = false, recording: Bool = true) throws -> PolicyDecision {
-        try withLock {
+        // A decision that reads no window and records nothing (a rule without windowed limits, a refusal before
+        // them) needs neither the lock nor the file: the policy is pure, so deciding again under the lock gives the
+        // same answer wherever a window is read.
+        var readsAWindow = false
+        let unlocked = policy.decision(for: request, now: now()) { _, _, _ in
+            readsAWindow = true
+            return 0
+        }
+        if !readsAWindow {
+            switch unlocked {
+            case .refuse: return unlocked
+            case .allow(let spending), .ask(_, let spending): if spending.amounts.isEmpty { return unlocked }
+            }
+        }
+        return try withLock {
             var records = try load()
             let now = now()
             let decision = policy.decision(for: request, now: now) { rule, asset, window in
