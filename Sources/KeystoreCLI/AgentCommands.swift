@@ -138,7 +138,8 @@ struct AgentStart: ParsableCommand {
         if !syslog {
             let path = agent.socketPath
             Console.print(AgentSocketOptions.exportLine(path))
-            let asking = confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
+            let asking = policy != nil ? (asks ? "; under its policy, asking here only where a rule says ask" : "; under its policy")
+                : confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
                 : confirm ? "; each signature waits for y here" : ""
             let passed = agent.isSocketActivated ? " (its socket passed by the service manager)" : ""
             Console.note("agent listening at \(TerminalText.escaped(path, limit: nil))\(passed), pid \(getpid())\(asking)")
