@@ -4,6 +4,9 @@
 #     against `keystore sign` with a session, one process per signature, and `minisign -S`;
 #   - signatures/s through the agent with 1 and 2 client connections, each waiting for every answer before the
 #     next request, and with up to 64 requests in flight per connection, against libsodium's raw loop (one core).
+#   - the same signPayload round trip through a second agent, started with a ten-rule policy (nine rules for other
+#     callers before the one that allows this client's executable: the rule the agent reaches last), beside the
+#     agent without one, in the same run (issue 44: the policy adds at most 10%).
 # The agent logs every request (to a file here), as it always does.
 # Usage: bench/agent.sh [N=20000] [RUNS=200]     (needs minisign: apt-get install minisign)
 set -euo pipefail
@@ -14,8 +17,10 @@ RUNS=${2:-200}
 source bench/build.sh
 WORK=$(mktemp -d)
 AGENT_PID=
+POLICY_AGENT_PID=
 cleanup() {
     [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
+    [ -n "$POLICY_AGENT_PID" ] && kill "$POLICY_AGENT_PID" 2>/dev/null && wait "$POLICY_AGENT_PID" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -32,8 +37,25 @@ AGENT_PID=$!
 for _ in $(seq 100); do [ -S "$SOCKET" ] && break; sleep 0.05; done
 "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
 
+# The same agent with a ten-rule policy, on a socket of its own.
+POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
+{
+    printf '{"version": 1, "rules": [\n'
+    for n in $(seq 9); do
+        printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload", "transaction"],' "$n" "$n"
+        printf ' "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
+    done
+    printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
+} > "$WORK/policy.json"
+chmod 600 "$WORK/policy.json"
+"$KEYSTORE" agent start --foreground --socket "$POLICY_SOCKET" --policy "$WORK/policy.json" --log "$WORK/agent-policy.log" >/dev/null 2>&1 &
+POLICY_AGENT_PID=$!
+for _ in $(seq 100); do [ -S "$POLICY_SOCKET" ] && break; sleep 0.05; done
+KEYSTORE_AGENT="$POLICY_SOCKET" "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
+
 raw=$("$WORK/limits" sign 100000)
 read -r median p99 < <("$WORK/limits" agent "$SOCKET" "$N")
+read -r policy_median policy_p99 < <("$WORK/limits" agent "$POLICY_SOCKET" "$N")
 one=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 1)
 two=$("$WORK/limits" agent-rate "$SOCKET" "$N" 2 1)
 one_window=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 64)
@@ -53,6 +75,8 @@ ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 printf '%-58s %12s\n' "measure ($(nproc) cores)" "value"
 printf '%-58s %12s ms    %s× faster than a session process\n' "agent signPayload round trip, median of $N" "$median" "$(ratio "$session" "$median")"
 printf '%-58s %12s ms\n' "agent signPayload round trip, 99th percentile" "$p99"
+printf '%-58s %12s ms    %s× the agent without one\n' "  with a ten-rule policy, median of $N" "$policy_median" "$(ratio "$policy_median" "$median")"
+printf '%-58s %12s ms\n' "  with a ten-rule policy, 99th percentile" "$policy_p99"
 printf '%-58s %12s ms\n' "  keystore sign with a session, a process per call" "$session"
 printf '%-58s %12s ms\n' "  minisign -S, a process per call" "$minisign"
 printf '%-58s %12s ms\n' "  keystore sign through the agent, a process per call" "$through"

@@ -19,7 +19,7 @@ struct Agent: ParsableCommand {
             user, over a Unix socket: sign, sign-message, sign-tx and sign-auth (and their batches) use it when \
             KEYSTORE_AGENT names its socket and it holds the identity's key. See docs/AGENT.md for the protocol.
             """,
-        subcommands: [AgentStart.self, AgentList.self, AgentRemove.self, AgentLock.self, AgentStop.self],
+        subcommands: [AgentStart.self, AgentList.self, AgentStatus.self, AgentRemove.self, AgentLock.self, AgentStop.self],
         defaultSubcommand: AgentStart.self)
 }
 
@@ -87,6 +87,9 @@ struct AgentStart: ParsableCommand {
     @Flag(name: .customLong("allow-v1"), help: "Sign V1 authorization preimages (signAuthEntry), whose signatures bind no address.")
     var allowV1 = false
 
+    @Option(help: ArgumentHelp("Sign only what this policy's rules allow, and refuse the rest (docs/AGENT.md, Policies).", valueName: "path"))
+    var policy: String?
+
     // The detached agent's own: log to syslog.
     @Flag(help: .private)
     var syslog = false
@@ -121,6 +124,14 @@ struct AgentStart: ParsableCommand {
         options.confirmationScope = confirmPublic ? .publicNetwork : .everyRequest
         if let confirmTimeout { options.confirmationTimeout = confirmTimeout.seconds }
         if allowV1 { options.allowing = .notAddressBound }
+        if let policy {
+            // Read once, now: an agent does not change what it signs while it runs. Its windows beside the vaults,
+            // checked usable before the agent listens.
+            let windows = PolicyWindows(directory: try VaultStore.defaultDirectory(environment: Environment.values),
+                                        policy: try AgentPolicy(contentsOf: policy))
+            _ = try windows.windows()
+            options.policy = windows
+        }
         // The TPM that P-256 keys handed to the agent are opened in: $KEYSTORE_TPM_TCTI's, as for every command.
         options.tpm = TPM(environment: Environment.values, allowingOpenLockout: false)
         let agent = try inherited.map { try KeystoreAgent(inheriting: $0, options: options) }
@@ -128,7 +139,8 @@ struct AgentStart: ParsableCommand {
         if !syslog {
             let path = agent.socketPath
             Console.print(AgentSocketOptions.exportLine(path))
-            let asking = confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
+            let asking = policy != nil ? (asks ? "; under its policy, asking here only where a rule says ask" : "; under its policy")
+                : confirmPublic ? "; each signature for the public network (or of raw bytes or a message) waits for y here"
                 : confirm ? "; each signature waits for y here" : ""
             let passed = agent.isSocketActivated ? " (its socket passed by the service manager)" : ""
             Console.note("agent listening at \(TerminalText.escaped(path, limit: nil))\(passed), pid \(getpid())\(asking)")
@@ -142,12 +154,19 @@ struct AgentStart: ParsableCommand {
         let path = try path()
         // The agent's own check, here: a client's refusal of the directory would say that nothing was sent.
         try KeystoreAgent.prepareSocketDirectory(for: path)
-        if try AgentClient.isListening(at: path) { return try reuse(at: path) }
+        // Checked here too, so that a policy refused is said on this terminal, not in the detached agent's log.
+        if let policy { _ = try AgentPolicy(contentsOf: policy) }
+        if try AgentClient.isListening(at: path) {
+            // A running agent cannot say which policy it was given: starting "another" with one must not pass for it.
+            if policy != nil { throw AgentCommandError.runningWithoutThisPolicy(path) }
+            return try reuse(at: path)
+        }
         var arguments = ["agent", "start", "--foreground", "--socket", path]
         if let ttl { arguments += ["--ttl", "\(ttl.seconds)s"] }
         if let idle { arguments += ["--idle", "\(idle.seconds)s"] }
         if allowV1 { arguments.append("--allow-v1") }
         arguments += try (log.map(AgentClient.absolutePath)).map { ["--log", $0] } ?? ["--syslog"]
+        arguments += try (policy.map(AgentClient.absolutePath)).map { ["--policy", $0] } ?? []
         let pid = try Spawn.detached(arguments: arguments)
         // Up to 5 s for it to listen; an agent that failed to start exits, and says why in its log.
         for _ in 0..<500 {
@@ -174,6 +193,45 @@ struct AgentStart: ParsableCommand {
         Console.print(AgentSocketOptions.exportLine(path))
         let by = running.isSocketActivated ? ", started by its service manager (socket activation)" : ""
         Console.note("an agent is already running at \(TerminalText.escaped(path, limit: nil)), pid \(running.pid)\(by)")
+    }
+}
+
+struct AgentStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        _superCommandName: "\(KeystoreCommand.name) agent",
+        abstract: "Show the running agent: its pid, keys and limits, and what each policy rule has spent in its window.")
+
+    @OptionGroup var agent: AgentSocketOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let status = try agent.client().status()
+        if json {
+            struct Window: Encodable { let rule, asset: String; let window: Int; let perWindow, spent: String; let ask: Bool }
+            struct Shown: Encodable {
+                let pid, keys: Int
+                let ttl, idle: Int?
+                let confirm, allowV1, socketActivated: Bool
+                let policy: [Window]?
+            }
+            try Console.printJSON(Shown(pid: status.pid, keys: status.keys, ttl: status.ttl, idle: status.idle, confirm: status.confirms,
+                                        allowV1: status.allowsV1, socketActivated: status.isSocketActivated,
+                                        policy: status.policyWindows?.map {
+                                            Window(rule: $0.rule, asset: $0.asset, window: $0.window, perWindow: $0.perWindow, spent: $0.spent, ask: $0.asks)
+                                        }))
+            return
+        }
+        Console.print("pid \(status.pid), \(status.keys) key(s), ttl \(status.ttl.map { "\($0)s" } ?? "none"), idle \(status.idle.map { "\($0)s" } ?? "none")"
+            + (status.confirms ? ", asks before signing" : "") + (status.allowsV1 ? ", signs V1 authorizations" : ""))
+        guard let windows = status.policyWindows else { return Console.print("no policy") }
+        if windows.isEmpty { Console.print("policy: no rule caps a window") }
+        for window in windows {
+            Console.print("rule \(TerminalText.escaped(window.rule)): \(TerminalText.escaped(window.spent)) of \(TerminalText.escaped(window.perWindow)) "
+                + "\(TerminalText.escaped(window.asset)) spent in the last \(AgentPolicy.duration(window.window))" + (window.asks ? " (then it asks)" : ""))
+        }
     }
 }
 
@@ -272,6 +330,7 @@ enum AgentCommandError: CommandLineError {
     case noTerminal
     case runningWithOtherLimits(String, ttl: Int?, idle: Int?, allowsV1: Bool)
     case unsafeLog(String)
+    case runningWithoutThisPolicy(String)
 
     var message: String {
         switch self {
@@ -282,6 +341,8 @@ enum AgentCommandError: CommandLineError {
             "An agent is already running at \(TerminalText.escaped(path, limit: nil)) with other limits (--ttl \(ttl.map { "\($0)s" } ?? "none"), "
                 + "--idle \(idle.map { "\($0)s" } ?? "none")\(allowsV1 ? ", --allow-v1" : "")); stop it first with agent stop."
         case .noTerminal: "--confirm and --confirm-public need a terminal to ask on, and there is none."
+        case .runningWithoutThisPolicy(let path):
+            "An agent is already running at \(TerminalText.escaped(path, limit: nil)); stop it first with agent stop to start one with --policy."
         }
     }
 

@@ -1,4 +1,5 @@
 import StellarKeystore
+import StellarKeystoreAgent
 import StellarKeystoreTPM
 import StellarTransactions
 import StellarWebAuth
@@ -83,12 +84,23 @@ extension AgentError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .notRunning, .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .connectionLost: .session
-        case .rejected: .rejected
+        case .rejected, .refusedByPolicy: .rejected
         case .refused, .socketPathNotAbsolute: .invalidInput
         default: .system
         }
     }
 }
+
+/// A policy file that is not safe to take, or not one, is refused before the agent starts.
+extension PolicyError: CommandLineError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalid: .invalidInput
+        case .unsafeFile, .unreadable: .system
+        }
+    }
+}
+extension PolicyWindowsError: CommandLineError { var exitStatus: ExitStatus { .system } }
 
 extension TransactionRequestError: CommandLineError {
     var exitStatus: ExitStatus {

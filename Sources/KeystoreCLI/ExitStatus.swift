@@ -34,6 +34,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// `sign-tx`: a SEP-7 request's origin did not check out (a signature that is not its domain's key's, one
     /// without a domain, a domain without one); nothing was signed.
     case requestRefused = 15
+    /// `policy check`: the policy would refuse a request, or ask its person about one.
+    case policyRefused = 16
     /// argument-parser's own code for a command line it cannot parse.
     case usage = 64
 
@@ -56,6 +58,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .server: "server"
         case .rejected: "rejected"
         case .requestRefused: "request-refused"
+        case .policyRefused: "policy-refused"
         case .usage: "usage"
         }
     }
@@ -83,6 +86,7 @@ extension ExitStatus {
         case .server: "a server: unreachable, TLS, an HTTP error, no token"
         case .rejected: "declined at the signing agent's terminal"
         case .requestRefused: "a SEP-7 request's origin did not verify"
+        case .policyRefused: "policy check: a request would not be signed"
         case .usage: "a command line that does not parse; no network given"
         }
     }

@@ -66,7 +66,7 @@ struct KeystoreCommand: ParsableCommand {
     /// error): 60% of `--version`'s instructions.
     static let commands: [(names: [String], command: ParsableCommand.Type)] = [
         (["signup"], Signup.self), (["login"], Login.self), (["logout"], Logout.self), (["status"], Status.self),
-        (["agent"], Agent.self),
+        (["agent"], Agent.self), (["policy"], PolicyCommand.self),
         (["change-pin"], ChangePIN.self), (["export"], Export.self), (["list"], List.self), (["remove"], Remove.self),
         (["address", "whoami"], Address.self), (["sign"], Sign.self), (["sign-message"], SignMessage.self),
         (["sign-tx"], SignTx.self), (["sign-auth"], SignAuth.self), (["show-tx"], ShowTx.self),

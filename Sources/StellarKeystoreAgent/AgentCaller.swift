@@ -9,22 +9,42 @@ import StellarKeys
 package struct AgentCaller: CustomStringConvertible {
     let pid: Int32
     let executable: String
+    /// The executable's path as the kernel reports it, unescaped, for a policy's rules to match; nil when it
+    /// could not be read.
+    let executablePath: String?
+    /// From `SO_PEERCRED`; nil for a caller made without a connection.
+    let uid: UInt32?
     /// The caller and its parents up to its session leader; empty unless asked for (it costs two reads of /proc
     /// per process, which only a question to a person needs).
     let chain: CallerChain
     /// The connection, watched while a question is pending: a client that hangs up withdraws it.
     let socket: UnixSocket?
 
-    package init(pid: Int32) { self.init(pid: pid, withChain: false, socket: nil) }
+    package init(pid: Int32) { self.init(pid: pid, uid: nil, withChain: false, socket: nil) }
 
-    init(pid: Int32, withChain: Bool, socket: UnixSocket?) {
+    init(pid: Int32, uid: UInt32?, withChain: Bool, socket: UnixSocket?) {
         self.pid = pid
-        executable = Self.executable(of: pid).map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
+        self.uid = uid
+        executablePath = Self.executable(of: pid)
+        executable = executablePath.map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
         chain = withChain ? CallerChain(from: pid) : CallerChain(processes: [], isCut: false)
         self.socket = socket
     }
 
     package var description: String { "pid \(pid) \(executable)" }
+
+    /// The executables of the caller's parents, the nearest first, up to `CallerChain.longest` or a process whose
+    /// executable cannot be read (read when a policy's rule names parents; a parent that has exited ends it).
+    func parentExecutables() -> [String] {
+        var paths: [String] = []
+        var next = pid
+        while paths.count < CallerChain.longest, let stat = CallerChain.stat(of: next), stat.parent > 0,
+              let path = Self.executable(of: stat.parent) {
+            paths.append(path)
+            next = stat.parent
+        }
+        return paths
+    }
 
     static func executable(of pid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

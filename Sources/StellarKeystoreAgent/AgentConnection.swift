@@ -17,7 +17,7 @@ struct AgentConnection {
     init(agent: KeystoreAgent, socket: UnixSocket, peer: UnixSocket.Peer) {
         self.agent = agent
         self.socket = socket
-        caller = AgentCaller(pid: peer.pid, withChain: agent.options.confirm != nil, socket: socket)
+        caller = AgentCaller(pid: peer.pid, uid: peer.uid, withChain: agent.options.confirm != nil, socket: socket)
     }
 
     /// Entries hold what clients sent (names, addresses, reasons): escaped, so that none can forge a line.

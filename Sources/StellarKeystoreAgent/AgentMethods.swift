@@ -45,7 +45,7 @@ extension KeystoreAgent {
             return (.object([("address", .string(key.address))]), named(key))
         case .signPayload:
             let payload = try request.base64("payload") ?? { throw AgentRequest.Refusal(id: request.id, message: "'payload' is missing") }()
-            let (signature, key) = try signing(.payload(payload), for: try request.string("address"), by: peer)
+            let (signature, key) = try signing(.payload(payload), for: try request.string("address"), by: peer, as: PolicyFacts(kind: .payload))
             return signed(key, [("signature", .string(Base64.string(signature)))])
         case .signMessage:
             let text = try request.string("message")
@@ -54,13 +54,14 @@ extension KeystoreAgent {
                 throw AgentRequest.Refusal(id: request.id, message: "give exactly one of 'message' and 'messageBase64'")
             }
             let message = text.map { Array($0.utf8) } ?? base64 ?? []
-            let (signature, key) = try signing(.message(message), for: try request.string("address"), by: peer)
+            let (signature, key) = try signing(.message(message), for: try request.string("address"), by: peer, as: PolicyFacts(kind: .message))
             return signed(key, [("signedMessage", .string(Base64.string(signature)))])
         case .signTransaction:
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer)
+            let facts = PolicyFacts(kind: .transaction) { Outflow(of: envelope, from: $0) }
+            let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer, as: facts)
             return signed(key, [("signedTxXdr", .string(result.base64))])
         case .signAuthEntry:
             let authEntry = try request.requiredString("authEntry"), passphrase = try request.requiredString("networkPassphrase")
@@ -70,9 +71,10 @@ extension KeystoreAgent {
             let form = try request.string("signatureForm").map { text in
                 try P256SignatureForm(argument: text) ?? { throw AgentRequest.Refusal(id: request.id, message: "'signatureForm' is webauthn or secp256r1") }()
             } ?? .webAuthn
+            let facts = PolicyFacts(kind: .authEntry, isV1Authorization: preimage.boundAddress == nil) { Outflow(of: preimage, from: $0) }
             let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing,
                                                               p256Form: form),
-                                               for: try request.string("address"), by: peer)
+                                               for: try request.string("address"), by: peer, as: facts)
             return signed(key, [("signedAuthEntry", .string(Base64.string(signature)))])
         case .listKeys:
             let listed = heldKeys().map { key -> AgentJSON in
@@ -88,7 +90,8 @@ extension KeystoreAgent {
                              ("allowV1", .boolean(options.allowing.contains(.notAddressBound))),
                              ("socketActivated", .boolean(isSocketActivated)),
                              ("confirmScope", options.confirm == nil ? .null : .string(options.confirmationScope.rawValue)),
-                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout))]), "")
+                             ("confirmTimeout", options.confirm == nil ? .null : .integer(questionTimeout)),
+                             ("policy", try policyWindows())]), "")
         case .lock:
             return (.object([("removed", .integer(lockAll()))]), "")
         case .removeKey:
@@ -103,13 +106,25 @@ extension KeystoreAgent {
         }
     }
 
+    /// Each windowed limit of the policy's rules and what was spent in it; null without a policy.
+    private func policyWindows() throws -> AgentJSON {
+        guard let windows = options.policy else { return .null }
+        return .array(try windows.windows().map { window in
+            .object([("rule", .string(window.rule)), ("asset", .string(window.limit.asset)), ("window", .integer(window.limit.window ?? 0)),
+                     ("perWindow", .string(AgentPolicy.units(window.limit.perWindow ?? 0))), ("spent", .string(AgentPolicy.units(window.spent))),
+                     ("ask", .boolean(window.limit.ask))])
+        })
+    }
+
     /// `request` signed by the held key for `address`, through the conversation every signing path has, once:
     /// its review (every check that needs only the public key), then, when the agent asks its person, the
     /// review's summary as the question, then its approval. A request that fails its review, or needs a consent the
     /// agent was not started to give, is refused before anyone is asked. After a yes the key is looked up again:
     /// one removed, locked or expired while the question was open signs nothing (and dropping it withdrew the
     /// question already). Without a question nobody reads a summary, so none is made (`approveUnshown`).
-    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller) throws -> (Signed, HeldKey) {
+    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller,
+                                 as facts: PolicyFacts) throws -> (Signed, HeldKey) {
+        if let windows = options.policy { return try signing(request, for: address, by: peer, as: facts, under: windows) }
         guard asks(about: request.network) else {
             let key = try key(for: address, signing: true)
             return (try SigningKey(holding: key.signer).approveUnshown(request), key)
@@ -122,4 +137,78 @@ extension KeystoreAgent {
         _ = try self.key(for: key.address, signing: true)
         return (try review.approve { throw ReviewError.noPIN }.signed, key)
     }
+
+    /// `request` signed under the agent's policy: decided by the policy on what the agent decoded of it, under the
+    /// windows' lock, which records what an allowed request spends before it is signed; then signed through the
+    /// conversation every signing path has (its review's checks before its approval), so that nothing the review
+    /// refuses is signed, and a record whose signature was not made is taken back. A refusal is SEP-43's −4 with
+    /// the reason (`policy`), before any question. Over a limit that says `ask`, the agent's person is asked with
+    /// the reason above the review's summary; after a yes the decision is made again, under the lock, and recorded
+    /// (a hard limit reached meanwhile still refuses). An allowed request is signed without a summary
+    /// (`approveUnshown`, which reviews it as fully): nobody reads one.
+    private func signing<Signed>(_ request: SigningRequest<Signed>, for address: String?, by peer: AgentCaller, as facts: PolicyFacts,
+                                 under windows: PolicyWindows) throws -> (Signed, HeldKey) {
+        let key = try key(for: address, signing: false)
+        let question = try facts.request(for: key, network: request.network, by: peer, parents: windows.policy.namesParents)
+        var decision = try windows.decision(for: question)
+        let spending: PolicySpending
+        switch decision {
+        case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
+        case .allow(let spent):
+            do {
+                _ = try self.key(for: key.address, signing: true)
+                return (try SigningKey(holding: key.signer).approveUnshown(request), key)
+            } catch {
+                try? windows.takeBack(spent)
+                throw error
+            }
+        case .ask(let reason, _):
+            guard options.confirm != nil else { throw AgentError.refusedByPolicy(reason + " (and nobody is asked at this agent)") }
+            let review = try SigningKey(holding: key.signer).review(request)
+            if let needed = review.consentNeeded { throw needed.refusal }
+            try ask(about: key, network: request.network, lines: ["The policy asks: \(reason)."] + review.summary.text,
+                    isElided: review.summary.isElided, by: peer)
+            decision = try windows.decision(for: question, recordingAsk: true)
+            switch decision {
+            case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
+            case .allow(let spent), .ask(_, let spent): spending = spent
+            }
+            do {
+                _ = try self.key(for: key.address, signing: true)
+                return (try review.approve { throw ReviewError.noPIN }.signed, key)
+            } catch {
+                try? windows.takeBack(spending)
+                throw error
+            }
+        }
+    }
+}
+
+/// What a policy needs of a request beyond its caller and key: its kind, and what it moves out of the key's
+/// account, read from the request the agent decoded.
+struct PolicyFacts {
+    let kind: AgentPolicy.Kind
+    var isV1Authorization = false
+    var outflow: ((PublicKey) -> Outflow)? = nil
+
+    func request(for key: HeldKey, network: StellarNetwork?, by caller: AgentCaller, parents: Bool) throws -> PolicyRequest {
+        var counted: Outflow?
+        if let outflow {
+            // A key whose address is not an account (a P-256 smart-account signer) has no balance a rule could cap
+            // by its address.
+            guard let account = try? PublicKey(accountID: key.address) else {
+                throw AgentError.refusedByPolicy("what a request moves can be counted for an account G… only, not for \(key.address)")
+            }
+            counted = outflow(account)
+        }
+        return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
+                             caller: .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [],
+                                           uid: caller.uid),
+                             network: network, kind: kind, outflow: counted, isV1Authorization: isV1Authorization)
+    }
+}
+
+extension AgentPolicy {
+    /// Whether any rule names a caller's parents (only then is the chain read).
+    var namesParents: Bool { rules.contains { $0.callers?.contains { !$0.parents.isEmpty } ?? false } }
 }

@@ -53,6 +53,11 @@ public final class KeystoreAgent: @unchecked Sendable {
         public var allowing: AuthorizationRisks
         /// The TPM that P-256 keys handed to the agent live in (`addKey` with `tpmKey`); nil: none is taken.
         public var tpm: TPMSealer?
+        /// The policy every signing request is decided by, with the windows its rules spend from (docs/AGENT.md,
+        /// "Policies"); nil: none, and every request of the user's is signed (or asked about, with `confirm`).
+        /// With a policy, `confirm` is asked only where a rule's limit says `ask`: what a rule allows is signed
+        /// without a question, what none allows is refused without one.
+        public var policy: PolicyWindows?
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,

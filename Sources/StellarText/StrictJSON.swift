@@ -11,6 +11,9 @@ package enum StrictJSON {
         package let reason: String
         /// For a key that appears twice in one object: the key, and whether that object is the top-level one.
         package let repeatedKey: (name: String, atTop: Bool)?
+        /// The line (from 1) the reader had reached when it stopped, for a reader that points a person at the
+        /// place (a policy file); nil when not known.
+        package var line: Int?
         package init(_ reason: String, repeatedKey: (name: String, atTop: Bool)? = nil) {
             self.reason = reason
             self.repeatedKey = repeatedKey
@@ -98,7 +101,13 @@ package enum StrictJSON {
         reader.skipSpace()
         guard let first = reader.peek else { throw Violation("it is not valid JSON") }
         guard first == UInt8(ascii: "{") else { throw Violation("it is not a JSON object") }
-        let object = try reader.value(key: nil, depth: 0)
+        let object: Value
+        do {
+            object = try reader.value(key: nil, depth: 0)
+        } catch var violation as Violation {
+            violation.line = 1 + bytes[..<min(reader.index, bytes.count)].count { $0 == 0x0A }
+            throw violation
+        }
         reader.skipSpace()
         guard reader.index == bytes.count else { throw Violation("it has bytes after its JSON object") }
         return (object.object ?? [:], reader.repeatedKey)

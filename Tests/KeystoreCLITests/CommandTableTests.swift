@@ -22,7 +22,7 @@ import TestFixtures
 
     /// Every command's help, from the list, and the nested ones of strkey.
     static let helps = [""] + KeystoreCommand.commands.map { $0.names[0] } + ["strkey decode", "strkey encode"]
-        + ["agent start", "agent list", "agent remove", "agent lock", "agent stop"] + ["tpm-move target", "tpm-move wrap", "tpm-move import"]
+        + ["agent start", "agent list", "agent status", "agent remove", "agent lock", "agent stop"] + ["policy check"] + ["tpm-move target", "tpm-move wrap", "tpm-move import"]
 
     @Test(arguments: helps)
     func helpIsWhatArgumentParserPrints(_ command: String) throws {

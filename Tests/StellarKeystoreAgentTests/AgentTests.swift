@@ -33,12 +33,15 @@ final class RunningAgent: @unchecked Sendable {
     }
 
     init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
-         confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120, allowing: AuthorizationRisks = []) throws {
+         confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120, allowing: AuthorizationRisks = [],
+         policy: PolicyWindows? = nil) throws {
         let clock = clock, lines = logLines
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
-        agent = try KeystoreAgent(socketPath: directory.path + "/run/agent.sock", options: .init(
+        var options = KeystoreAgent.Options(
             ttl: ttl, idle: idle, confirm: confirm, confirmationScope: confirmationScope, confirmationTimeout: confirmationTimeout,
-            log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1, allowing: allowing))
+            log: { lines.append($0) }, now: { clock.now }, requestTimeout: 1, allowing: allowing)
+        options.policy = policy
+        agent = try KeystoreAgent(socketPath: directory.path + "/run/agent.sock", options: options)
         let agent = agent, done = done
         Thread.detachNewThread {
             agent.run()

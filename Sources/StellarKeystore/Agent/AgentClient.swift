@@ -81,6 +81,18 @@ public final class AgentClient: Sendable {
         public let allowsV1: Bool
         /// It serves a socket a service manager passed it (`KeystoreAgent.isSocketActivated`).
         public let isSocketActivated: Bool
+        /// Each windowed limit of its policy's rules, with what was spent in it; nil when it has no policy.
+        public let policyWindows: [PolicyWindow]?
+    }
+
+    /// One rule's rolling window for one asset, as `status` reports it: amounts in the asset's units, as decimal
+    /// strings ("96.5"), the window in seconds.
+    public struct PolicyWindow: Sendable, Equatable {
+        public let rule, asset: String
+        public let window: Int
+        public let perWindow, spent: String
+        /// Going over it asks the agent's person rather than refuses.
+        public let asks: Bool
     }
 
     public func status() throws -> Status {
@@ -90,7 +102,17 @@ public final class AgentClient: Sendable {
               case .boolean(let confirms)? = result["confirm"] else { throw AgentError.badAnswer("status lacks keys or confirm") }
         return Status(pid: Int(pid), keys: keys, ttl: result["ttl"]?.integer(as: Int.self), idle: result["idle"]?.integer(as: Int.self),
                       confirms: confirms, allowsV1: result["allowV1"] == .boolean(true),
-                      isSocketActivated: result["socketActivated"] == .boolean(true))
+                      isSocketActivated: result["socketActivated"] == .boolean(true), policyWindows: try Self.policyWindows(result["policy"]))
+    }
+
+    private static func policyWindows(_ value: StrictJSON.Value?) throws -> [PolicyWindow]? {
+        guard case .array(let items)? = value else { return nil }
+        return try items.map { item in
+            guard let window = item.object, let rule = window["rule"]?.string, let asset = window["asset"]?.string,
+                  let seconds = window["window"]?.integer(as: Int.self), let cap = window["perWindow"]?.string,
+                  let spent = window["spent"]?.string else { throw AgentError.badAnswer("a policy window lacks one of rule, asset, window, perWindow, spent") }
+            return PolicyWindow(rule: rule, asset: asset, window: seconds, perWindow: cap, spent: spent, asks: window["ask"] == .boolean(true))
+        }
     }
 
     /// One key an agent holds, as `listKeys` reports it.
@@ -331,6 +353,13 @@ public final class AgentClient: Sendable {
             let code = error["code"]?.integer(as: Int.self) ?? AgentProtocol.ErrorCode.internal.rawValue
             let message = error["message"]?.string ?? "no message"
             if error["data"]?.object?["reason"]?.string == "no-key" { throw address.map(AgentError.keyNotHeld) ?? AgentError.noKeys }
+            if code == AgentProtocol.ErrorCode.rejected.rawValue, error["data"]?.object?["reason"]?.string == "policy" {
+                // The agent's own words, "The agent's policy refused it: <reason>.", said once.
+                var reason = Substring(message)
+                if reason.hasPrefix(AgentError.policyRefusalPrefix) { reason = reason.dropFirst(AgentError.policyRefusalPrefix.count) }
+                if reason.hasSuffix(".") { reason = reason.dropLast() }
+                throw AgentError.refusedByPolicy(String(reason))
+            }
             if code == AgentProtocol.ErrorCode.rejected.rawValue {
                 throw AgentError.rejected(AgentError.Rejection(wireReason: error["data"]?.object?["reason"]?.string))
             }

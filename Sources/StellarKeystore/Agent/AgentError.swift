@@ -43,6 +43,8 @@ public enum AgentError: KeystoreError, Equatable {
     /// The listening socket the service manager passed (`InheritedSocket`) is not one the agent serves, and why;
     /// no connection was accepted on it.
     case inheritedSocketRefused(String)
+    /// The agent's policy does not allow the request: the reason names the rule and the limit.
+    case refusedByPolicy(String)
 
     /// Why a request that needed a person's yes did not get one.
     public enum Rejection: Sendable, Equatable {
@@ -156,14 +158,19 @@ public enum AgentError: KeystoreError, Equatable {
             "The agent at \(TerminalText.escaped(path, limit: nil)) did not stop."
         case .inheritedSocketRefused(let reason):
             "Refusing the socket passed by the service manager: \(reason)."
+        case .refusedByPolicy(let reason):
+            Self.policyRefusalPrefix + TerminalText.escaped(reason, limit: 300) + "."
         }
     }
+
+    /// How a policy's refusal begins, which a client takes off the message it gets to keep the reason alone.
+    package static let policyRefusalPrefix = "The agent's policy refused it: "
 
     /// The SEP-43 code an agent answers with.
     package var code: AgentProtocol.ErrorCode {
         switch self {
         case .keyNotHeld, .identityNotHeld, .noKeys, .severalKeys, .refused, .badAnswer, .seedRefused: .invalidRequest
-        case .rejected: .rejected
+        case .rejected, .refusedByPolicy: .rejected
         default: .internal
         }
     }
@@ -173,6 +180,7 @@ public enum AgentError: KeystoreError, Equatable {
         switch self {
         case .keyNotHeld, .identityNotHeld, .noKeys: "no-key"
         case .rejected(let why): why.wireReason
+        case .refusedByPolicy: "policy"
         default: nil
         }
     }

@@ -219,7 +219,7 @@ package enum AtomicFile {
 
     /// Opens (creating if need be) the lock file at `path` without following a symbolic link or blocking on a
     /// FIFO planted there; returns the descriptor, or -1 with errno set.
-    static func openLock(_ path: String, writing: Bool) throws -> Int32 {
+    package static func openLock(_ path: String, writing: Bool) throws -> Int32 {
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         if fd < 0 && !writing && (errno == EACCES || errno == EROFS) { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         if fd < 0 {

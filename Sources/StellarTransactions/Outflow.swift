@@ -1,0 +1,353 @@
+import StellarKeys
+
+/// What one signing request moves out of one account's balances, read from the decoded request itself (never from a
+/// caller's description of it), so that a policy can cap it. The account is the signing key's address `G…`; a muxed
+/// `M…` address resolves to its `G…`.
+///
+/// For a transaction, an operation is the account's when its source (the operation's own, else the
+/// transaction's) is the account. Counted, per asset, in stroops:
+/// - `payment`: its amount; `pathPaymentStrictReceive`: its send maximum; `pathPaymentStrictSend`: its send amount;
+///   `createAccount`: its starting balance (native); `createClaimableBalance`: its amount;
+/// - `manageSellOffer` and `createPassiveSellOffer`: the amount offered of the asset sold (0 deletes an offer);
+///   `manageBuyOffer`: the most it can sell, `ceil(buyAmount × n / d)` of the asset sold;
+/// - a contract call `transfer(from, to, amount)` with `from` the account (SEP-41's signature, whatever the
+///   contract): `amount` of the asset `C…` that the contract is (a classic asset's Stellar Asset Contract is matched
+///   by `StellarAssetContract.id(of:on:)`);
+/// - the fee the account pays: a transaction's fee when it is the source, a fee bump's outer fee when it is the
+///   fee source (the inner fee is then not charged to anyone).
+///
+/// Not countable (`uncountable` says why), because what they move is not in the request: `accountMerge` (the
+/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), a contract call other than
+/// `transfer` that the account authorizes (its authorization lets the contract move what it holds for the
+/// account), and any amount that cannot be read as one (negative, a price with a zero denominator). Operations
+/// that move nothing out of the account count 0; sums past `Int64.max` stay at `Int64.max`.
+public struct Outflow: Sendable, Equatable {
+    /// A contract function called, or authorized, by the request.
+    public struct Call: Sendable, Hashable {
+        /// `C…`.
+        public let contract: String
+        public let function: String
+    }
+
+    /// Stroops (the asset's units at 7 decimals) by asset: `native`, `CODE:ISSUER`, or a contract's `C…`.
+    public private(set) var amounts: [String: Int64] = [:]
+    /// Where the account's operations send what they move (accounts `G…`, muxed ones resolved, and contracts
+    /// `C…`), in order, each once.
+    public private(set) var destinations: [String] = []
+    /// The operation types of the transaction (all of them, the account's or not, since one signature signs them
+    /// all), in order, each once, named as in the XDR (`payment`, `invokeHostFunction`, …); empty for an
+    /// authorization.
+    public private(set) var operations: [String] = []
+    /// Every contract function the request calls or authorizes, in order, each once.
+    public private(set) var calls: [Call] = []
+    /// The fee charged to the account, in stroops (0 when another account pays it); included in `amounts`.
+    public private(set) var fee: Int64 = 0
+    /// The transaction's time bounds (0 for no bound), nil when it has none; always nil for an authorization.
+    public private(set) var timeBounds: (min: UInt64, max: UInt64)?
+    /// Why what the request moves out cannot be counted, one reason a line; empty when it can.
+    public private(set) var uncountable: [String] = []
+
+    public var isCountable: Bool { uncountable.isEmpty }
+
+    public static func == (a: Outflow, b: Outflow) -> Bool {
+        a.amounts == b.amounts && a.destinations == b.destinations && a.operations == b.operations && a.calls == b.calls
+            && a.fee == b.fee && a.timeBounds?.min == b.timeBounds?.min && a.timeBounds?.max == b.timeBounds?.max
+            && a.uncountable == b.uncountable
+    }
+
+    /// What `envelope` moves out of `account`'s balances.
+    public init(of envelope: TransactionEnvelope, from account: PublicKey) {
+        let me = account.rawRepresentation
+        let inner: XDR.Transaction?
+        switch envelope.decoded {
+        case .v0(let tx):
+            if tx.sourceAccountEd25519.value == me { addFee(Int64(tx.fee)) }
+            timeBounds = tx.timeBounds.map { ($0.minTime, $0.maxTime) }
+            add(tx.operations, source: tx.sourceAccountEd25519.value, account: me)
+            inner = nil
+        case .v1(let tx):
+            if Self.key(tx.sourceAccount) == me { addFee(Int64(tx.fee)) }
+            inner = tx
+        case .feeBump(let bump):
+            if Self.key(bump.feeSource) == me { addFee(bump.fee) }
+            guard case .v1(let wrapped) = bump.innerTx else { inner = nil; break }
+            inner = wrapped.tx
+        }
+        if let tx = inner {
+            switch tx.cond {
+            case .none: timeBounds = nil
+            case .timeBounds(let bounds): timeBounds = (bounds.minTime, bounds.maxTime)
+            case .v2(let conditions): timeBounds = conditions.timeBounds.map { ($0.minTime, $0.maxTime) }
+            }
+            add(tx.operations, source: Self.key(tx.sourceAccount), account: me)
+        }
+    }
+
+    /// What `preimage` authorizes to move out of `account`'s balances: every invocation of its tree is signed
+    /// for the account (an entry signs for its credentials' address).
+    public init(of preimage: AuthorizationPreimage, from account: PublicKey) {
+        add(authorized: preimage.invocation, account: account.rawRepresentation)
+    }
+
+    // MARK: Counting
+
+    private mutating func add(_ operations: [XDR.Operation], source: [UInt8], account me: [UInt8]) {
+        for operation in operations {
+            let type = Self.name(of: operation.body)
+            if !self.operations.contains(type) { self.operations.append(type) }
+            guard (operation.sourceAccount.map(Self.key) ?? source) == me else {
+                // Another account's operation moves nothing of this one's, but a contract it calls is still listed:
+                // a rule's contracts decide what a signature may be part of.
+                if case .invokeHostFunctionOp(let op) = operation.body, case .invokeContract(let call) = op.hostFunction { addCall(call) }
+                continue
+            }
+            switch operation.body {
+            case .paymentOp(let op):
+                add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
+            case .pathPaymentStrictReceiveOp(let op):
+                add(op.sendMax, of: op.sendAsset, to: Self.account(op.destination), as: type)
+            case .pathPaymentStrictSendOp(let op):
+                add(op.sendAmount, of: op.sendAsset, to: Self.account(op.destination), as: type)
+            case .createAccountOp(let op):
+                add(op.startingBalance, of: .native, to: SummaryText.account(op.destination), as: type)
+            case .createClaimableBalanceOp(let op):
+                add(op.amount, of: op.asset, to: nil, as: type)
+                for case .v0(let claimant) in op.claimants { addDestination(SummaryText.account(claimant.destination)) }
+            case .manageSellOfferOp(let op):
+                add(op.amount, of: op.selling, to: nil, as: type)
+            case .createPassiveSellOfferOp(let op):
+                add(op.amount, of: op.selling, to: nil, as: type)
+            case .manageBuyOfferOp(let op):
+                guard op.buyAmount >= 0, op.price.n >= 0, op.price.d > 0 else {
+                    uncountable.append("\(type): an amount or price that is not one")
+                    continue
+                }
+                // ceil(buyAmount × n / d), in 128 bits: the product of two 63-bit numbers fits, the quotient may not.
+                let (product, divisor) = (Int128(op.buyAmount) * Int128(op.price.n), Int128(op.price.d))
+                let most = (product + divisor - 1) / divisor
+                add(most > Int128(Int64.max) ? Int64.max : Int64(most), of: op.selling, to: nil, as: type)
+            case .destination(let destination):
+                uncountable.append("accountMerge moves the account's whole balance")
+                addDestination(Self.account(destination))
+            case .liquidityPoolDepositOp:
+                uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
+            case .invokeHostFunctionOp(let op):
+                add(op, account: me)
+            default:
+                break
+            }
+        }
+    }
+
+    /// A host function the account's operation invokes: the contract call it makes (a `transfer` from the account
+    /// counted), and the authorization entries it carries for the account. An entry whose tree is exactly the call
+    /// already counted adds nothing; any other tree is counted as a signed authorization is.
+    private mutating func add(_ op: XDR.InvokeHostFunctionOp, account me: [UInt8]) {
+        var root: XDR.InvokeContractArgs?
+        if case .invokeContract(let call) = op.hostFunction {
+            root = call
+            addCall(call)
+            if case .transfer(let transfer) = Self.token(call, from: me), let transfer { add(transfer) }
+        }
+        for entry in op.auth {
+            let forMe: Bool
+            switch entry.credentials {
+            case .sourceAccount: forMe = true  // the operation's source, which is the account
+            case .address(let credentials), .addressV2(let credentials): forMe = Self.key(credentials.address) == me
+            case .addressWithDelegates(let credentials): forMe = Self.key(credentials.addressCredentials.address) == me
+            }
+            guard forMe else { continue }
+            let invocation = entry.rootInvocation
+            // The authorization of the very transfer the operation makes: counted once, above.
+            if let root, invocation.subInvocations.isEmpty, case .contractFn(let authorized) = invocation.function,
+               case .transfer = Self.token(root, from: me), Self.same(authorized, root) {
+                continue
+            }
+            add(authorized: invocation, account: me)
+        }
+    }
+
+    /// Every invocation of an authorized tree: a `transfer` from the account is counted (one from another
+    /// address moves nothing of the account's); any other contract call is listed, and cannot be counted, since
+    /// the account's authorization lets it move what it holds for the account. Creating a contract moves nothing
+    /// out.
+    private mutating func add(authorized invocation: XDR.SorobanAuthorizedInvocation, account me: [UInt8]) {
+        if case .contractFn(let call) = invocation.function {
+            addCall(call)
+            if case .transfer(let transfer) = Self.token(call, from: me) {
+                if let transfer { add(transfer) }
+            } else {
+                let function = String(decoding: call.functionName.value, as: UTF8.self)
+                let reason = "\(SummaryText.address(call.contractAddress)).\(function) is authorized and is not a transfer"
+                if !uncountable.contains(reason) { uncountable.append(reason) }
+            }
+        }
+        for sub in invocation.subInvocations { add(authorized: sub, account: me) }
+    }
+
+    private struct Transfer { let contract, to: String; let amount: Int64? }
+    private enum TokenCall {
+        /// SEP-41's `transfer`; nil when it is from another address.
+        case transfer(Transfer?)
+        case other
+    }
+
+    /// `call` as SEP-41's `transfer(from: Address, to: Address, amount: i128)`, from the account or not. An amount
+    /// below zero is nil (what it moves is not one a cap can count); one past `Int64.max` is `Int64.max` (more
+    /// than any cap).
+    private static func token(_ call: XDR.InvokeContractArgs, from me: [UInt8]) -> TokenCall {
+        guard call.functionName.value == Array("transfer".utf8), call.args.count == 3,
+              case .address(let from) = call.args[0], case .address(let to) = call.args[1],
+              case .i128(let amount) = call.args[2] else { return .other }
+        guard key(from) == me else { return .transfer(nil) }
+        let value: Int64? = if amount.hi == 0 { amount.lo > UInt64(Int64.max) ? .max : Int64(amount.lo) } else if amount.hi > 0 { .max } else { nil }
+        return .transfer(Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value))
+    }
+
+    private mutating func add(_ transfer: Transfer) {
+        guard let amount = transfer.amount else {
+            uncountable.append("a transfer on \(transfer.contract) of an amount below zero")
+            return
+        }
+        add(amount, asset: transfer.contract)
+        addDestination(transfer.to)
+    }
+
+    private static func same(_ a: XDR.InvokeContractArgs, _ b: XDR.InvokeContractArgs) -> Bool {
+        SummaryText.address(a.contractAddress) == SummaryText.address(b.contractAddress) && a.functionName.value == b.functionName.value
+            && a.args.map(SCValText.exact) == b.args.map(SCValText.exact)
+    }
+
+    private mutating func add(_ amount: Int64, of asset: XDR.Asset, to destination: String?, as type: String) {
+        guard amount >= 0 else {
+            uncountable.append("\(type): an amount below zero")
+            return
+        }
+        add(amount, asset: Self.name(of: asset))
+        if let destination { addDestination(destination) }
+    }
+
+    private mutating func add(_ amount: Int64, asset: String) {
+        guard amount != 0 else { return }  // a deleted offer, a zero fee: nothing moves
+        let (sum, overflow) = amounts[asset, default: 0].addingReportingOverflow(amount)
+        amounts[asset] = overflow ? .max : sum
+    }
+
+    private mutating func addFee(_ value: Int64) {
+        fee = max(value, 0)
+        add(fee, asset: "native")
+    }
+
+    private mutating func addDestination(_ destination: String) {
+        if !destinations.contains(destination) { destinations.append(destination) }
+    }
+
+    private mutating func addCall(_ call: XDR.InvokeContractArgs) {
+        let call = Call(contract: SummaryText.address(call.contractAddress), function: String(decoding: call.functionName.value, as: UTF8.self))
+        if !calls.contains(call) { calls.append(call) }
+    }
+
+    // MARK: Names
+
+    /// `native` or `CODE:ISSUER`.
+    static func name(of asset: XDR.Asset) -> String {
+        switch asset {
+        case .native: "native"
+        case .alphaNum4(let credit): SummaryText.credit(credit.assetCode.value, credit.issuer)
+        case .alphaNum12(let credit): SummaryText.credit(credit.assetCode.value, credit.issuer)
+        }
+    }
+
+    private static func key(_ account: XDR.MuxedAccount) -> [UInt8] {
+        switch account {
+        case .ed25519(let raw): raw.value
+        case .med25519(let muxed): muxed.ed25519.value
+        }
+    }
+
+    /// The account key of an address (a muxed one resolved); nil for a contract or another kind.
+    private static func key(_ address: XDR.SCAddress) -> [UInt8]? {
+        switch address {
+        case .accountId(.ed25519(let raw)): raw.value
+        case .muxedAccount(let muxed): muxed.ed25519.value
+        default: nil
+        }
+    }
+
+    /// `G…` for an account, muxed or not.
+    private static func account(_ account: XDR.MuxedAccount) -> String { SummaryText.strKey(.accountID, key(account)) }
+
+    /// `G…` for an account, muxed or not, `C…` for a contract.
+    private static func address(_ address: XDR.SCAddress) -> String {
+        key(address).map { SummaryText.strKey(.accountID, $0) } ?? SummaryText.address(address)
+    }
+
+    /// The operation type as the XDR names it, in camel case: `payment`, `pathPaymentStrictSend`.
+    static func name(of body: XDR.OperationBody) -> String {
+        switch body {
+        case .createAccountOp: "createAccount"
+        case .paymentOp: "payment"
+        case .pathPaymentStrictReceiveOp: "pathPaymentStrictReceive"
+        case .manageSellOfferOp: "manageSellOffer"
+        case .createPassiveSellOfferOp: "createPassiveSellOffer"
+        case .setOptionsOp: "setOptions"
+        case .changeTrustOp: "changeTrust"
+        case .allowTrustOp: "allowTrust"
+        case .destination: "accountMerge"
+        case .inflation: "inflation"
+        case .manageDataOp: "manageData"
+        case .bumpSequenceOp: "bumpSequence"
+        case .manageBuyOfferOp: "manageBuyOffer"
+        case .pathPaymentStrictSendOp: "pathPaymentStrictSend"
+        case .createClaimableBalanceOp: "createClaimableBalance"
+        case .claimClaimableBalanceOp: "claimClaimableBalance"
+        case .beginSponsoringFutureReservesOp: "beginSponsoringFutureReserves"
+        case .endSponsoringFutureReserves: "endSponsoringFutureReserves"
+        case .revokeSponsorshipOp: "revokeSponsorship"
+        case .clawbackOp: "clawback"
+        case .clawbackClaimableBalanceOp: "clawbackClaimableBalance"
+        case .setTrustLineFlagsOp: "setTrustLineFlags"
+        case .liquidityPoolDepositOp: "liquidityPoolDeposit"
+        case .liquidityPoolWithdrawOp: "liquidityPoolWithdraw"
+        case .invokeHostFunctionOp: "invokeHostFunction"
+        case .extendFootprintTTLOp: "extendFootprintTtl"
+        case .restoreFootprintOp: "restoreFootprint"
+        }
+    }
+
+    /// Every operation type's name, as `operations` gives them (a policy refuses a name that is not one).
+    public static let operationNames = [
+        "createAccount", "payment", "pathPaymentStrictReceive", "manageSellOffer", "createPassiveSellOffer", "setOptions",
+        "changeTrust", "allowTrust", "accountMerge", "inflation", "manageData", "bumpSequence", "manageBuyOffer",
+        "pathPaymentStrictSend", "createClaimableBalance", "claimClaimableBalance", "beginSponsoringFutureReserves",
+        "endSponsoringFutureReserves", "revokeSponsorship", "clawback", "clawbackClaimableBalance", "setTrustLineFlags",
+        "liquidityPoolDeposit", "liquidityPoolWithdraw", "invokeHostFunction", "extendFootprintTtl", "restoreFootprint",
+    ]
+}
+
+/// The contract a classic asset has on a network (its Stellar Asset Contract): the id is fixed by the asset and the
+/// network, so a cap on `USDC:G…` also caps a `transfer` on its contract.
+public enum StellarAssetContract {
+    /// `C…` for `native` or `CODE:ISSUER` on `network`; nil when `asset` is neither.
+    /// SHA-256 of the `HashIDPreimage` `ENVELOPE_TYPE_CONTRACT_ID` (8): network ID, `CONTRACT_ID_PREIMAGE_FROM_ASSET`
+    /// (1), the asset's XDR.
+    public static func id(of asset: String, on network: StellarNetwork) -> String? {
+        guard let xdr = assetXDR(asset) else { return nil }
+        let preimage: [UInt8] = [0, 0, 0, 8] + network.id + [0, 0, 0, 1] + xdr
+        let hash = preimage.withUnsafeBytes { Sodium.sha256($0) }
+        return SummaryText.strKey(.contract, hash)
+    }
+
+    /// An `Asset`'s XDR from `native` or `CODE:ISSUER` (a code of 1 to 4 letters and digits is `alphanum4`, of 5
+    /// to 12 `alphanum12`, as the network reads them).
+    static func assetXDR(_ asset: String) -> [UInt8]? {
+        if asset == "native" { return [0, 0, 0, 0] }
+        let parts = asset.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let issuer = try? StrKey(String(parts[1]), as: .accountID) else { return nil }
+        let code = Array(parts[0].utf8)
+        guard (1...12).contains(code.count),
+              code.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) else { return nil }
+        let width = code.count <= 4 ? 4 : 12
+        return [0, 0, 0, width == 4 ? 1 : 2] + code + [UInt8](repeating: 0, count: width - code.count) + [0, 0, 0, 0] + issuer.payload
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TestFixtures
+import StellarKeystore
+import StellarKeys
+import StellarTransactions
+
+/// `agent start --policy`: a window survives the agent's kill -9, since it is kept beside the vaults.
+@Suite struct AgentPolicyCLITests {
+    struct Envelope: Decodable { let name, envelope, passphrase: String }
+    struct File: Decodable { let envelopes: [Envelope] }
+
+    static func signTransaction(_ socket: String, _ envelope: Envelope) throws -> String {
+        do {
+            _ = try AgentClient(socketPath: socket).call(.signTransaction, [("xdr", .string(envelope.envelope)),
+                                                                            ("networkPassphrase", .string(envelope.passphrase))])
+            return "signed"
+        } catch AgentError.refusedByPolicy(let reason) {
+            return reason
+        }
+    }
+
+    @Test func aKilledAgentKeepsWhatItsRulesSpent() throws {
+        let envelopes = try Fixtures.load(File.self, "tx-envelopes.json").envelopes
+        let payments = try ["payment 0 (testnet)", "payment 12 (testnet)", "payment 24 (testnet)"].map { name in
+            try #require(envelopes.first { $0.name == name })
+        }
+        // What the first two move out of the golden key's account, fee included: the cap.
+        let account = try PublicKey(accountID: KeystoreHome.golden.address)
+        let moved = try payments.map { try #require(Outflow(of: try TransactionEnvelope(base64: $0.envelope), from: account).amounts["native"]) }
+        let cap = moved[0] + moved[1]
+        let units = "\(cap / 10_000_000).\(String(repeating: "0", count: 7 - String(cap % 10_000_000).count))\(cap % 10_000_000)"
+        let home = try AgentHome()
+        let policy = home.home.path + "/policy.json"
+        try Data("""
+            {"version": 1, "rules": [{"name": "payments", "networks": ["testnet"], "kinds": ["transaction"],
+              "limits": [{"asset": "native", "perWindow": "\(units)", "window": "24h"}]}]}
+            """.utf8).write(to: URL(fileURLWithPath: policy))
+        chmod(policy, 0o600)
+        var agent = try home.startInForeground(["--policy", policy])
+        try home.addGolden()
+        #expect(try Self.signTransaction(home.socket, payments[0]) == "signed")
+        _ = try home.stop(agent, with: SIGKILL)
+
+        agent = try home.startInForeground(["--policy", policy])
+        try home.addGolden()
+        let refused = try Self.signTransaction(home.socket, payments[2])
+        #expect(refused.contains("rule payments: over") && refused.contains("per 24h"), "\(refused)")
+        #expect(try Self.signTransaction(home.socket, payments[1]) == "signed")
+        let status = try home.keystore().run(["agent", "status"], timeout: 20)
+        #expect(status.stdout.contains("rule payments: "), "\(status.stdout)")
+        _ = try home.stop(agent)
+    }
+}

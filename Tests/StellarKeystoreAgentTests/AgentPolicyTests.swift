@@ -1,0 +1,277 @@
+import Foundation
+import Testing
+import TestFixtures
+@testable import StellarKeys
+@testable import StellarTransactions
+@testable import StellarKeystore
+@testable import StellarKeystoreAgent
+
+/// Policies: the strict reading of the file, the decision on a request, and the windows kept beside the vaults.
+@Suite struct AgentPolicyTests {
+    static let payee = "GBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7DWXN"
+    static let issuer = "GCFIOX77D2ZYIUKXPLGVV7XEAVCWK2G5PSE6BEEGHICVPPD26SPRPPVB"
+    static let contract = "CA3D5KRYM6CB7OWQ6TWYRR3Z4T7GNZLKERYNZGGA5SOAOPIFY6YQGAXE"
+
+    static func policy(_ text: String) throws -> AgentPolicy { try AgentPolicy(json: Array(text.utf8)) }
+
+    /// The fault a file is refused for.
+    static func refusal(_ text: String) -> PolicyError? {
+        do {
+            _ = try policy(text)
+            return nil
+        } catch {
+            return error as? PolicyError
+        }
+    }
+
+    static func rule(_ members: String) -> String { "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"]\(members)}]}" }
+
+    // MARK: Reading
+
+    @Test func theDocumentedExamplesParse() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/examples").standardized
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("policy-") && $0.hasSuffix(".json") }
+        #expect(names.count == 3)
+        for name in names {
+            let policy = try AgentPolicy(json: Array(try Data(contentsOf: directory.appendingPathComponent(name))))
+            #expect(!policy.rules.isEmpty, "\(name)")
+        }
+    }
+
+    @Test func amountsAreDecimalStringsOfSevenDecimalsAtMost() {
+        #expect(AgentPolicy.stroops("100") == 1_000_000_000)
+        #expect(AgentPolicy.stroops("0.5") == 5_000_000)
+        #expect(AgentPolicy.stroops("0.0000001") == 1)
+        #expect(AgentPolicy.stroops("922337203685.4775807") == Int64.max)
+        for bad in ["922337203685.4775808", "99999999999999999999", "-1", "1.", ".5", "0.00000001", "1e3", "", "1,5", " 1", "+1", "１"] {
+            #expect(AgentPolicy.stroops(bad) == nil, "\(bad)")
+        }
+        #expect(AgentPolicy.units(965_000_000) == "96.5")
+        #expect(AgentPolicy.units(1_000_000_000) == "100")
+        #expect(AgentPolicy.seconds("24h") == 86_400)
+        #expect(AgentPolicy.seconds("7d") == 604_800)
+        for bad in ["0h", "367d", "1y", "h", "-1h", "1.5h", "99999999999999999999s"] { #expect(AgentPolicy.seconds(bad) == nil, "\(bad)") }
+    }
+
+    @Test func hostileFilesAreRefusedWithTheField() {
+        // A key given twice: two readers could read two different policies.
+        let twice = "{\"version\": 1,\n \"rules\": [{\"name\": \"a\",\n \"kinds\": [\"transaction\"], \"name\": \"b\"}]}"
+        guard case .invalid(nil, let line?, let reason)? = Self.refusal(twice) else { Issue.record("a repeated key was taken"); return }
+        #expect(line == 3)
+        #expect(reason.contains("'name' appears twice"))
+        let cases: [(String, String)] = [
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"-5\", \"window\": \"24h\"}]"), "rules[0].limits[0].perWindow"),
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"99999999999999999999\", \"window\": \"24h\"}]"), "rules[0].limits[0].perWindow"),
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": 100, \"window\": \"24h\"}]"), "rules[0].limits[0].perWindow"),
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"1.00000001\", \"window\": \"24h\"}]"), "rules[0].limits[0].perWindow"),
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"100\"}]"), "rules[0].limits[0].window"),
+            (Self.rule(", \"limits\": [{\"asset\": \"native\", \"perDay\": \"100\"}]"), "rules[0].limits[0].perDay"),
+            (Self.rule(", \"limits\": [{\"asset\": \"DOGE\", \"perRequest\": \"1\"}]"), "rules[0].limits[0].asset"),
+            (Self.rule(", \"spendCap\": \"100\""), "rules[0].spendCap"),
+            (Self.rule(", \"identities\": []"), "rules[0].identities"),
+            (Self.rule(", \"networks\": [\"moonnet\"]"), "rules[0].networks[0]"),
+            (Self.rule(", \"operations\": [\"payment\", \"teleport\"]"), "rules[0].operations[1]"),
+            (Self.rule(", \"destinations\": [\"GAAAA\"]"), "rules[0].destinations[0]"),
+            (Self.rule(", \"callers\": [{\"executable\": \"bot\"}]"), "rules[0].callers[0].executable"),
+            (Self.rule(", \"callers\": [{\"executable\": \"/bin/bot\", \"uid\": -1}]"), "rules[0].callers[0].uid"),
+            (Self.rule(", \"maxFee\": \"0.1\", \"expiresWithin\": \"400d\""), "rules[0].expiresWithin"),
+            ("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\", \"telepathy\"]}]}", "rules[0].kinds[1]"),
+            ("{\"version\": 1, \"rules\": [{\"name\": \"r\"}]}", "rules[0].kinds"),
+            ("{\"version\": 1, \"rules\": []}", "rules"),
+            ("{\"version\": 2, \"rules\": [{\"name\": \"r\", \"kinds\": [\"payload\"]}]}", "version"),
+            ("{\"rules\": [{\"name\": \"r\", \"kinds\": [\"payload\"]}]}", "version"),
+            ("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"payload\"]}, {\"name\": \"r\", \"kinds\": [\"message\"]}]}", "rules[1].name"),
+            ("{\"version\": 1, \"rules\": [{\"name\": \"a b\", \"kinds\": [\"payload\"]}]}", "rules[0].name"),
+        ]
+        for (text, field) in cases {
+            guard case .invalid(let named, _, _)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }
+            #expect(named == field, "\(text)")
+        }
+        #expect(Self.refusal(Self.rule(", \"maxFee\": \"0.1\"")) == nil)
+    }
+
+    @Test func aFileAnotherUserCouldWriteIsNotRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/policy.json"
+        try Data(Self.rule("").utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o644)
+        #expect(try AgentPolicy(contentsOf: path).rules.count == 1)
+        for mode: mode_t in [0o664, 0o646] {
+            chmod(path, mode)
+            #expect(throws: PolicyError.unsafeFile(path)) { try AgentPolicy(contentsOf: path) }
+        }
+        chmod(path, 0o600)
+        symlink(path, directory + "/link.json")
+        #expect(throws: PolicyError.unsafeFile(directory + "/link.json")) { try AgentPolicy(contentsOf: directory + "/link.json") }
+        mkfifo(directory + "/fifo.json", 0o600)
+        #expect(throws: PolicyError.unsafeFile(directory + "/fifo.json")) { try AgentPolicy(contentsOf: directory + "/fifo.json") }
+    }
+
+    // MARK: Deciding
+
+    static let bot = PolicyRequest.Caller(executable: "/usr/local/bin/payout-bot", parents: ["/usr/bin/bash", "/usr/lib/systemd/systemd"], uid: 1000)
+
+    static func outflow(_ text: String, from account: String = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR") throws -> Outflow {
+        Outflow(of: try TransactionEnvelope(base64: text), from: try PublicKey(accountID: account))
+    }
+
+    static func request(_ outflow: Outflow?, kind: AgentPolicy.Kind = .transaction, caller: PolicyRequest.Caller = bot,
+                        network: StellarNetwork = .testnet) -> PolicyRequest {
+        PolicyRequest(identityName: "payouts", identityAddress: "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR", caller: caller,
+                      network: network, kind: kind, outflow: outflow)
+    }
+
+    /// The envelopes of fixtures/tx-envelopes.json that the fixture signer sends from: a 1 XLM payment.
+    static func signersPayment() throws -> Outflow {
+        struct Envelope: Decodable { let name, envelope: String; let alreadySigned: Bool? }
+        struct File: Decodable { let envelopes: [Envelope] }
+        let file = try Fixtures.load(File.self, "tx-envelopes.json")
+        let envelope = try #require(file.envelopes.first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") })
+        return try outflow(envelope.envelope)
+    }
+
+    @Test func theFirstMatchingRuleDecidesAndNoneIsARefusal() throws {
+        let policy = try Self.policy("""
+            {"version": 1, "rules": [
+              {"name": "signing-in", "kinds": ["message"], "callers": [{"executable": "/usr/bin/login-helper"}]},
+              {"name": "payouts", "identities": ["payouts"], "kinds": ["transaction", "message"], "networks": ["testnet"],
+               "callers": [{"executable": "/usr/local/bin/payout-bot", "parents": ["/usr/bin/bash"]}]}
+            ]}
+            """)
+        let none: (String, String, Int) -> Int64 = { _, _, _ in 0 }
+        #expect(policy.decision(for: Self.request(nil, kind: .message), now: 0, spent: none) == .allow(PolicySpending(rule: "payouts", amounts: [:])))
+        // Another executable, another parent, another network, another kind: no rule.
+        let stranger = PolicyRequest.Caller(executable: "/tmp/payout-bot", parents: ["/usr/bin/bash"])
+        let orphan = PolicyRequest.Caller(executable: "/usr/local/bin/payout-bot", parents: ["/usr/bin/zsh"])
+        for request in [Self.request(nil, kind: .message, caller: stranger), Self.request(nil, kind: .message, caller: orphan),
+                        Self.request(nil, kind: .message, network: .public), Self.request(nil, kind: .payload)] {
+            guard case .refuse(let reason) = policy.decision(for: request, now: 0, spent: none) else { Issue.record("allowed"); continue }
+            #expect(reason.hasPrefix("no rule allows"))
+        }
+    }
+
+    @Test func aWindowCapsWhatTheRuleSpendsAndSaysHowMuch() throws {
+        let payment = try Self.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let cap = AgentPolicy.units(moved * 3)
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(cap)\", \"window\": \"24h\"}]"))
+        var spent: Int64 = 0
+        func decide() -> PolicyDecision { policy.decision(for: Self.request(payment), now: 1000) { _, _, _ in spent } }
+        // The last stroop fits; one more does not.
+        spent = moved * 2
+        #expect(decide() == .allow(PolicySpending(rule: "r", amounts: ["native": moved])))
+        spent = moved * 2 + 1
+        #expect(decide() == .refuse("rule r: over \(cap) XLM per 24h: \(AgentPolicy.units(moved * 2 + 1)) spent, this one \(AgentPolicy.units(moved))"))
+    }
+
+    @Test func listsAndSofterLimits() throws {
+        let payment = try Self.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let destination = try #require(payment.destinations.first)
+        let none: (String, String, Int) -> Int64 = { _, _, _ in 0 }
+        func decision(_ members: String) throws -> PolicyDecision {
+            try Self.policy(Self.rule(members)).decision(for: Self.request(payment), now: 0, spent: none)
+        }
+        #expect(try decision(", \"destinations\": [\"\(Self.payee)\"]") == .refuse("rule r: destination \(destination) is not allowed"))
+        #expect(try decision(", \"destinations\": [\"\(destination)\"]") == .allow(PolicySpending(rule: "r", amounts: [:])))
+        #expect(try decision(", \"operations\": [\"createAccount\"]") == .refuse("rule r: operation payment is not allowed"))
+        #expect(try decision(", \"assets\": [\"USD:\(Self.issuer)\"]") == .refuse("rule r: asset XLM is not allowed"))
+        #expect(try decision(", \"maxFee\": \"0.000001\"") == .refuse("rule r: fees over 0.000001 XLM: this one \(AgentPolicy.units(payment.fee))"))
+        #expect(try decision(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"\(AgentPolicy.units(moved - 1))\", \"ask\": true}]")
+                == .ask("rule r: over \(AgentPolicy.units(moved - 1)) XLM per request: this one \(AgentPolicy.units(moved))", PolicySpending(rule: "r", amounts: [:])))
+        // A hard limit refuses even when a softer one would ask.
+        guard case .refuse = try decision(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"0.0000001\", \"ask\": true}, "
+                                          + "{\"asset\": \"native\", \"perRequest\": \"0.0000002\"}]") else { Issue.record("not refused"); return }
+        // Time bounds: required, and not too far ahead.
+        if let bounds = payment.timeBounds, bounds.max != 0 {
+            let policy = try Self.policy(Self.rule(", \"expiresWithin\": \"5m\""))
+            #expect(policy.decision(for: Self.request(payment), now: Int64(bounds.max) - 300, spent: none) == .allow(PolicySpending(rule: "r", amounts: [:])))
+            guard case .refuse = policy.decision(for: Self.request(payment), now: Int64(bounds.max) - 301, spent: none) else { Issue.record("too far ahead"); return }
+        } else {
+            #expect(try decision(", \"expiresWithin\": \"5m\"") == .refuse("rule r: a transaction must have a latest time (time bounds)"))
+        }
+    }
+
+    @Test func whatCannotBeCountedIsRefusedUnderACap() throws {
+        struct Envelope: Decodable { let name, envelope: String }
+        struct File: Decodable { let envelopes: [Envelope] }
+        let merge = try #require(try Fixtures.load(File.self, "tx-envelopes.json").envelopes.first { $0.name == "account_merge (testnet, memo id, v2)" })
+        let source = try KeyPair(seed: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 1) }).publicKey.accountID
+        let outflow = try Self.outflow(merge.envelope, from: source)
+        let none: (String, String, Int) -> Int64 = { _, _, _ in 0 }
+        let capped = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]"))
+        #expect(capped.decision(for: Self.request(outflow), now: 0, spent: none)
+                == .refuse("rule r: what this request moves cannot be counted (accountMerge moves the account's whole balance)"))
+        // A rule with no cap and no list lets it through: its operations decide.
+        #expect(try Self.policy(Self.rule("")).decision(for: Self.request(outflow), now: 0, spent: none) == .allow(PolicySpending(rule: "r", amounts: [:])))
+    }
+
+    // MARK: Windows
+
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seconds: Int64 = 1_800_000_000
+        var now: Int64 { lock.withLock { seconds } }
+        func advance(_ by: Int64) { lock.withLock { seconds += by } }
+    }
+
+    static func directory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("windows-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func windowsHoldAcrossARestartAndRollWithTheClock() throws {
+        let payment = try Self.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}]"))
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let first = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
+        guard case .allow = try first.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+        clock.advance(1800)
+        guard case .allow = try first.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+        // Another agent on the same directory (a restart) sees both.
+        let second = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
+        guard case .refuse = try second.decision(for: Self.request(payment)) else { Issue.record("the window was lost"); return }
+        #expect(try second.windows().map(\.spent) == [moved * 2])
+        // An hour after the first, it has left the window.
+        clock.advance(1800)
+        guard case .allow(let spending) = try second.decision(for: Self.request(payment)) else { Issue.record("the window did not roll"); return }
+        // A signature that was not made is taken back.
+        try second.takeBack(spending)
+        #expect(try second.windows().map(\.spent) == [moved])
+        var info = stat()
+        #expect(stat(directory + "/.policy-windows", &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func twentyRacersForTheLastOfAWindowGetExactlyWhatFits() throws {
+        let payment = try Self.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 7))\", \"window\": \"24h\"}]"))
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let allowed = NSLock()
+        nonisolated(unsafe) var count = 0
+        // Each racer its own PolicyWindows, as two agents on one keystore would be: only the lock file orders them.
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let windows = PolicyWindows(directory: directory, policy: policy)
+            if case .allow? = try? windows.decision(for: Self.request(payment)) { allowed.withLock { count += 1 } }
+        }
+        #expect(count == 7)
+        #expect(try PolicyWindows(directory: directory, policy: policy).windows().map(\.spent) == [moved * 7])
+    }
+
+    @Test func aDamagedWindowsFileRefusesRatherThanStartsAgain() throws {
+        let payment = try Self.signersPayment()
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}]"))
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("{\"version\":1,\"spent\":[{\"time\":1,\"rule\":\"r\",\"asset\":\"native\",\"amount\":1,\"amount\":2}]}".utf8)
+            .write(to: URL(fileURLWithPath: directory + "/.policy-windows"))
+        #expect(throws: PolicyWindowsError.self) { try PolicyWindows(directory: directory, policy: policy).decision(for: Self.request(payment)) }
+    }
+}

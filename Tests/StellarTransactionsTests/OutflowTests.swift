@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarTransactions
+import TestFixtures
+
+/// What a request moves out of an account (`Outflow`), on envelopes stellar-sdk made (fixtures/tx-envelopes.json,
+/// fixtures/make-tx-envelopes.py, whose classic cases come from the account of seed 0x01…, to the account of seed
+/// 0x02…, with USD and LONGASSET123 issued by the account of seed 0x03…, fee bumps paid by the fixture signer).
+@Suite struct OutflowTests {
+    struct Envelope: Decodable { let name, envelope: String }
+    struct File: Decodable { let envelopes: [Envelope]; let signer: Signer }
+    struct Signer: Decodable { let address: String }
+    static let file = try! Fixtures.load(File.self, "tx-envelopes.json")
+
+    static func key(_ byte: UInt8) -> PublicKey {
+        try! KeyPair(seed: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: byte) }).publicKey
+    }
+    static let source = key(1), destination = key(2).accountID, issuer = key(3).accountID, other = key(4)
+    static let signer = try! PublicKey(accountID: file.signer.address)
+
+    static func outflow(_ name: String, from account: PublicKey = source) throws -> Outflow {
+        let envelope = try #require(file.envelopes.first { $0.name == name }, "\(name)")
+        return Outflow(of: try TransactionEnvelope(base64: envelope.envelope), from: account)
+    }
+
+    @Test func aPaymentMovesItsAmountAndTheFee() throws {
+        let payment = try Self.outflow("payment_native (testnet, memo hash, time)")
+        #expect(payment.amounts == ["native": 1_000_000_001 + 100])
+        #expect(payment.fee == 100)
+        #expect(payment.destinations == [Self.destination])
+        #expect(payment.operations == ["payment"])
+        #expect(payment.isCountable)
+        #expect(payment.timeBounds != nil)
+        #expect(try Self.outflow("create_account (testnet, memo id, none)").timeBounds == nil)
+        // Nothing of it is another account's.
+        #expect(try Self.outflow("payment_native (testnet, memo hash, time)", from: Self.other).amounts.isEmpty)
+    }
+
+    @Test func aMuxedDestinationIsItsAccount() throws {
+        let payment = try Self.outflow("payment_credit12_muxed (testnet, memo none, v2)")
+        #expect(payment.amounts == ["LONGASSET123:\(Self.issuer)": Int64.max, "native": 100])
+        #expect(payment.destinations == [Self.destination])
+        // A muxed source is the account too.
+        #expect(try Self.outflow("payment_credit4 (testnet, memo return, open-time, muxed source)").amounts
+                == ["USD:\(Self.issuer)": 1, "native": 100])
+    }
+
+    @Test func pathPaymentsAndOffersCountWhatTheyCanSell() throws {
+        #expect(try Self.outflow("path_payment_strict_receive (testnet, memo text, none)").amounts == ["native": 100_000_000 + 100])
+        #expect(try Self.outflow("path_payment_strict_send (testnet, memo return, open-time)").amounts
+                == ["USD:\(Self.issuer)": 50_000_000, "native": 100])
+        // Buying 3 USD at 7/2 XLM each sells at most 10.5 XLM.
+        #expect(try Self.outflow("manage_buy_offer (testnet, memo hash, time)").amounts == ["native": 105_000_000 + 100])
+        #expect(try Self.outflow("manage_sell_offer (public, memo text, time)").amounts == ["USD:\(Self.issuer)": 10_000_000, "native": 100])
+    }
+
+    @Test func whatCannotBeCountedSaysWhy() throws {
+        let merge = try Self.outflow("account_merge (testnet, memo id, v2)")
+        #expect(!merge.isCountable)
+        #expect(merge.uncountable == ["accountMerge moves the account's whole balance"])
+        #expect(try Self.outflow("account_merge (testnet, memo id, v2)", from: Self.other).isCountable)
+    }
+
+    @Test func onlyTheAccountsOwnOperationsCount() throws {
+        let six = try Self.outflow("six operations (testnet)")
+        #expect(six.amounts == ["native": 1_000_000_001 + 125_000_000 + 1500])
+        #expect(six.operations == ["payment", "createAccount", "manageData", "bumpSequence", "setOptions"])
+        #expect(six.destinations == [Self.destination])
+        // The USD payment is the other account's (muxed as its source).
+        #expect(try Self.outflow("six operations (testnet)", from: Self.other).amounts == ["USD:\(Self.issuer)": 10_000_000])
+    }
+
+    @Test func aFeeBumpChargesItsFeeSourceAlone() throws {
+        let name = "fee bump of payment_native (testnet)"
+        let payer = try Self.outflow(name, from: Self.signer)
+        #expect(payer.amounts == ["native": 1000])
+        #expect(payer.fee == 1000)
+        #expect(payer.destinations.isEmpty)
+        let sender = try Self.outflow(name)
+        #expect(sender.amounts == ["native": 1_000_000_001])
+        #expect(sender.fee == 0)
+    }
+
+    @Test func aTokenTransferCountsOnItsContract() throws {
+        struct Call: Decodable { struct Argument: Decodable { let value: String }; let function, contract, envelope: String; let args: [Argument] }
+        struct Calls: Decodable { let calls: [Call] }
+        let call = try #require(try Fixtures.load(Calls.self, "sep41-calls.json").calls.first { $0.function == "transfer" })
+        let from = try PublicKey(accountID: call.args[0].value)
+        let outflow = Outflow(of: try TransactionEnvelope(base64: call.envelope), from: from)
+        #expect(outflow.amounts[call.contract] == Int64(call.args[2].value))
+        #expect(outflow.destinations == [call.args[1].value])
+        #expect(outflow.calls == [Outflow.Call(contract: call.contract, function: "transfer")])
+        #expect(outflow.operations == ["invokeHostFunction"])
+        // The receiver moves nothing.
+        #expect(Outflow(of: try TransactionEnvelope(base64: call.envelope), from: try PublicKey(accountID: call.args[1].value)).amounts[call.contract] == nil)
+    }
+
+    @Test func aClassicAssetHasItsContractOnEachNetwork() {
+        // The lumens' contract on testnet and on the public network, as stellar-sdk's Asset.native().contract_id gives them.
+        #expect(StellarAssetContract.id(of: "native", on: .testnet) == "CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC")
+        #expect(StellarAssetContract.id(of: "native", on: .public) == "CAS3J7GYLGXMF6TDJBBYYSE3HQ6BBSMLNUQ34T6TZMYMW2EVH34XOWMA")
+        #expect(StellarAssetContract.id(of: "USD:\(Self.issuer)", on: .testnet) != StellarAssetContract.id(of: "USD:\(Self.issuer)", on: .public))
+        #expect(StellarAssetContract.id(of: "USD", on: .testnet) == nil)
+        #expect(StellarAssetContract.id(of: "US$:\(Self.issuer)", on: .testnet) == nil)
+    }
+}
+
+/// The counting rules, checked against an independent reading of them (fixtures/policy-requests.json, made by
+/// fixtures/make-policy-requests.py with stellar-sdk and its own Python count of every request).
+@Suite struct OutflowFixtureTests {
+    struct Expected: Decodable {
+        struct Call: Decodable { let contract, function: String }
+        struct Bounds: Decodable { let min, max: String }
+        let countable: Bool
+        let outflows: [String: String]
+        let destinations, operations: [String]
+        let calls: [Call]
+        let fee: String
+        let timeBounds: Bounds?
+    }
+    struct Request: Decodable { let name, kind, networkPassphrase, xdr: String; let expected: Expected }
+    struct Undecodable: Decodable { let name, kind, xdr: String }
+    struct Contract: Decodable { let asset, networkPassphrase, contract: String }
+    struct File: Decodable {
+        let identity: String
+        let requests: [Request]
+        let undecodable: [Undecodable]
+        let stellarAssetContracts: [Contract]
+    }
+    static let file = try! Fixtures.load(File.self, "policy-requests.json")
+    /// A transaction whose operation calls `swap` with a `transfer` from the account under it, authorized by the
+    /// operation's source (the account).
+    static let authorizedTreeInATransaction: Set = ["other-contract-call-with-identity-auth"]
+
+    @Test func everyRequestCountsAsTheReferenceCountsIt() throws {
+        let identity = try PublicKey(accountID: Self.file.identity)
+        #expect(Self.file.requests.count > 50)
+        for request in Self.file.requests {
+            let outflow = request.kind == "authEntry"
+                ? Outflow(of: try AuthorizationPreimage(base64: request.xdr), from: identity)
+                : Outflow(of: try TransactionEnvelope(base64: request.xdr), from: identity)
+            let expected = request.expected
+            // Sums past Int64 are kept at Int64.max here: more than any cap.
+            let amounts = expected.outflows.mapValues { Int64($0) ?? .max }
+            #expect(outflow.isCountable == expected.countable, "\(request.name): \(outflow.uncountable)")
+            let calls = expected.calls.map { Outflow.Call(contract: $0.contract, function: $0.function) }
+            #expect(outflow.operations == expected.operations, "\(request.name)")
+            if Self.authorizedTreeInATransaction.contains(request.name) {
+                // The one deliberate difference: here the authorization tree that the account's own operation
+                // carries for it is read too (the reference reads only the call), so that a rule's contracts see
+                // every call the signature authorizes. Both find it uncountable; this side also lists the tree.
+                #expect(!outflow.isCountable && Array(outflow.calls.prefix(calls.count)) == calls && outflow.calls.count > calls.count, "\(request.name)")
+                continue
+            }
+            #expect(outflow.amounts == amounts, "\(request.name)")
+            #expect(outflow.destinations == expected.destinations, "\(request.name)")
+            #expect(outflow.calls == calls, "\(request.name)")
+            #expect(String(outflow.fee) == expected.fee, "\(request.name)")
+            #expect(outflow.timeBounds.map { "\($0.min)-\($0.max)" } == expected.timeBounds.map { "\($0.min)-\($0.max)" }, "\(request.name)")
+        }
+    }
+
+    @Test func whatCannotBeDecodedIsNotCounted() {
+        for request in Self.file.undecodable {
+            #expect(throws: (any Error).self, "\(request.name)") { try TransactionEnvelope(base64: request.xdr) }
+        }
+    }
+
+    @Test func stellarAssetContractsAreTheSDKs() throws {
+        for contract in Self.file.stellarAssetContracts {
+            #expect(StellarAssetContract.id(of: contract.asset, on: try StellarNetwork(passphrase: contract.networkPassphrase)) == contract.contract)
+        }
+    }
+}
