@@ -36,7 +36,7 @@ struct CombineTx: ParsableCommand {
     func run() throws {
         // One call: the network resolved, the accounts read, the copies decoded, combined and, when asked, trimmed
         // (or refused) before anything is said, so that a refusal is one line.
-        let made = try keystore.keystore().combine(try readCopies(), network: networkOptions.choice, signers: signers,
+        let made = try keystore.keystore().combine({ try readCopies() }, network: networkOptions.choice, signers: signers,
                                                    accountFiles: try accountFiles.contents(), trimming: trim)
         let (combined, network) = (made.combination, made.network)
         for note in made.notes { Console.note(note) }

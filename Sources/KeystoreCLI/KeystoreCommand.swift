@@ -183,7 +183,8 @@ struct KeystoreCommand: ParsableCommand {
     /// error passes here: one that would repeat a secret typed as an argument (argument-parser quotes what it did
     /// not expect; a name that is a seed is quoted as a bad name) is the refusal instead.
     private static func fail(_ message: String, _ status: ExitStatus, arguments: [String]) -> Int32 {
-        if SecretArguments.isQuoted(in: message, arguments: arguments) {
+        // The refusal is not screened again: its own words ("pass it on standard input") may be a phrase's.
+        if message != SecretArguments.refusal.message && SecretArguments.isQuoted(in: message, arguments: arguments) {
             return fail(SecretArguments.refusal.message, SecretArguments.refusal.exitStatus, arguments: arguments)
         }
         Console.error(message)

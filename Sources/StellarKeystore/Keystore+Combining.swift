@@ -32,14 +32,15 @@ public struct CombinedCopies: Sendable {
 extension Keystore {
     /// Copies of one transaction combined as a person gives them: each copy's text (base64 XDR) by its name (a
     /// file, a line), the network named, the signers (`G…`) whose signatures are checked, the accounts' files,
-    /// and whether to trim. One call: the network resolved, the accounts read, every copy decoded, the copies
-    /// combined (`combining(_:on:signers:accounts:)`), trimmed (or refused) when asked, and the envelope checked
-    /// against the accounts' thresholds when there are any.
-    public func combine(_ copies: [(name: String, text: [UInt8])], network: NetworkChoice, signers: [String] = [],
+    /// and whether to trim. One call: the network resolved, the accounts read, every copy read (`copies`, called
+    /// only then, so that a missing network is said before any name a person typed is quoted) and decoded, the
+    /// copies combined (`combining(_:on:signers:accounts:)`), trimmed (or refused) when asked, and the envelope
+    /// checked against the accounts' thresholds when there are any.
+    public func combine(_ copies: () throws -> [(name: String, text: [UInt8])], network: NetworkChoice, signers: [String] = [],
                         accountFiles: [(source: String, bytes: [UInt8])] = [], trimming: Bool = false) throws -> CombinedCopies {
         let network = try network.network()
         let accounts = try AccountSigners.read(accountFiles)
-        let copies = try copies.map { copy in
+        let copies = try copies().map { copy in
             do {
                 return (copy.name, try TransactionEnvelope(base64: copy.text))
             } catch let error as TransactionError {
