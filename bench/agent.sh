@@ -8,11 +8,14 @@
 #     callers before the one that allows this client's executable: the rule the agent reaches last), beside the
 #     agent without one, in the same run (issue 44: the policy adds at most 10%).
 # The agent logs every request (to a file here), as it always does.
-# Usage: bench/agent.sh [N=20000] [RUNS=200]     (needs minisign: apt-get install minisign)
+#   - a signTransaction round trip (a payment made by stellar-sdk, from the identity), with and without the policy;
+#     under it the payment is counted against a daily cap, so each one reads and rewrites the rule's window file.
+# Usage: bench/agent.sh [N=20000] [RUNS=200] [PYTHON=python3 with stellar-sdk]     (needs minisign: apt-get install minisign)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
 RUNS=${2:-200}
+PYTHON=${3:-python3}
 
 source bench/build.sh
 WORK=$(mktemp -d)
@@ -30,7 +33,17 @@ export KEYSTORE_HOME="$WORK/keys" XDG_RUNTIME_DIR="$WORK/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 printf '503816\n' > "$WORK/pin"
 chmod 600 "$WORK/pin"
-"$KEYSTORE" signup --kdf interactive --pin-file "$WORK/pin" >/dev/null
+ADDRESS=$("$KEYSTORE" signup --kdf interactive --pin-file "$WORK/pin")
+# One payment from the identity, as a wallet makes it, in the request line signTransaction sends.
+"$PYTHON" - "$ADDRESS" > "$WORK/transaction" <<'PY'
+import json, sys
+from stellar_sdk import Account, Asset, Keypair, Network, TransactionBuilder
+tx = (TransactionBuilder(Account(sys.argv[1], 1000), Network.TESTNET_NETWORK_PASSPHRASE, base_fee=100)
+      .add_time_bounds(1700000000, 1700000300).add_text_memo("invoice 1")
+      .append_payment_op(Keypair.from_raw_ed25519_seed(bytes(32)).public_key, Asset.native(), "1.5").build())
+print(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "signTransaction",
+                  "params": {"xdr": tx.to_xdr(), "networkPassphrase": Network.TESTNET_NETWORK_PASSPHRASE}}))
+PY
 SOCKET="$XDG_RUNTIME_DIR/keystore/agent.sock"
 "$KEYSTORE" agent start --foreground --log "$WORK/agent.log" >/dev/null 2>&1 &
 AGENT_PID=$!
@@ -41,10 +54,12 @@ for _ in $(seq 100); do [ -S "$SOCKET" ] && break; sleep 0.05; done
 POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
 {
     printf '{"version": 1, "rules": [\n'
-    for n in $(seq 9); do
+    for n in $(seq 8); do
         printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload", "transaction"],' "$n" "$n"
         printf ' "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
     done
+    printf '{"name": "bench-payments", "callers": [{"executable": "%s"}], "kinds": ["transaction"],' "$WORK/limits"
+    printf ' "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}]},\n'
     printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
 } > "$WORK/policy.json"
 chmod 600 "$WORK/policy.json"
@@ -56,6 +71,9 @@ KEYSTORE_AGENT="$POLICY_SOCKET" "$KEYSTORE" login --agent --pin-file "$WORK/pin"
 raw=$("$WORK/limits" sign 100000)
 read -r median p99 < <("$WORK/limits" agent "$SOCKET" "$N")
 read -r policy_median policy_p99 < <("$WORK/limits" agent "$POLICY_SOCKET" "$N")
+TX_N=$((N / 10))
+read -r tx_median _ < <("$WORK/limits" agent "$SOCKET" "$TX_N" "$WORK/transaction")
+read -r policy_tx_median _ < <("$WORK/limits" agent "$POLICY_SOCKET" "$TX_N" "$WORK/transaction")
 one=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 1)
 two=$("$WORK/limits" agent-rate "$SOCKET" "$N" 2 1)
 one_window=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 64)
@@ -77,6 +95,8 @@ printf '%-58s %12s ms    %s× faster than a session process\n' "agent signPayloa
 printf '%-58s %12s ms\n' "agent signPayload round trip, 99th percentile" "$p99"
 printf '%-58s %12s ms    %s× the agent without one\n' "  with a ten-rule policy, median of $N" "$policy_median" "$(ratio "$policy_median" "$median")"
 printf '%-58s %12s ms\n' "  with a ten-rule policy, 99th percentile" "$policy_p99"
+printf '%-58s %12s ms\n' "agent signTransaction round trip (a payment), median of $TX_N" "$tx_median"
+printf '%-58s %12s ms    %s× the agent without one\n' "  with the policy, the payment counted in its window" "$policy_tx_median" "$(ratio "$policy_tx_median" "$tx_median")"
 printf '%-58s %12s ms\n' "  keystore sign with a session, a process per call" "$session"
 printf '%-58s %12s ms\n' "  minisign -S, a process per call" "$minisign"
 printf '%-58s %12s ms\n' "  keystore sign through the agent, a process per call" "$through"

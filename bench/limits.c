@@ -2,9 +2,10 @@
  *   limits sign N        libsodium's own in-process signing loop over 32-byte payloads: prints signatures/s
  *   limits spawn N CMD…  runs CMD N times (stdin /dev/null), prints the median wall time per run in ms
  *   limits rss CMD…      runs CMD once (stdin /dev/null), prints its peak resident set size in KiB
- *   limits agent SOCKET N
+ *   limits agent SOCKET N [REQUEST]
  *                        N signPayload round trips to a keystore agent, one at a time on one connection:
- *                        prints the median and 99th percentile in ms
+ *                        prints the median and 99th percentile in ms. REQUEST: a file whose first line is the
+ *                        request to send instead (a signTransaction, say), the same each time
  *   limits agent-rate SOCKET N CONNECTIONS WINDOW
  *                        N signPayload requests over CONNECTIONS connections, one thread each, with at most
  *                        WINDOW requests in flight per connection (1: request and answer in turn): prints
@@ -176,17 +177,29 @@ int main(int argc, char **argv) {
         printf("%ld\n", usage.ru_maxrss);
         return 0;
     }
-    if (argc == 4 && strcmp(argv[1], "agent") == 0) {
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "agent") == 0) {
         if (sodium_init() < 0) return 1;
         long n = atol(argv[3]);
         double *times = calloc(n, sizeof *times);
         reader_t *reader = calloc(1, sizeof *reader);
+        static char given[1 << 15];
+        int given_length = 0;
+        if (argc == 5) {
+            FILE *file = fopen(argv[4], "r");
+            if (!file || !fgets(given, sizeof given, file) || !strchr(given, '\n')) {
+                fprintf(stderr, "limits: %s holds no request line\n", argv[4]);
+                return 1;
+            }
+            fclose(file);
+            given_length = (int)strlen(given);
+        }
         reader->fd = agent_connect(argv[2]);
         char line[256];
         for (long i = 0; i < n; i++) {
-            int length = agent_request(line, sizeof line, i);
+            int length = given_length ? given_length : agent_request(line, sizeof line, i);
+            const char *request = given_length ? given : line;
             double start = seconds();
-            if (write(reader->fd, line, length) != length) { perror("limits: write"); return 1; }
+            if (write(reader->fd, request, length) != length) { perror("limits: write"); return 1; }
             agent_answers(reader, 1);
             times[i] = (seconds() - start) * 1000;
         }

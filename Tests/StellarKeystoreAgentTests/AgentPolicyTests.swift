@@ -248,6 +248,35 @@ import TestFixtures
         #expect(stat(directory + "/.policy-windows", &info) == 0 && info.st_mode & 0o777 == 0o600)
     }
 
+    /// A busy rule's file stays small (each request reads and writes it whole): a thousand signatures a second
+    /// apart in an hour's window are kept as one record per 256th of the hour, and what is counted is never less
+    /// than the exact sum of the signatures still inside the window, nor more than one slice's worth above it.
+    @Test func aBusyWindowIsKeptInSlicesAndNeverCountsLess() throws {
+        let payment = try Self.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 10_000))\", \"window\": \"1h\"}]"))
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let start: Int64 = clock.now
+        let windows = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
+        for _ in 0..<1000 {
+            guard case .allow = try windows.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+            clock.advance(1)
+        }
+        let records = try windows.load()
+        #expect(records.count <= 1000 / (3600 / PolicyWindows.slicesPerWindow) + 1, "\(records.count) records")
+        #expect(try windows.windows().map(\.spent) == [moved * 1000])
+        // Later, part of them has left the hour: exact, the signatures made after now − 3600.
+        let laters: [Int64] = [3600 + 100, 3600 + 500, 3600 + 998]
+        for later in laters {
+            clock.advance(start + later - clock.now)
+            let exact = moved * Int64((0..<1000).filter { start + Int64($0) > clock.now - 3600 }.count)
+            let counted = try #require(try windows.windows().first?.spent)
+            #expect(counted >= exact && counted <= exact + moved * Int64(3600 / PolicyWindows.slicesPerWindow), "\(counted) against \(exact)")
+        }
+    }
+
     @Test func twentyRacersForTheLastOfAWindowGetExactlyWhatFits() throws {
         let payment = try Self.signersPayment()
         let moved = try #require(payment.amounts["native"])

@@ -4,8 +4,9 @@ import StellarKeystore
 import StellarText
 
 /// What each rule of a policy has spent, kept beside the vaults (`.policy-windows` in the keystore directory, mode
-/// 0600) so that stopping or killing the agent does not reset a cap: one record per signature, its time (Unix
-/// seconds), rule, asset and stroops, kept as long as the rule's longest window for that asset.
+/// 0600) so that stopping or killing the agent does not reset a cap: records of a time (Unix seconds), rule, asset
+/// and stroops, one per signature but merged within each 256th of the window (at the later time: counted at most
+/// that much longer), kept as long as the rule's longest window for that asset.
 ///
 /// Every decision is made, and what it allows recorded, under an exclusive lock on `.policy-windows.lock`, held
 /// across the read, the decision and the write, so that two requests (from two clients, or two agents on one
@@ -24,6 +25,8 @@ public final class PolicyWindows: @unchecked Sendable {
     /// The most records kept per rule and asset; past it the two oldest are merged into one, at the later time
     /// (which can only keep an amount counted longer).
     static let mostRecords = 4096
+    /// Into how many slices a window is cut for keeping its records (see `save`).
+    static let slicesPerWindow = 256
     static let largestFile = 4 << 20
 
     struct Record: Equatable {
@@ -181,7 +184,19 @@ public final class PolicyWindows: @unchecked Sendable {
         }
         var lines: [String] = []
         for key in kept.keys.sorted() {
-            var list = kept[key]!.sorted { $0.time < $1.time }
+            // Records in one slice of the window (a 256th of it) are kept as one, at the latest time among them: an
+            // amount is then counted at most a slice longer, never shorter, and a busy rule's file stays at about
+            // 256 records instead of one per signature (each request reads and writes it whole).
+            let slice = Int64(max(1, (longest[key] ?? 0) / Self.slicesPerWindow))
+            var list: [Record] = []
+            for record in kept[key]!.sorted(by: { $0.time < $1.time }) {
+                if let last = list.last, last.time / slice == record.time / slice {
+                    list[list.count - 1].amount = Self.sum([last.amount, record.amount])
+                    list[list.count - 1].time = record.time
+                } else {
+                    list.append(record)
+                }
+            }
             while list.count > Self.mostRecords {
                 list[1].amount = Self.sum([list[0].amount, list[1].amount])
                 list.removeFirst()
