@@ -234,15 +234,17 @@ import TestFixtures
     @Test func anIdentityFileIsReadAsAgeKeygenWritesIt() throws {
         let a = AgeX25519Identity.generate(), b = AgeX25519Identity.generate()
         let file = "# created: 2026-11-28T06:00:00Z\r\n# public key: \(a.recipient)\n\(text(a.encoded))\n\n\(text(b.encoded))\r\n"
-        let read = try AgeX25519Identity.identities(inFile: secure(file))
-        #expect(read.map(\.recipient) == [a.recipient, b.recipient])
-        #expect(throws: AgeError.invalidIdentity("line 2 of the identity file is not an X25519 identity (AGE-SECRET-KEY-1…)")) {
-            try AgeX25519Identity.identities(inFile: secure("# x\nAGE-PLUGIN-YUBIKEY-1XYZ\n"))
+        let read = try AgeFile.identities(inFile: secure(file), plugins: AgePluginHost())
+        #expect(read.compactMap { ($0 as? AgeX25519Identity)?.recipient } == [a.recipient, b.recipient])
+        #expect(throws: AgeError.invalidIdentity("line 2 of the identity file is not a plugin's identity (AGE-PLUGIN-NAME-1…)")) {
+            try AgeFile.identities(inFile: secure("# x\nAGE-PLUGIN-YUBIKEY-1XYZ\n"), plugins: AgePluginHost())
+        }
+        #expect(throws: AgeError.invalidIdentity("line 2 of the identity file is not an age identity (AGE-SECRET-KEY-1… or AGE-PLUGIN-…)")) {
+            try AgeFile.identities(inFile: secure("# x\n\(a.recipient)\n"), plugins: AgePluginHost())
         }
         #expect(throws: AgeError.invalidIdentity("the identity file holds no identity")) {
-            try AgeX25519Identity.identities(inFile: secure("# nothing\n\n"))
+            try AgeFile.identities(inFile: secure("# nothing\n\n"), plugins: AgePluginHost())
         }
-        let recipients = try AgeX25519Recipient.recipients(inFile: "# mine\n\(a.recipient)\n\(b.recipient)\n")
-        #expect(recipients == [a.recipient, b.recipient])
+        // The recipients file's reading is the backup's (BackupTests.aRecipientsFileIsReadAsAgeReadsItAndNeverQuoted).
     }
 }
