@@ -162,9 +162,10 @@ extension Keystore {
         }
         let entries = try keys.map { key in try key.backupEntry(pin: { try pin(key.name) }, in: self) }
         let bundle = BackupBundle(created: Date().formatted(.iso8601), entries: entries)
-        let file = try AgeFile.encrypt(bundle.encoded(), to: recipients, armored: armored)
+        let plaintext = bundle.encoded()
+        let file = try AgeFile.encrypt(plaintext, to: recipients, armored: armored)
         // Read back as restore would read it: a backup that restore refuses is never put in place.
-        _ = try BackupBundle(plaintext: opener.isEmpty ? bundle.encoded() : AgeFile.decrypt(file, with: opener))
+        _ = try BackupBundle(plaintext: opener.isEmpty ? plaintext : AgeFile.decrypt(file, with: opener))
         let items = entries.map { entry in
             if case .keptElsewhere(_, _, let note) = entry.content {
                 BackupMade.Item(name: entry.name, key: entry.key, notInBackup: note)
