@@ -42,7 +42,6 @@ import TestFixtures
 
     /// A synchronous test under `.offThePool` runs on the tests' own threads: its waits block one of those.
     @Test(.offThePool) func aSynchronousTestOffThePoolRunsOnATestThread() {
-        let thread = Thread.current.name ?? ""
-        #expect(thread.hasPrefix("keystore test "), "\(thread)")
+        #expect(TestThreads.isCurrent, "on \(Thread.current.name ?? "a thread with no name")")
     }
 }

@@ -24,14 +24,22 @@ public enum OffThePool {
 public final class TestThreads: TaskExecutor {
     public static let shared = TestThreads(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
+    /// Whether the calling thread is one of these. Not by its name: a thread started from a pool thread sometimes
+    /// keeps that thread's name ("oot.default-qos") even though it names itself first thing (one run in five under
+    /// load, on this machine).
+    public static var isCurrent: Bool { Thread.current.threadDictionary[marker] as? Bool == true }
+    private static let marker = "keystore test thread"
+
     private let jobs = Mutex<[UnownedJob]>([])
     private let queued = DispatchSemaphore(value: 0)
 
     private init(count: Int) {
         for index in 0..<count {
-            // Named from inside: a thread started from a pool thread keeps that thread's name (comm) otherwise.
+            // Named from inside: a thread started from a pool thread keeps that thread's name (comm) otherwise. The
+            // name is for people reading `ps`; `isCurrent` goes by the mark.
             Thread { [self] in
                 Thread.current.name = "keystore test \(index)"
+                Thread.current.threadDictionary[Self.marker] = true
                 work()
             }.start()
         }
