@@ -54,12 +54,17 @@ for _ in $(seq 100); do [ -S "$SOCKET" ] && break; sleep 0.05; done
 POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
 {
     printf '{"version": 1, "rules": [\n'
+    # Other callers' rules, half for payloads (which take no limits), half for capped payments.
     for n in $(seq 8); do
-        printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload", "transaction"],' "$n" "$n"
-        printf ' "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
+        if [ $((n % 2)) -eq 1 ]; then
+            printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload"]},\n' "$n" "$n"
+        else
+            printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["transaction"],' "$n" "$n"
+            printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
+        fi
     done
     printf '{"name": "bench-payments", "callers": [{"executable": "%s"}], "kinds": ["transaction"],' "$WORK/limits"
-    printf ' "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}]},\n'
+    printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}]},\n'
     printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
 } > "$WORK/policy.json"
 chmod 600 "$WORK/policy.json"

@@ -60,7 +60,7 @@ extension KeystoreAgent {
             let xdr = try request.requiredString("xdr"), passphrase = try request.requiredString("networkPassphrase")
             let envelope = try TransactionEnvelope(base64: xdr)
             let network = try StellarNetwork(passphrase: passphrase)
-            let facts = PolicyFacts(kind: .transaction) { Outflow(of: envelope, from: $0) }
+            let facts = PolicyFacts(kind: .transaction) { Outflow(of: envelope) }
             let (result, key) = try signing(.transaction(envelope, network: network), for: try request.string("address"), by: peer, as: facts)
             return signed(key, [("signedTxXdr", .string(result.base64))])
         case .signAuthEntry:
@@ -71,7 +71,7 @@ extension KeystoreAgent {
             let form = try request.string("signatureForm").map { text in
                 try P256SignatureForm(argument: text) ?? { throw AgentRequest.Refusal(id: request.id, message: "'signatureForm' is webauthn or secp256r1") }()
             } ?? .webAuthn
-            let facts = PolicyFacts(kind: .authEntry, isV1Authorization: preimage.boundAddress == nil) { Outflow(of: preimage, from: $0) }
+            let facts = PolicyFacts(kind: .authEntry, isV1Authorization: preimage.boundAddress == nil) { Outflow(of: preimage) }
             let (signature, key) = try signing(.authorization(preimage, network: network, contextRuleIDs: rules, allowing: options.allowing,
                                                               p256Form: form),
                                                for: try request.string("address"), by: peer, as: facts)
@@ -184,23 +184,16 @@ extension KeystoreAgent {
     }
 }
 
-/// What a policy needs of a request beyond its caller and key: its kind, and what it moves out of the key's
-/// account, read from the request the agent decoded.
+/// What a policy needs of a request beyond its caller and key: its kind, and what it can move, read from the request
+/// the agent decoded.
 struct PolicyFacts {
     let kind: AgentPolicy.Kind
     var isV1Authorization = false
-    var outflow: ((PublicKey) -> Outflow)? = nil
+    var outflow: (() -> Outflow)? = nil
 
     func request(for key: HeldKey, network: StellarNetwork?, by caller: AgentCaller, parents: Bool) throws -> PolicyRequest {
-        var counted: Outflow?
-        if let outflow {
-            // A key whose address is not an account (a P-256 smart-account signer) has no balance a rule could cap
-            // by its address.
-            guard let account = try? PublicKey(accountID: key.address) else {
-                throw AgentError.refusedByPolicy("what a request moves can be counted for an account G… only, not for \(key.address)")
-            }
-            counted = outflow(account)
-        }
+        // Counted whatever the key's address (a P-256 smart-account signer's too): every operation and transfer counts.
+        let counted = outflow?()
         return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
                              caller: .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [],
                                            uid: caller.uid),

@@ -1,26 +1,26 @@
 import StellarKeys
 
-/// What one signing request moves out of one account's balances, read from the decoded request itself (never from a
-/// caller's description of it), so that a policy can cap it. The account is the signing key's address `G…`; a muxed
-/// `M…` address resolves to its `G…`.
+/// What one signing request can move, read from the decoded request itself (never from a caller's description of
+/// it), so that a policy can cap it. Every operation counts, whatever its source, and every `transfer`, whatever its
+/// `from`: a key's signature may authorize another account's operation (one it co-signs) or a transfer from a smart
+/// account or an entry's bound address (one it signs for), and which accounts a key signs for cannot be known from
+/// the request. Counting them all can only refuse more. A muxed `M…` address resolves to its `G…`.
 ///
-/// For a transaction, an operation is the account's when its source (the operation's own, else the
-/// transaction's) is the account. Counted, per asset, in stroops:
+/// Counted, per asset, in stroops:
 /// - `payment`: its amount; `pathPaymentStrictReceive`: its send maximum; `pathPaymentStrictSend`: its send amount;
 ///   `createAccount`: its starting balance (native); `createClaimableBalance`: its amount;
 /// - `manageSellOffer` and `createPassiveSellOffer`: the amount offered of the asset sold (0 deletes an offer);
 ///   `manageBuyOffer`: the most it can sell, `ceil(buyAmount × n / d)` of the asset sold;
-/// - a contract call `transfer(from, to, amount)` with `from` the account (SEP-41's signature, whatever the
-///   contract): `amount` of the asset `C…` that the contract is (a classic asset's Stellar Asset Contract is matched
-///   by `StellarAssetContract.id(of:on:)`);
-/// - the fee the account pays: a transaction's fee when it is the source, a fee bump's outer fee when it is the
-///   fee source (the inner fee is then not charged to anyone).
+/// - a contract call `transfer(from, to, amount)` (SEP-41's signature, whatever the contract), made by an
+///   operation or in an authorization tree: `amount` of the asset `C…` that the contract is (a classic asset's
+///   Stellar Asset Contract is matched by `StellarAssetContract.id(of:on:)`);
+/// - the fee: a transaction's fee, a fee bump's outer fee (the inner fee is then not charged to anyone).
 ///
 /// Not countable (`uncountable` says why), because what they move is not in the request: `accountMerge` (the
-/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), a contract call other than
-/// `transfer` that the account authorizes (its authorization lets the contract move what it holds for the
-/// account), and any amount that cannot be read as one (negative, a price with a zero denominator). Operations
-/// that move nothing out of the account count 0; sums past `Int64.max` stay at `Int64.max`.
+/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), an authorized contract call
+/// other than `transfer` (the authorization lets the contract move what it holds for the authorizing address), and
+/// any amount that cannot be read as one (negative, a price with a zero denominator). Operations that move nothing
+/// count 0; sums past `Int64.max` stay at `Int64.max`.
 public struct Outflow: Sendable, Equatable {
     /// A contract function called, or authorized, by the request.
     public struct Call: Sendable, Hashable {
@@ -31,16 +31,14 @@ public struct Outflow: Sendable, Equatable {
 
     /// Stroops (the asset's units at 7 decimals) by asset: `native`, `CODE:ISSUER`, or a contract's `C…`.
     public private(set) var amounts: [String: Int64] = [:]
-    /// Where the account's operations send what they move (accounts `G…`, muxed ones resolved, and contracts
-    /// `C…`), in order, each once.
+    /// Where what is counted goes (accounts `G…`, muxed ones resolved, and contracts `C…`), in order, each once.
     public private(set) var destinations: [String] = []
-    /// The operation types of the transaction (all of them, the account's or not, since one signature signs them
-    /// all), in order, each once, named as in the XDR (`payment`, `invokeHostFunction`, …); empty for an
-    /// authorization.
+    /// The operation types of the transaction, in order, each once, named as in the XDR (`payment`,
+    /// `invokeHostFunction`, …); empty for an authorization.
     public private(set) var operations: [String] = []
     /// Every contract function the request calls or authorizes, in order, each once.
     public private(set) var calls: [Call] = []
-    /// The fee charged to the account, in stroops (0 when another account pays it); included in `amounts`.
+    /// The fee, in stroops (a fee bump's outer fee); included in `amounts`.
     public private(set) var fee: Int64 = 0
     /// The transaction's time bounds (0 for no bound), nil when it has none; always nil for an authorization.
     public private(set) var timeBounds: (min: UInt64, max: UInt64)?
@@ -55,21 +53,20 @@ public struct Outflow: Sendable, Equatable {
             && a.uncountable == b.uncountable
     }
 
-    /// What `envelope` moves out of `account`'s balances.
-    public init(of envelope: TransactionEnvelope, from account: PublicKey) {
-        let me = account.rawRepresentation
+    /// What `envelope` can move.
+    public init(of envelope: TransactionEnvelope) {
         let inner: XDR.Transaction?
         switch envelope.decoded {
         case .v0(let tx):
-            if tx.sourceAccountEd25519.value == me { addFee(Int64(tx.fee)) }
+            addFee(Int64(tx.fee))
             timeBounds = tx.timeBounds.map { ($0.minTime, $0.maxTime) }
-            add(tx.operations, source: tx.sourceAccountEd25519.value, account: me)
+            add(tx.operations)
             inner = nil
         case .v1(let tx):
-            if Self.key(tx.sourceAccount) == me { addFee(Int64(tx.fee)) }
+            addFee(Int64(tx.fee))
             inner = tx
         case .feeBump(let bump):
-            if Self.key(bump.feeSource) == me { addFee(bump.fee) }
+            addFee(bump.fee)
             guard case .v1(let wrapped) = bump.innerTx else { inner = nil; break }
             inner = wrapped.tx
         }
@@ -79,28 +76,21 @@ public struct Outflow: Sendable, Equatable {
             case .timeBounds(let bounds): timeBounds = (bounds.minTime, bounds.maxTime)
             case .v2(let conditions): timeBounds = conditions.timeBounds.map { ($0.minTime, $0.maxTime) }
             }
-            add(tx.operations, source: Self.key(tx.sourceAccount), account: me)
+            add(tx.operations)
         }
     }
 
-    /// What `preimage` authorizes to move out of `account`'s balances: every invocation of its tree is signed
-    /// for the account (an entry signs for its credentials' address).
-    public init(of preimage: AuthorizationPreimage, from account: PublicKey) {
-        add(authorized: preimage.invocation, account: account.rawRepresentation)
+    /// What `preimage` authorizes to move: every invocation of its tree.
+    public init(of preimage: AuthorizationPreimage) {
+        add(authorized: preimage.invocation)
     }
 
     // MARK: Counting
 
-    private mutating func add(_ operations: [XDR.Operation], source: [UInt8], account me: [UInt8]) {
+    private mutating func add(_ operations: [XDR.Operation]) {
         for operation in operations {
             let type = Self.name(of: operation.body)
             if !self.operations.contains(type) { self.operations.append(type) }
-            guard (operation.sourceAccount.map(Self.key) ?? source) == me else {
-                // Another account's operation moves nothing of this one's, but a contract it calls is still listed:
-                // a rule's contracts decide what a signature may be part of.
-                if case .invokeHostFunctionOp(let op) = operation.body, case .invokeContract(let call) = op.hostFunction { addCall(call) }
-                continue
-            }
             switch operation.body {
             case .paymentOp(let op):
                 add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
@@ -132,76 +122,70 @@ public struct Outflow: Sendable, Equatable {
             case .liquidityPoolDepositOp:
                 uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
             case .invokeHostFunctionOp(let op):
-                add(op, account: me)
+                add(op)
             default:
                 break
             }
         }
     }
 
-    /// A host function the account's operation invokes: the contract call it makes (a `transfer` from the account
-    /// counted), and the authorization entries it carries for the account. An entry whose tree is exactly the call
-    /// already counted adds nothing; any other tree is counted as a signed authorization is.
-    private mutating func add(_ op: XDR.InvokeHostFunctionOp, account me: [UInt8]) {
+    /// A host function an operation invokes: the contract call it makes (a `transfer` counted; any other call
+    /// uncountable when the operation carries authorization entries, whose credentials may be the key's or an
+    /// address's it signs for), and each entry's tree, counted as a signed authorization is. An entry whose root is
+    /// the operation's own call has that root judged once, above: only its sub-invocations are walked.
+    private mutating func add(_ op: XDR.InvokeHostFunctionOp) {
         var root: XDR.InvokeContractArgs?
         if case .invokeContract(let call) = op.hostFunction {
             root = call
             addCall(call)
-            if case .transfer(let transfer) = Self.token(call, from: me), let transfer { add(transfer) }
+            if let transfer = Self.transfer(call) {
+                add(transfer)
+            } else if !op.auth.isEmpty {
+                addUncountable(call)
+            }
         }
         for entry in op.auth {
-            let forMe: Bool
-            switch entry.credentials {
-            case .sourceAccount: forMe = true  // the operation's source, which is the account
-            case .address(let credentials), .addressV2(let credentials): forMe = Self.key(credentials.address) == me
-            case .addressWithDelegates(let credentials): forMe = Self.key(credentials.addressCredentials.address) == me
-            }
-            guard forMe else { continue }
             let invocation = entry.rootInvocation
-            // The authorization of the very transfer the operation makes: counted once, above.
-            if let root, invocation.subInvocations.isEmpty, case .contractFn(let authorized) = invocation.function,
-               case .transfer = Self.token(root, from: me), Self.same(authorized, root) {
-                continue
+            if let root, case .contractFn(let authorized) = invocation.function, Self.same(authorized, root) {
+                for sub in invocation.subInvocations { add(authorized: sub) }
+            } else {
+                add(authorized: invocation)
             }
-            add(authorized: invocation, account: me)
         }
     }
 
-    /// Every invocation of an authorized tree: a `transfer` from the account is counted (one from another
-    /// address moves nothing of the account's); any other contract call is listed, and cannot be counted, since
-    /// the account's authorization lets it move what it holds for the account. Creating a contract moves nothing
-    /// out.
-    private mutating func add(authorized invocation: XDR.SorobanAuthorizedInvocation, account me: [UInt8]) {
+    /// Every invocation of an authorized tree: a `transfer` is counted, whatever its `from`; any other contract
+    /// call is listed, and cannot be counted, since the authorization lets it move what it holds for the
+    /// authorizing address. Creating a contract moves nothing out.
+    private mutating func add(authorized invocation: XDR.SorobanAuthorizedInvocation) {
         if case .contractFn(let call) = invocation.function {
             addCall(call)
-            if case .transfer(let transfer) = Self.token(call, from: me) {
-                if let transfer { add(transfer) }
+            if let transfer = Self.transfer(call) {
+                add(transfer)
             } else {
-                let function = String(decoding: call.functionName.value, as: UTF8.self)
-                let reason = "\(SummaryText.address(call.contractAddress)).\(function) is authorized and is not a transfer"
-                if !uncountable.contains(reason) { uncountable.append(reason) }
+                addUncountable(call)
             }
         }
-        for sub in invocation.subInvocations { add(authorized: sub, account: me) }
+        for sub in invocation.subInvocations { add(authorized: sub) }
+    }
+
+    private mutating func addUncountable(_ call: XDR.InvokeContractArgs) {
+        let function = String(decoding: call.functionName.value, as: UTF8.self)
+        let reason = "\(SummaryText.address(call.contractAddress)).\(function) is authorized and is not a transfer"
+        if !uncountable.contains(reason) { uncountable.append(reason) }
     }
 
     private struct Transfer { let contract, to: String; let amount: Int64? }
-    private enum TokenCall {
-        /// SEP-41's `transfer`; nil when it is from another address.
-        case transfer(Transfer?)
-        case other
-    }
 
-    /// `call` as SEP-41's `transfer(from: Address, to: Address, amount: i128)`, from the account or not. An amount
+    /// `call` as SEP-41's `transfer(from: Address, to: Address, amount: i128)`, nil when it is not one. An amount
     /// below zero is nil (what it moves is not one a cap can count); one past `Int64.max` is `Int64.max` (more
     /// than any cap).
-    private static func token(_ call: XDR.InvokeContractArgs, from me: [UInt8]) -> TokenCall {
+    private static func transfer(_ call: XDR.InvokeContractArgs) -> Transfer? {
         guard call.functionName.value == Array("transfer".utf8), call.args.count == 3,
-              case .address(let from) = call.args[0], case .address(let to) = call.args[1],
-              case .i128(let amount) = call.args[2] else { return .other }
-        guard key(from) == me else { return .transfer(nil) }
+              case .address = call.args[0], case .address(let to) = call.args[1],
+              case .i128(let amount) = call.args[2] else { return nil }
         let value: Int64? = if amount.hi == 0 { amount.lo > UInt64(Int64.max) ? .max : Int64(amount.lo) } else if amount.hi > 0 { .max } else { nil }
-        return .transfer(Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value))
+        return Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value)
     }
 
     private mutating func add(_ transfer: Transfer) {

@@ -22,7 +22,7 @@ import TestFixtures
         }
         try write("""
             {"version": 1, "rules": [{"name": "payments", "callers": [{"executable": "/usr/local/bin/payout-bot"}], "networks": ["testnet"],
-              "kinds": ["transaction"], "limits": [{"asset": "native", "perRequest": "5"}]}]}
+              "kinds": ["transaction"], "operations": ["payment"], "limits": [{"asset": "native", "perRequest": "5"}]}]}
             """)
         let arguments = ["policy", "check", "--policy", policy, "--identity", file.signer.address, "--network", "testnet",
                          "--home", directory.path + "/home"]

@@ -5,25 +5,31 @@ import TestFixtures
 @testable import StellarTransactions
 @testable import StellarKeystoreAgent
 
-/// Decisions on requests stellar-sdk made (fixtures/policy-requests.json): caps on a classic asset also cap its
-/// Stellar Asset Contract, the last stroop fits, a muxed destination is its account, a fee bump's fee is its payer's.
+/// Decisions on requests stellar-sdk made (fixtures/policy-requests.json): a classic asset and its Stellar Asset
+/// Contract are one asset, the last stroop fits, a muxed destination is its account, every operation and transfer
+/// counts whoever's it is.
 @Suite struct AgentPolicyFixtureTests {
     struct Request: Decodable { let name, kind, networkPassphrase, xdr: String }
     struct File: Decodable { let identity: String; let requests: [Request] }
     static let file = try! Fixtures.load(File.self, "policy-requests.json")
     static let usd = "USD:GDWUSKGGFDI4FRXK5EBTRECZSVQSSWJHHJOGH6JWG3AUMFFMQ435DIAG"
     static let payee = "GBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7DWXN"
+    /// USD's Stellar Asset Contract on testnet (stellar-sdk's `Asset.contract_id`, in the fixture file).
+    static let usdContract = "CDEBOE26IQRBYUKCPKEXNLKFHPHEW4S33GMXZULCJYURO7RPEZIJ7GZK"
 
-    static func decision(_ name: String, _ rule: String, spent: Int64 = 0) throws -> PolicyDecision {
+    /// The decision of a rule r (for transactions and authorization entries, every operation allowed unless `rule`
+    /// lists some) on the fixture `name`, `spent` already spent in every window; `asked` gets each asset a window
+    /// was asked for.
+    static func decision(_ name: String, _ rule: String, spent: Int64 = 0, asked: ((String) -> Void)? = nil) throws -> PolicyDecision {
         let request = try #require(file.requests.first { $0.name == name }, "\(name)")
-        let identity = try PublicKey(accountID: file.identity)
         let kind: AgentPolicy.Kind = request.kind == "authEntry" ? .authEntry : .transaction
-        let outflow = kind == .authEntry ? Outflow(of: try AuthorizationPreimage(base64: request.xdr), from: identity)
-            : Outflow(of: try TransactionEnvelope(base64: request.xdr), from: identity)
-        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\", \"authEntry\"]\(rule)}]}".utf8))
+        let outflow = kind == .authEntry ? Outflow(of: try AuthorizationPreimage(base64: request.xdr))
+            : Outflow(of: try TransactionEnvelope(base64: request.xdr))
+        let operations = rule.contains("\"operations\"") ? "" : AgentPolicyTests.everyOperation
+        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\", \"authEntry\"]\(operations)\(rule)}]}".utf8))
         return policy.decision(for: PolicyRequest(identityName: "bot", identityAddress: file.identity, caller: .init(executable: "/bin/bot"),
                                                   network: try StellarNetwork(passphrase: request.networkPassphrase), kind: kind, outflow: outflow),
-                               now: 1_690_000_000) { _, _, _ in spent }
+                               now: 1_690_000_000) { _, asset, _ in asked?(asset); return spent }
     }
 
     static func refused(_ decision: PolicyDecision) -> String? {
@@ -32,24 +38,86 @@ import TestFixtures
     }
 
     @Test func theLastStroopFitsAndOneMoreDoesNot() throws {
-        // 100 XLM cap on payments from 99.9999999 to 100.0000001 XLM, the fee left to maxFee's own limit.
-        let cap = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"100\"}]"
+        // 100 USD cap on payments from 99.9999999 to 100.0000001 USD, the fee left to maxFee's own limit.
+        let cap = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"100\"}], \"maxFee\": \"0.001\""
         #expect(Self.refused(try Self.decision("cap-usd-within", cap)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-exact", cap)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-over", cap)) == "rule r: over 100 USD:GDWUS… per request: this one 100.0000001")
         #expect(Self.refused(try Self.decision("cap-usd-two-payments-sum-over", cap)) != nil)
-        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"150\", \"window\": \"24h\"}]"
+        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"150\", \"window\": \"24h\"}], \"maxFee\": \"0.001\""
         #expect(Self.refused(try Self.decision("cap-usd-exact", window, spent: 500_000_000)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-exact", window, spent: 500_000_001)) != nil)
     }
 
     @Test func aClassicAssetsCapCoversItsContract() throws {
-        let cap = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"0.4\"}]"
+        let cap = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"0.4\"}], \"maxFee\": \"1\""
         // A SAC transfer of 0.5 USD, as a contract call and as an authorization entry.
         #expect(Self.refused(try Self.decision("sac-transfer-invoke-host-function", cap))?.contains("over 0.4 USD") == true)
         #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", cap))?.contains("over 0.4 USD") == true)
         #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", ", \"assets\": [\"native\"]"))?.contains("asset CDEBOE26") == true)
         #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", ", \"assets\": [\"\(Self.usd)\"]")) == nil)
+        // And the contract's cap covers the classic asset's payments; its assets entry, the classic asset.
+        let contractCap = ", \"limits\": [{\"asset\": \"\(Self.usdContract)\", \"perRequest\": \"100\"}], \"maxFee\": \"1\""
+        #expect(Self.refused(try Self.decision("cap-usd-exact", contractCap)) == nil)
+        #expect(Self.refused(try Self.decision("cap-usd-over", contractCap)) == "rule r: over 100 \(Self.usdContract) per request: this one 100.0000001")
+        #expect(Self.refused(try Self.decision("cap-usd-within", ", \"assets\": [\"\(Self.usdContract)\"]")) == nil)
+    }
+
+    /// A limit on one asset leaves no other unlimited: every asset a request moves is named by a limit (the fee
+    /// aside when maxFee caps it). The classic asset and its contract draw on the same window, the limit's.
+    @Test func everyAssetMovedIsNamedByALimitAndOneWindowHoldsBothNames() throws {
+        let native = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1000\"}], \"maxFee\": \"1\""
+        #expect(Self.refused(try Self.decision("cap-usd-within", native)) == "rule r: moves USD:GDWUS…, which no limit of the rule names")
+        #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", native))
+                == "rule r: moves \(Self.usdContract), which no limit of the rule names")
+        #expect(Self.refused(try Self.decision("payment-100-xlm", native)) == nil)
+        // The fee is native moved too, unless maxFee caps it.
+        let usd = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"1000\"}]"
+        #expect(Self.refused(try Self.decision("cap-usd-within", usd)) == "rule r: moves XLM, which no limit of the rule names")
+        #expect(Self.refused(try Self.decision("cap-usd-within", usd + ", \"maxFee\": \"0.00001\"")) == nil)
+        #expect(Self.refused(try Self.decision("several-assets", usd + ", \"maxFee\": \"1\"")) == "rule r: moves EURTOKEN1234:GDWUS…, which no limit of the rule names")
+        // One window, whichever name the request uses: the limit's.
+        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"1000\", \"window\": \"24h\"}], \"maxFee\": \"1\""
+        var asked: [String] = []
+        #expect(try Self.decision("sac-transfer-invoke-host-function", window) { asked.append($0) }
+                == .allow(PolicySpending(rule: "r", amounts: [Self.usd: 5_000_000])))
+        #expect(try Self.decision("cap-usd-within", window) { asked.append($0) } == .allow(PolicySpending(rule: "r", amounts: [Self.usd: 999_999_999])))
+        #expect(asked == [Self.usd, Self.usd])
+    }
+
+    /// The key may co-sign another account, or sign for a smart account or an entry's bound address: what they
+    /// move is counted and meets the rule's lists, as the key's own account's does.
+    @Test func everyOperationAndTransferCountsWhoeverItsSource() throws {
+        #expect(Self.refused(try Self.decision("payment-from-another-source", ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"10\"}]"))
+                == "rule r: over 10 XLM per request: this one 1005.00002")
+        #expect(Self.refused(try Self.decision("payment-from-another-source", ", \"destinations\": [\"\(Self.payee)\"]"))?
+                    .hasPrefix("rule r: destination GCATS5") == true)
+        let smallUSD = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"0.0004\"}], \"maxFee\": \"1\""
+        #expect(Self.refused(try Self.decision("sac-transfer-from-smart-account", smallUSD)) == "rule r: over 0.0004 USD:GDWUS… per request: this one 0.0004242")
+        #expect(Self.refused(try Self.decision("sac-transfer-from-smart-account", ", \"destinations\": [\"\(Self.payee)\"]")) == nil)
+        #expect(Self.refused(try Self.decision("auth-entry-transfer-from-bound-address", ", \"destinations\": [\"\(Self.payee)\"]"))?
+                    .hasPrefix("rule r: destination GCATS5") == true)
+        #expect(Self.refused(try Self.decision("auth-entry-transfer-from-bound-address", ", \"assets\": [\"native\"]"))
+                == "rule r: asset \(Self.usdContract) is not allowed")
+        #expect(Self.refused(try Self.decision("auth-entry-transfer-from-smart-account", ", \"assets\": [\"native\"]")) == nil)
+        // The outer fee of a fee bump counts whoever pays it.
+        #expect(Self.refused(try Self.decision("fee-bump-paid-by-other", ", \"maxFee\": \"0.0009\"")) == "rule r: fees over 0.0009 XLM: this one 0.001")
+    }
+
+    /// AGENT.md's CI job may call its own contract's functions, and no token's `transfer`.
+    @Test func theCIExampleCallsOnlyItsOwnContract() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/examples/policy-ci-job.json").standardized
+        let policy = try AgentPolicy(json: Array(try Data(contentsOf: path)))
+        let request = try #require(Self.file.requests.first { $0.name == "sac-transfer-invoke-host-function" })
+        let ci = PolicyRequest(identityName: "ci-deployer", identityAddress: Self.file.identity,
+                               caller: .init(executable: "/home/ci/work/target/release/deploy-contracts", uid: 1001), network: .testnet,
+                               kind: .transaction, outflow: Outflow(of: try TransactionEnvelope(base64: request.xdr)))
+        #expect(Self.refused(policy.decision(for: ci, now: 1_690_000_000) { _, _, _ in 0 }) == "rule ci-deploy: contract \(Self.usdContract) is not allowed")
+        // Uploading and creating contracts call none: allowed.
+        let upload = try #require(Self.file.requests.first { $0.name == "upload-contract-wasm" })
+        var deploy = ci
+        deploy.outflow = Outflow(of: try TransactionEnvelope(base64: upload.xdr))
+        #expect(Self.refused(policy.decision(for: deploy, now: 1_699_999_500) { _, _, _ in 0 }) == nil)
     }
 
     @Test func destinationsAreAccountsWithMuxedOnesResolved() throws {
@@ -61,12 +129,11 @@ import TestFixtures
 
     @Test func feesTimeBoundsAndWhatCannotBeCounted() throws {
         #expect(Self.refused(try Self.decision("fee-bump-paid-by-identity", ", \"maxFee\": \"0.0009\"")) == "rule r: fees over 0.0009 XLM: this one 0.001")
-        #expect(Self.refused(try Self.decision("fee-bump-paid-by-other", ", \"maxFee\": \"0\"")) == nil)
         #expect(Self.refused(try Self.decision("payment-high-fee", ", \"maxFee\": \"0.01\"")) != nil)
         #expect(Self.refused(try Self.decision("payment-no-time-bounds", ", \"expiresWithin\": \"1h\"")) == "rule r: a transaction must have a latest time (time bounds)")
         #expect(Self.refused(try Self.decision("payment-unbounded-max-time", ", \"expiresWithin\": \"1h\"")) != nil)
         #expect(Self.refused(try Self.decision("payment-far-future-time-bounds", ", \"expiresWithin\": \"1h\""))?.contains("must expire within 1h") == true)
-        let capped = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1000\"}]"
+        let capped = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1000\"}]"  // checked before what no limit names
         for name in ["account-merge", "liquidity-pool-deposit", "other-contract-call-with-identity-auth", "auth-entry-nested-transfer-under-swap"] {
             #expect(Self.refused(try Self.decision(name, capped))?.contains("cannot be counted") == true, "\(name)")
         }

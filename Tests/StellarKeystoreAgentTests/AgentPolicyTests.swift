@@ -24,7 +24,14 @@ import TestFixtures
         }
     }
 
-    static func rule(_ members: String) -> String { "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"]\(members)}]}" }
+    /// Every operation type, for a rule whose test is about something else (a limited rule must list them).
+    static let everyOperation = ", \"operations\": [" + Outflow.operationNames.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+
+    /// A transaction rule named r with `members`, listing every operation unless `members` lists some.
+    static func rule(_ members: String) -> String {
+        let operations = members.contains("\"operations\"") ? "" : everyOperation
+        return "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"]\(operations)\(members)}]}"
+    }
 
     // MARK: Reading
 
@@ -90,6 +97,42 @@ import TestFixtures
         #expect(Self.refusal(Self.rule(", \"maxFee\": \"0.1\"")) == nil)
     }
 
+    /// Without `operations`, a rule that caps transactions would allow every operation that moves nothing:
+    /// `setOptions` can add a signer. Listed by name, it is allowed.
+    @Test func aRuleThatCapsTransactionsListsItsOperations() {
+        for (members, field) in [(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]", "limits"),
+                                 (", \"destinations\": [\"\(Self.payee)\"]", "destinations"), (", \"assets\": [\"native\"]", "assets"),
+                                 (", \"maxFee\": \"0.1\"", "maxFee")] {
+            for kinds in ["\"transaction\"", "\"authEntry\", \"transaction\""] {
+                let text = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\(kinds)]\(members)}]}"
+                guard case .invalid("rules[0].operations", nil, let reason)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }
+                #expect(reason.contains("sets \(field)") && reason.contains("setOptions"), "\(reason)")
+                #expect(PolicyError.invalid(field: "rules[0].operations", line: nil, reason).message.hasPrefix("The policy is refused: rules[0].operations: "))
+            }
+        }
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"operations\": [\"setOptions\"], \"maxFee\": \"0.1\"}]}") == nil)
+        // What has no operations need not list them; a rule that caps nothing neither.
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"authEntry\"], \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]}]}") == nil)
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"expiresWithin\": \"5m\"}]}") == nil)
+    }
+
+    /// A raw payload can be a transaction's hash: a limit on a payload rule would promise what nothing checks.
+    @Test func aPayloadRuleSetsNoLimits() {
+        let fields = [(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]", "limits"),
+                      (", \"destinations\": [\"\(Self.payee)\"]", "destinations"), (", \"assets\": [\"native\"]", "assets"),
+                      (", \"operations\": [\"payment\"]", "operations"), (", \"contracts\": [{\"contract\": \"\(Self.contract)\"}]", "contracts"),
+                      (", \"maxFee\": \"0.1\"", "maxFee"), (", \"expiresWithin\": \"5m\"", "expiresWithin")]
+        for (members, field) in fields {
+            for kinds in ["\"payload\"", "\"payload\", \"transaction\""] {
+                let text = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\(kinds)]\(members)}]}"
+                guard case .invalid(let named, nil, let reason)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }
+                #expect(named == "rules[0].\(field)", "\(text)")
+                #expect(reason.contains("a payload can be a transaction's hash"), "\(reason)")
+            }
+        }
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"payload\"], \"callers\": [{\"executable\": \"/bin/bot\"}]}]}") == nil)
+    }
+
     @Test func aFileAnotherUserCouldWriteIsNotRead() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("policy-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -113,8 +156,8 @@ import TestFixtures
 
     static let bot = PolicyRequest.Caller(executable: "/usr/local/bin/payout-bot", parents: ["/usr/bin/bash", "/usr/lib/systemd/systemd"], uid: 1000)
 
-    static func outflow(_ text: String, from account: String = "GDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRVHUR") throws -> Outflow {
-        Outflow(of: try TransactionEnvelope(base64: text), from: try PublicKey(accountID: account))
+    static func outflow(_ text: String) throws -> Outflow {
+        Outflow(of: try TransactionEnvelope(base64: text))
     }
 
     static func request(_ outflow: Outflow?, kind: AgentPolicy.Kind = .transaction, caller: PolicyRequest.Caller = bot,
@@ -198,8 +241,7 @@ import TestFixtures
         struct Envelope: Decodable { let name, envelope: String }
         struct File: Decodable { let envelopes: [Envelope] }
         let merge = try #require(try Fixtures.load(File.self, "tx-envelopes.json").envelopes.first { $0.name == "account_merge (testnet, memo id, v2)" })
-        let source = try KeyPair(seed: SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 1) }).publicKey.accountID
-        let outflow = try Self.outflow(merge.envelope, from: source)
+        let outflow = try Self.outflow(merge.envelope)
         let none: (String, String, Int) -> Int64 = { _, _, _ in 0 }
         let capped = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]"))
         #expect(capped.decision(for: Self.request(outflow), now: 0, spent: none)

@@ -298,6 +298,20 @@ extension AgentPolicy.Rule {
         expiresWithin = try fields.duration("expiresWithin")
         allowsV1Authorizations = try fields.boolean("allowV1Authorizations") ?? false
         try fields.finish()
+        // A raw payload can be a transaction's hash: limits on a payload rule would be a promise nothing keeps.
+        let limiting = [("limits", !limits.isEmpty), ("destinations", destinations != nil), ("assets", assets != nil),
+                        ("operations", operations != nil), ("contracts", contracts != nil), ("maxFee", maxFee != nil),
+                        ("expiresWithin", expiresWithin != nil)]
+        if kinds.contains(.payload), let (field, _) = limiting.first(where: \.1) {
+            throw fields.fault(field, "a rule for payloads sets no limits, since a payload can be a transaction's hash "
+                + "(give payloads a rule of their own)")
+        }
+        // Without operations, a limited rule would still allow setOptions (a new signer) and the like, which move nothing.
+        let capped = limiting.filter { ["limits", "destinations", "assets", "maxFee"].contains($0.0) }
+        if kinds.contains(.transaction), operations == nil, let (field, _) = capped.first(where: \.1) {
+            throw fields.fault("operations", "a rule that sets \(field) for transactions lists its operations "
+                + "(without, it allows every operation that moves nothing, setOptions too)")
+        }
     }
 }
 

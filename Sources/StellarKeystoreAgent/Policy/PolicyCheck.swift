@@ -2,7 +2,7 @@ import StellarKeys
 import StellarTransactions
 
 /// What an agent with a policy would answer to requests given as text, without a key or an agent: each request
-/// decoded as the agent decodes it, counted for `identity`, and decided against the windows as they are in the
+/// decoded and counted as the agent does, asked for `identity`, and decided against the windows as they are in the
 /// keystore directory, recording nothing (each request on its own, as if it were the next one).
 public struct PolicyCheck {
     public let windows: PolicyWindows
@@ -32,9 +32,9 @@ public struct PolicyCheck {
             let preimage = try AuthorizationPreimage(base64: text)
             try preimage.check(on: network)
             isV1 = preimage.boundAddress == nil
-            outflow = Outflow(of: preimage, from: identity)
+            outflow = Outflow(of: preimage)
         } else {
-            outflow = Outflow(of: try TransactionEnvelope(base64: text), from: identity)
+            outflow = Outflow(of: try TransactionEnvelope(base64: text))
         }
         let request = PolicyRequest(identityName: name, identityAddress: identity.accountID, caller: caller, network: network,
                                     kind: authEntries ? .authEntry : .transaction, outflow: outflow, isV1Authorization: isV1)

@@ -74,7 +74,9 @@ extension AgentPolicy {
     /// refusal naming the rule: a V1 authorization unless allowed; operation types, contract functions,
     /// destinations and assets outside its lists; a request whose outflow cannot be counted, when the rule
     /// caps amounts or lists destinations or assets; a fee over `maxFee`; missing or too distant time bounds;
-    /// then its limits, the hard ones first (a refusal), then those marked `ask`.
+    /// an asset moved that no limit names, when the rule has limits; then its limits, the hard ones first (a
+    /// refusal), then those marked `ask`. A classic asset and its Stellar Asset Contract on the request's network
+    /// are one asset, in `assets` and in limits.
     public func decision(for request: PolicyRequest, now: Int64, spent: (String, String, Int) -> Int64) -> PolicyDecision {
         guard let rule = rules.first(where: { $0.matches(request) }) else {
             return .refuse("no rule allows \(request.kind.rawValue) requests for \(request.identityName ?? request.identityAddress) "
@@ -117,10 +119,12 @@ extension AgentPolicy.Rule {
         if let destinations, let other = outflow.destinations.first(where: { !destinations.contains($0) }) {
             return refuse("destination \(other) is not allowed")
         }
+        // One asset, two names: a classic asset is its Stellar Asset Contract on the request's network.
+        func same(_ a: String) -> String { request.network.flatMap { StellarAssetContract.id(of: a, on: $0) } ?? a }
+        let moved = outflow.amounts.sorted { $0.key < $1.key }
         if let assets {
-            let allowed = Set(assets + assets.compactMap { asset in request.network.flatMap { StellarAssetContract.id(of: asset, on: $0) } })
-            for (asset, amount) in outflow.amounts.sorted(by: { $0.key < $1.key })
-            where !allowed.contains(asset) && (asset != "native" || amount > outflow.fee) {
+            let allowed = Set(assets.map(same))
+            for (asset, amount) in moved where !allowed.contains(same(asset)) && (asset != "native" || amount > outflow.fee) {
                 return refuse("asset \(Self.shown(asset)) is not allowed")
             }
         }
@@ -135,11 +139,18 @@ extension AgentPolicy.Rule {
                     + "\(Int64(clamping: bounds.max) - now) s ahead")
             }
         }
+        if !limits.isEmpty {
+            // An asset no limit names would be unlimited; the fee alone is native that maxFee caps, when it is set.
+            let named = Set(limits.map { same($0.asset) })
+            for (asset, amount) in moved where !named.contains(same(asset)) && (asset != "native" || maxFee == nil || amount > outflow.fee) {
+                return refuse("moves \(Self.shown(asset)), which no limit of the rule names")
+            }
+        }
         var asking: String?
         var windowed: [String: Int64] = [:]
         for limit in limits.sorted(by: { !$0.ask && $1.ask }) {
-            let matching = Set([limit.asset] + [request.network.flatMap { StellarAssetContract.id(of: limit.asset, on: $0) }].compactMap { $0 })
-            let amount = outflow.amounts.filter { matching.contains($0.key) }.values.reduce(Int64(0)) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
+            let amount = outflow.amounts.filter { same($0.key) == same(limit.asset) }.values
+                .reduce(Int64(0)) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
             var over: String?
             if let perRequest = limit.perRequest, amount > perRequest {
                 over = "over \(AgentPolicy.units(perRequest)) \(Self.shown(limit.asset)) per request: this one \(AgentPolicy.units(amount))"
