@@ -39,9 +39,16 @@ import TestFixtures
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/examples").standardized
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("policy-") && $0.hasSuffix(".json") }
         #expect(names.count == 3)
+        // AGENT.md shows each example: the same JSON as the file.
+        let guide = try String(contentsOf: directory.deletingLastPathComponent().appendingPathComponent("AGENT.md"), encoding: .utf8)
+        let shown = guide.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? NSDictionary }
         for name in names {
-            let policy = try AgentPolicy(json: Array(try Data(contentsOf: directory.appendingPathComponent(name))))
+            let data = try Data(contentsOf: directory.appendingPathComponent(name))
+            let policy = try AgentPolicy(json: Array(data))
             #expect(!policy.rules.isEmpty, "\(name)")
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? NSDictionary)
+            #expect(shown.contains(object), "AGENT.md does not show \(name) as it is")
         }
     }
 
