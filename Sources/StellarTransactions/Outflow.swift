@@ -21,40 +21,40 @@ import StellarKeys
 /// other than `transfer` (the authorization lets the contract move what it holds for the authorizing address), and
 /// any amount that cannot be read as one (negative, a price with a zero denominator). Operations that move nothing
 /// count 0; sums past `Int64.max` stay at `Int64.max`.
-public struct Outflow: Sendable, Equatable {
+package struct Outflow: Sendable, Equatable {
     /// A contract function called, or authorized, by the request.
-    public struct Call: Sendable, Hashable {
+    package struct Call: Sendable, Hashable {
         /// `C…`.
-        public let contract: String
-        public let function: String
+        package let contract: String
+        package let function: String
     }
 
     /// Stroops (the asset's units at 7 decimals) by asset: `native`, `CODE:ISSUER`, or a contract's `C…`.
-    public private(set) var amounts: [String: Int64] = [:]
+    package private(set) var amounts: [String: Int64] = [:]
     /// Where what is counted goes (accounts `G…`, muxed ones resolved, and contracts `C…`), in order, each once.
-    public private(set) var destinations: [String] = []
+    package private(set) var destinations: [String] = []
     /// The operation types of the transaction, in order, each once, named as in the XDR (`payment`,
     /// `invokeHostFunction`, …); empty for an authorization.
-    public private(set) var operations: [String] = []
+    package private(set) var operations: [String] = []
     /// Every contract function the request calls or authorizes, in order, each once.
-    public private(set) var calls: [Call] = []
+    package private(set) var calls: [Call] = []
     /// The fee, in stroops (a fee bump's outer fee); included in `amounts`.
-    public private(set) var fee: Int64 = 0
+    package private(set) var fee: Int64 = 0
     /// The transaction's time bounds (0 for no bound), nil when it has none; always nil for an authorization.
-    public private(set) var timeBounds: (min: UInt64, max: UInt64)?
-    /// Why what the request moves out cannot be counted, one reason a line; empty when it can.
-    public private(set) var uncountable: [String] = []
+    package private(set) var timeBounds: (min: UInt64, max: UInt64)?
+    /// Why what the request moves cannot be counted, one reason a line; empty when it can.
+    package private(set) var uncountable: [String] = []
 
-    public var isCountable: Bool { uncountable.isEmpty }
+    package var isCountable: Bool { uncountable.isEmpty }
 
-    public static func == (a: Outflow, b: Outflow) -> Bool {
+    package static func == (a: Outflow, b: Outflow) -> Bool {
         a.amounts == b.amounts && a.destinations == b.destinations && a.operations == b.operations && a.calls == b.calls
             && a.fee == b.fee && a.timeBounds?.min == b.timeBounds?.min && a.timeBounds?.max == b.timeBounds?.max
             && a.uncountable == b.uncountable
     }
 
     /// What `envelope` can move.
-    public init(of envelope: TransactionEnvelope) {
+    package init(of envelope: TransactionEnvelope) {
         let inner: XDR.Transaction?
         switch envelope.decoded {
         case .v0(let tx):
@@ -81,7 +81,7 @@ public struct Outflow: Sendable, Equatable {
     }
 
     /// What `preimage` authorizes to move: every invocation of its tree.
-    public init(of preimage: AuthorizationPreimage) {
+    package init(of preimage: AuthorizationPreimage) {
         add(authorized: preimage.invocation)
     }
 
@@ -300,7 +300,7 @@ public struct Outflow: Sendable, Equatable {
     }
 
     /// Every operation type's name, as `operations` gives them (a policy refuses a name that is not one).
-    public static let operationNames = [
+    package static let operationNames = [
         "createAccount", "payment", "pathPaymentStrictReceive", "manageSellOffer", "createPassiveSellOffer", "setOptions",
         "changeTrust", "allowTrust", "accountMerge", "inflation", "manageData", "bumpSequence", "manageBuyOffer",
         "pathPaymentStrictSend", "createClaimableBalance", "claimClaimableBalance", "beginSponsoringFutureReserves",
@@ -311,11 +311,11 @@ public struct Outflow: Sendable, Equatable {
 
 /// The contract a classic asset has on a network (its Stellar Asset Contract): the id is fixed by the asset and the
 /// network, so a cap on `USDC:G…` also caps a `transfer` on its contract.
-public enum StellarAssetContract {
+package enum StellarAssetContract {
     /// `C…` for `native` or `CODE:ISSUER` on `network`; nil when `asset` is neither.
     /// SHA-256 of the `HashIDPreimage` `ENVELOPE_TYPE_CONTRACT_ID` (8): network ID, `CONTRACT_ID_PREIMAGE_FROM_ASSET`
     /// (1), the asset's XDR.
-    public static func id(of asset: String, on network: StellarNetwork) -> String? {
+    package static func id(of asset: String, on network: StellarNetwork) -> String? {
         guard let xdr = assetXDR(asset) else { return nil }
         let preimage: [UInt8] = [0, 0, 0, 8] + network.id + [0, 0, 0, 1] + xdr
         let hash = preimage.withUnsafeBytes { Sodium.sha256($0) }

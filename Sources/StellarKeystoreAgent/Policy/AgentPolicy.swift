@@ -32,63 +32,64 @@ import StellarTransactions
 /// names them). A field left out matches every request. The first rule that matches decides: its limits allow,
 /// ask or refuse, and a later rule is not tried (so that a refusal names one rule). No rule matching is a refusal.
 public struct AgentPolicy: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         case transaction, authEntry, message, payload
     }
 
     /// A process allowed to ask: its executable's path, the paths of its parents (the nearest first; those given
     /// must match, the rest of the chain is not looked at), and its uid.
-    public struct Caller: Sendable, Equatable {
-        public let executable: String
-        public let parents: [String]
-        public let uid: UInt32?
+    package struct Caller: Sendable, Equatable {
+        package let executable: String
+        package let parents: [String]
+        package let uid: UInt32?
     }
 
-    /// A cap on what the rule's requests move out of the identity, per asset: per request, and per rolling window.
+    /// A cap on what the rule's requests move, per asset (one asset under its classic and its contract names): per
+    /// request, and per rolling window.
     /// With `ask`, going over it asks the agent's person instead of refusing (an agent that asks nobody refuses).
     public struct Limit: Sendable, Equatable {
         /// `native`, `CODE:ISSUER` or a contract `C…`; a classic asset's cap also counts its Stellar Asset Contract.
-        public let asset: String
+        package let asset: String
         /// Stroops.
-        public let perRequest: Int64?
+        package let perRequest: Int64?
         /// Stroops within `window` seconds.
-        public let perWindow: Int64?
-        public let window: Int?
-        public let ask: Bool
+        package let perWindow: Int64?
+        package let window: Int?
+        package let ask: Bool
     }
 
-    public struct Rule: Sendable {
-        public let name: String
-        public let identities: [String]?
-        public let callers: [Caller]?
+    package struct Rule: Sendable {
+        package let name: String
+        package let identities: [String]?
+        package let callers: [Caller]?
         /// Passphrases.
-        public let networks: [String]?
-        public let kinds: Set<Kind>
-        public let operations: Set<String>?
+        package let networks: [String]?
+        package let kinds: Set<Kind>
+        package let operations: Set<String>?
         /// Contract `C…` → its functions allowed (nil: any of them).
-        public let contracts: [String: Set<String>?]?
-        public let destinations: Set<String>?
-        public let assets: [String]?
-        public let limits: [Limit]
+        package let contracts: [String: Set<String>?]?
+        package let destinations: Set<String>?
+        package let assets: [String]?
+        package let limits: [Limit]
         /// Stroops.
-        public let maxFee: Int64?
+        package let maxFee: Int64?
         /// Seconds: a transaction must have a latest time, no further ahead than this.
-        public let expiresWithin: Int?
+        package let expiresWithin: Int?
         /// Sign V1 authorization preimages, whose signature binds no address (refused otherwise).
-        public let allowsV1Authorizations: Bool
+        package let allowsV1Authorizations: Bool
     }
 
-    public let rules: [Rule]
+    package let rules: [Rule]
 
     /// The longest window and `expiresWithin` (a year): a window holds what was spent for that long.
-    public static let longestDuration = 366 * 86_400
+    package static let longestDuration = 366 * 86_400
     /// The largest policy file read.
-    public static let largestFile = 1 << 20
+    package static let largestFile = 1 << 20
 
     // MARK: Reading
 
     /// A policy read from `bytes` (the file's contents).
-    public init(json bytes: [UInt8]) throws {
+    package init(json bytes: [UInt8]) throws {
         let top: [String: StrictJSON.Value]
         do {
             top = try StrictJSON.parse(bytes, integersOnly: false)
@@ -114,7 +115,7 @@ public struct AgentPolicy: Sendable {
 
     /// The policy in the file at `path`, which must be a regular file of this user's that no one else can write
     /// (the file decides what the agent signs), read through one descriptor: what is checked is what is read.
-    public init(contentsOf path: String) throws {
+    package init(contentsOf path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw errno == ELOOP ? PolicyError.unsafeFile(path) : PolicyError.unreadable(path, errno) }
         defer { close(fd) }
@@ -140,7 +141,7 @@ public struct AgentPolicy: Sendable {
 
     /// Stroops from a decimal string in the asset's units, up to 7 decimals ("100", "0.5"); nil if it is not one
     /// or does not fit 64 bits.
-    public static func stroops(_ text: String) -> Int64? {
+    package static func stroops(_ text: String) -> Int64? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit),
               whole.count <= 19 else { return nil }
@@ -155,7 +156,7 @@ public struct AgentPolicy: Sendable {
     }
 
     /// Stroops as the asset's units, without trailing zeros: "96.5", "100".
-    public static func units(_ stroops: Int64) -> String {
+    package static func units(_ stroops: Int64) -> String {
         let whole = stroops / 10_000_000, part = stroops % 10_000_000
         guard part != 0 else { return "\(whole)" }
         var fraction = String(part)
@@ -165,7 +166,7 @@ public struct AgentPolicy: Sendable {
     }
 
     /// Seconds from "90s", "15m", "24h", "7d"; nil if it is not one or is not from 1 s to `longestDuration`.
-    public static func seconds(_ text: String) -> Int? {
+    package static func seconds(_ text: String) -> Int? {
         guard let unit = text.last, let count = Int(text.dropLast()), text.dropLast().allSatisfy(\.isASCIIDigit), count > 0,
               count <= longestDuration else { return nil }
         let seconds: Int
@@ -180,7 +181,7 @@ public struct AgentPolicy: Sendable {
     }
 
     /// "24h" for 86400, "90s" for 90: the largest unit that divides it.
-    public static func duration(_ seconds: Int) -> String {
+    package static func duration(_ seconds: Int) -> String {
         if seconds % 86_400 == 0 && seconds >= 86_400 * 2 { return "\(seconds / 86_400)d" }
         if seconds % 3600 == 0 { return "\(seconds / 3600)h" }
         if seconds % 60 == 0 { return "\(seconds / 60)m" }
@@ -193,14 +194,14 @@ extension Character {
 }
 
 /// Why a policy file was not taken.
-public enum PolicyError: KeystoreError, Equatable {
+package enum PolicyError: KeystoreError, Equatable {
     /// Not a regular file of this user's that no one else can write.
     case unsafeFile(String)
     case unreadable(String, Int32)
     /// A fault at `field` (its path, `rules[2].limits[0].perWindow`) or, without one, in the JSON at `line`.
     case invalid(field: String?, line: Int?, String)
 
-    public var message: String {
+    package var message: String {
         switch self {
         case .unsafeFile(let path):
             "The policy \(TerminalText.escaped(path, limit: nil)) is not a regular file of yours that no one else can write; it was not read."

@@ -4,8 +4,8 @@ import StellarTransactions
 /// What an agent with a policy would answer to requests given as text, without a key or an agent: each request
 /// decoded and counted as the agent does, asked for `identity`, and decided against the windows as they are in the
 /// keystore directory, recording nothing (each request on its own, as if it were the next one).
-public struct PolicyCheck {
-    public let windows: PolicyWindows
+package struct PolicyCheck {
+    package let windows: PolicyWindows
     let identity: PublicKey
     let name: String?
     let caller: PolicyRequest.Caller
@@ -14,7 +14,7 @@ public struct PolicyCheck {
 
     /// `network` is a well-known network's name or a passphrase; with `authEntries`, requests are authorization
     /// preimages (`signAuthEntry`), else transaction envelopes.
-    public init(policy path: String, keystoreDirectory: String, identity: String, name: String?, caller: PolicyRequest.Caller,
+    package init(policy path: String, keystoreDirectory: String, identity: String, name: String?, caller: PolicyRequest.Caller,
                 network: String, authEntries: Bool) throws {
         windows = PolicyWindows(directory: keystoreDirectory, policy: try AgentPolicy(contentsOf: path))
         self.identity = try PublicKey(accountID: identity)
@@ -25,7 +25,7 @@ public struct PolicyCheck {
     }
 
     /// The decision on one request in base64.
-    public func decision(for text: String) throws -> PolicyDecision {
+    package func decision(for text: String) throws -> PolicyDecision {
         let outflow: Outflow
         var isV1 = false
         if authEntries {

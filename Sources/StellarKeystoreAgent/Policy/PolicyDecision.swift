@@ -5,11 +5,11 @@ import StellarTransactions
 /// of it (`Outflow`, from the envelope or preimage it reviewed; never the caller's description).
 public struct PolicyRequest: Sendable {
     /// The process that asks: its executable as the kernel reports it, its parents' (the nearest first), its uid.
-    public struct Caller: Sendable {
-        public var executable: String
-        public var parents: [String]
-        public var uid: UInt32?
-        public init(executable: String, parents: [String] = [], uid: UInt32? = nil) {
+    package struct Caller: Sendable {
+        package var executable: String
+        package var parents: [String]
+        package var uid: UInt32?
+        package init(executable: String, parents: [String] = [], uid: UInt32? = nil) {
             self.executable = executable
             self.parents = parents
             self.uid = uid
@@ -17,18 +17,18 @@ public struct PolicyRequest: Sendable {
     }
 
     /// The key's name, when it has one (the agent's keys do; `policy check` may be given an address alone).
-    public var identityName: String?
-    public var identityAddress: String
-    public var caller: Caller
+    package var identityName: String?
+    package var identityAddress: String
+    package var caller: Caller
     /// Nil for a message or a payload, which name none: they match only rules that name no network.
-    public var network: StellarNetwork?
-    public var kind: AgentPolicy.Kind
-    /// What a transaction or authorization moves out of the identity; nil for a message or a payload.
-    public var outflow: Outflow?
+    package var network: StellarNetwork?
+    package var kind: AgentPolicy.Kind
+    /// What a transaction or authorization can move (`Outflow`); nil for a message or a payload.
+    package var outflow: Outflow?
     /// A `signAuthEntry` preimage that binds no address (V1).
-    public var isV1Authorization: Bool
+    package var isV1Authorization: Bool
 
-    public init(identityName: String?, identityAddress: String, caller: Caller, network: StellarNetwork?, kind: AgentPolicy.Kind,
+    package init(identityName: String?, identityAddress: String, caller: Caller, network: StellarNetwork?, kind: AgentPolicy.Kind,
                 outflow: Outflow? = nil, isV1Authorization: Bool = false) {
         self.identityName = identityName
         self.identityAddress = identityAddress
@@ -50,7 +50,7 @@ public enum PolicyDecision: Sendable, Equatable {
     case refuse(String)
 
     /// The reason of an `ask` or a `refuse`.
-    public var reason: String? {
+    package var reason: String? {
         switch self {
         case .allow: nil
         case .ask(let reason, _), .refuse(let reason): reason
@@ -60,9 +60,9 @@ public enum PolicyDecision: Sendable, Equatable {
 
 /// What a request signed under a rule adds to the rule's windows: stroops by the asset its limits name.
 public struct PolicySpending: Sendable, Equatable {
-    public let rule: String
+    package let rule: String
     /// Only amounts above zero, for assets a windowed limit names.
-    public let amounts: [String: Int64]
+    package let amounts: [String: Int64]
 }
 
 extension AgentPolicy {
@@ -77,7 +77,7 @@ extension AgentPolicy {
     /// an asset moved that no limit names, when the rule has limits; then its limits, the hard ones first (a
     /// refusal), then those marked `ask`. A classic asset and its Stellar Asset Contract on the request's network
     /// are one asset, in `assets` and in limits.
-    public func decision(for request: PolicyRequest, now: Int64, spent: (String, String, Int) -> Int64) -> PolicyDecision {
+    package func decision(for request: PolicyRequest, now: Int64, spent: (String, String, Int) -> Int64) -> PolicyDecision {
         guard let rule = rules.first(where: { $0.matches(request) }) else {
             return .refuse("no rule allows \(request.kind.rawValue) requests for \(request.identityName ?? request.identityAddress) "
                 + "from \(request.caller.executable)" + (request.network.map { " on \($0.name ?? "this network")" } ?? ""))
