@@ -108,11 +108,13 @@ import TestFixtures
     @Test func theCIExampleCallsOnlyItsOwnContract() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/examples/policy-ci-job.json").standardized
         let policy = try AgentPolicy(json: Array(try Data(contentsOf: path)))
-        let request = try #require(Self.file.requests.first { $0.name == "sac-transfer-invoke-host-function" })
+        // A transfer of lumens through their contract, within the rule's time bounds and fee.
+        let request = try #require(Self.file.requests.first { $0.name == "sac-transfer-native-to-contract" })
         let ci = PolicyRequest(identityName: "ci-deployer", identityAddress: Self.file.identity,
                                caller: .init(executable: "/home/ci/work/target/release/deploy-contracts", uid: 1001), network: .testnet,
                                kind: .transaction, outflow: Outflow(of: try TransactionEnvelope(base64: request.xdr)))
-        #expect(Self.refused(policy.decision(for: ci, now: 1_690_000_000) { _, _, _ in 0 }) == "rule ci-deploy: contract \(Self.usdContract) is not allowed")
+        #expect(Self.refused(policy.decision(for: ci, now: 1_699_999_500) { _, _, _ in 0 })
+                == "rule ci-deploy: contract CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC is not allowed")
         // Uploading and creating contracts call none: allowed.
         let upload = try #require(Self.file.requests.first { $0.name == "upload-contract-wasm" })
         var deploy = ci
