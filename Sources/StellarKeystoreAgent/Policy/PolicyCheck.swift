@@ -5,7 +5,7 @@ import StellarTransactions
 /// decoded as the agent decodes it, counted for `identity`, and decided against the windows as they are in the
 /// keystore directory, recording nothing (each request on its own, as if it were the next one).
 public struct PolicyCheck {
-    public let windows: PolicyWindows
+    package let windows: PolicyWindows
     let identity: PublicKey
     let name: String?
     let caller: PolicyRequest.Caller
@@ -38,6 +38,6 @@ public struct PolicyCheck {
         }
         let request = PolicyRequest(identityName: name, identityAddress: identity.accountID, caller: caller, network: network,
                                     kind: authEntries ? .authEntry : .transaction, outflow: outflow, isV1Authorization: isV1)
-        return try windows.decision(for: request, recording: false)
+        return try windows.decision(for: request)
     }
 }
