@@ -50,7 +50,8 @@ import TestFixtures
                 == [moved * 2])
     }
 
-    /// What another agent records, or takes back, is not a loss: the file only adds to what was read.
+    /// What another agent records is no loss; what it takes back stays in the file, for it and for an agent started
+    /// later, but an agent that knew the slice before does not count it (an edit of the file could say the same).
     @Test func anotherAgentsRecordsAndTakingBackAreNoLoss() throws {
         let payment = try AgentPolicyTests.signersPayment()
         let moved = try #require(payment.amounts["native"])
@@ -63,12 +64,36 @@ import TestFixtures
         let logged = RunningAgent.LockedLines()
         first.logging { logged.append($0) }
         second.logging { logged.append($0) }
-        #expect(try Self.allowed(first, payment))
-        let recorded = try #require(try second.decide(AgentPolicyTests.request(payment)).recorded)
+        let own = try #require(try first.decide(AgentPolicyTests.request(payment)).recorded)
+        let others = try #require(try second.decide(AgentPolicyTests.request(payment)).recorded)
         #expect(try first.windows().map(\.spent) == [moved * 2])
-        try second.takeBack(recorded)
+        try second.takeBack(others)
+        #expect(try second.windows().map(\.spent) == [moved])
+        #expect(try first.windows().map(\.spent) == [moved * 2])
+        #expect(try PolicyWindows(directory: directory, policy: policy, now: { clock.now }).windows().map(\.spent) == [moved])
+        // The first's own take-back counts for it, and is added in the file to the second's.
+        try first.takeBack(own)
         #expect(try first.windows().map(\.spent) == [moved])
+        #expect(try PolicyWindows(directory: directory, policy: policy, now: { clock.now }).windows().map(\.spent) == [0])
         #expect(logged.lines.isEmpty)
+    }
+
+    /// A file edited to say the spending was taken back counts less for nobody who read it before.
+    @Test func aTakeBackWrittenIntoTheFileIsNotCountedByARunningAgent() throws {
+        let payment = try AgentPolicyTests.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let windows = PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 2), now: { clock.now })
+        #expect(try Self.allowed(windows, payment))
+        #expect(try Self.allowed(windows, payment))
+        let path = directory + "/.policy-windows"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("\"returned\":0"))
+        try Data(text.replacingOccurrences(of: "\"returned\":0", with: "\"returned\":\(moved * 2)").utf8).write(to: URL(fileURLWithPath: path))
+        #expect(!(try Self.allowed(windows, payment)))
+        #expect(try windows.windows().map(\.spent) == [moved * 2])
     }
 
     /// Two agents with different policies on one keystore: what one records, the other's writes keep.

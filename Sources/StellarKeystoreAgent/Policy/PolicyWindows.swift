@@ -17,10 +17,11 @@ import StellarText
 /// policy writes the file, so that two agents with different policies on one keystore keep each other's spending.
 ///
 /// The file is in a directory every process of the user can write: a caller could remove it and start its windows
-/// again. So what an instance has read and recorded is kept in memory too, and the file can only add to it: each of
-/// a slice's three numbers only grows (taking back adds to `returned`), so a merge takes the larger of each, and a
-/// file that holds less than memory (removed, emptied, shrunk, unreadable) lost records: memory is kept, the file
-/// written again from it, and the loss reported to `logging`'s sink. An instance that has not read the file yet
+/// again. So what an instance has read and recorded is kept in memory too, and the file can only add to it: a
+/// slice's time and amount only grow, so a merge takes the larger of each, and a file that holds less than memory
+/// (removed, emptied, shrunk, unreadable) lost records: memory is kept, the file written again from it, and the
+/// loss reported to `logging`'s sink. What was taken back of a slice also only grows, but more of it counts less:
+/// for a slice it knew, an instance counts only what it knew taken back and what it takes back itself. An instance that has not read the file yet
 /// (a restarted agent) can only trust it: one that cannot be read as written is not taken as empty, and every
 /// request is refused until it is removed, since an empty window would sign past the cap.
 ///
@@ -70,11 +71,9 @@ package final class PolicyWindows: Sendable {
 
         var counted: Int64 { amount - min(returned, amount) }
 
-        func covers(_ other: Spent) -> Bool { time >= other.time && amount >= other.amount && returned >= other.returned }
-
-        func merged(with other: Spent) -> Spent {
-            Spent(time: max(time, other.time), amount: max(amount, other.amount), returned: max(returned, other.returned))
-        }
+        /// Whether this holds at least what `known` held: as late a time and as much spent. (More taken back is
+        /// not less held: it is what another agent takes back, or an edit, which `withSpending` does not count.)
+        func covers(_ known: Spent) -> Bool { time >= known.time && amount >= known.amount }
     }
 
     /// What one decision recorded, so that `takeBack` can take back exactly that, from the slices it went into.
@@ -240,11 +239,23 @@ package final class PolicyWindows: Sendable {
                     if lost == nil && missing > 0 {
                         lost = read == nil ? "it was removed" : "\(missing) of its slices hold less than this agent knew"
                     }
-                    slices.merge(known) { $0.merged(with: $1) }
+                    // The larger time and amount; but what was taken back, as known: a take-back in the file since
+                    // (another agent's, or an edit: they cannot be told apart) would count less, so it is not
+                    // counted here. It stays in the file, for the agent that made it and any agent started later.
+                    slices.merge(known) { read, known in Spent(time: max(read.time, known.time), amount: max(read.amount, known.amount),
+                                                                returned: known.returned) }
                 }
                 memory.known = slices
+                let before = slices
                 let (result, changed) = try body(&slices, now)
-                if changed || lost != nil { try save(slices) }
+                if changed || lost != nil {
+                    var written = slices
+                    for (slice, spent) in slices {
+                        guard let inFile = read?[slice], let known = before[slice], inFile.returned > known.returned else { continue }
+                        written[slice]?.returned = min(spent.amount, Self.sum([inFile.returned, spent.returned - known.returned]))
+                    }
+                    try save(written)
+                }
                 memory.known = slices
                 if let lost {
                     memory.log?("The policy's windows file \(TerminalText.escaped(path, limit: nil)) lost what this agent had read "
