@@ -21,9 +21,9 @@ import StellarText
 /// slice's time and amount only grow, so a merge takes the larger of each, and a file that holds less than memory
 /// (removed, emptied, shrunk, unreadable) lost records: memory is kept, the file written again from it, and the
 /// loss reported to `logging`'s sink. What was taken back of a slice also only grows, but more of it counts less:
-/// for a slice it knew, an instance counts only what it knew taken back and what it takes back itself. An instance that has not read the file yet
-/// (a restarted agent) can only trust it: one that cannot be read as written is not taken as empty, and every
-/// request is refused until it is removed, since an empty window would sign past the cap.
+/// for a slice it knew, an instance counts only what it knew taken back and what it takes back itself. An instance
+/// that has not read the file yet (a restarted agent) can only trust it: one that cannot be read as written is not
+/// taken as empty, and every request is refused until it is removed, since an empty window would sign past the cap.
 ///
 /// Times are the wall clock's: a window must outlive the process, and a clock set back only keeps records longer
 /// (a record from "the future" still counts).
@@ -38,10 +38,10 @@ package final class PolicyWindows: Sendable {
     /// Into how many slices a window is cut for keeping its spending.
     static let slicesPerWindow = 256
     static let largestFile = 4 << 20
-    /// The lock is held for one read, one decision and one atomic write of a file of a few hundred slices:
-    /// milliseconds, even for a queue of clients on a busy disk. A holder that keeps it for seconds is stopped,
-    /// hung or hostile, and a client is better told so than kept waiting: 5 s is far past any honest holder and
-    /// well inside the time a client of the agent is given to send a request (10 s).
+    /// The lock is held for one read, one decision and one atomic write (two fsyncs) of a file of a few hundred
+    /// slices: 25 ms in a debug build on a machine loaded 7 times over its cores, so half a second for 20 clients
+    /// queued. A holder that keeps it for seconds is stopped, hung or hostile, and a client is better told so than
+    /// kept waiting: 5 s is ten times that queue, and inside the 10 s a client of the agent has to send a request.
     package static let defaultLockWait = 5.0
 
     /// One rule's spending of one asset in one slice of `window` seconds.
@@ -84,7 +84,28 @@ package final class PolicyWindows: Sendable {
     private struct Memory {
         /// What this instance read and recorded; nil until it first read the file.
         var known: [Slice: Spent]?
+        /// The file as this instance last read or wrote it, and which file that was: while the file is the same
+        /// (`FileIdentity`), it is not read and parsed again, the larger part of a request's cost.
+        var seen: (file: FileIdentity, slices: [Slice: Spent])?
         var log: (@Sendable (String) -> Void)?
+    }
+
+    /// A file as `stat` tells it apart: replaced (a new inode) or changed in place (a new change time, which no
+    /// process can set back), it is another.
+    struct FileIdentity: Equatable {
+        let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
+
+        init(_ info: stat) {
+            (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
+            (changed, changedNanoseconds) = (Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec))
+        }
+
+        /// The file at `path` now (its link itself, not what a link names); nil when there is none to tell.
+        init?(path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
     }
 
     private let memory = Mutex(Memory())
@@ -224,12 +245,19 @@ package final class PolicyWindows: Sendable {
                 let now = now()
                 var read: [Slice: Spent]?
                 var lost: String?
-                do {
-                    read = try load()
-                } catch let error as PolicyWindowsError {
-                    // Never read: nothing to keep instead of it, and an empty window would sign past the cap.
-                    guard memory.known != nil, case .unusable(_, let why) = error else { throw error }
-                    (read, lost) = ([:], why)
+                if let seen = memory.seen, FileIdentity(path: path) == seen.file {
+                    read = seen.slices
+                } else {
+                    memory.seen = nil
+                    do {
+                        let loaded = try loadWithIdentity()
+                        read = loaded?.slices
+                        memory.seen = loaded
+                    } catch let error as PolicyWindowsError {
+                        // Never read: nothing to keep instead of it, and an empty window would sign past the cap.
+                        guard memory.known != nil, case .unusable(_, let why) = error else { throw error }
+                        (read, lost) = ([:], why)
+                    }
                 }
                 var slices = read ?? [:]
                 Self.dropExpired(&slices, now: now)
@@ -254,7 +282,9 @@ package final class PolicyWindows: Sendable {
                         guard let inFile = read?[slice], let known = before[slice], inFile.returned > known.returned else { continue }
                         written[slice]?.returned = min(spent.amount, Self.sum([inFile.returned, spent.returned - known.returned]))
                     }
+                    memory.seen = nil
                     try save(written)
+                    memory.seen = FileIdentity(path: path).map { ($0, written) }
                 }
                 memory.known = slices
                 if let lost {
@@ -307,14 +337,16 @@ package final class PolicyWindows: Sendable {
     /// The file's slices. Version 2 keeps each slice's window, so that a slice is dropped when its own window has
     /// passed whatever policy reads it; version 1 (records of a time, rule, asset and amount, written before) is
     /// read with the window this policy sets for the rule and asset, or the longest any policy can set.
-    func load() throws -> [Slice: Spent]? {
-        let bytes: [UInt8]?
+    func load() throws -> [Slice: Spent]? { try loadWithIdentity()?.slices }
+
+    private func loadWithIdentity() throws -> (file: FileIdentity, slices: [Slice: Spent])? {
+        let read: (bytes: [UInt8], status: stat)?
         do {
-            bytes = try AtomicFile.read(path, limit: Self.largestFile)
+            read = try AtomicFile.readWithStatus(path, limit: Self.largestFile)
         } catch {
             throw PolicyWindowsError.unusable(path, "it could not be read (\(error))")
         }
-        guard let bytes else { return nil }
+        guard let (bytes, status) = read else { return nil }
         func damaged(_ why: String) -> PolicyWindowsError { .unusable(path, "it is damaged (\(why))") }
         let top: [String: StrictJSON.Value]
         do {
@@ -352,7 +384,7 @@ package final class PolicyWindows: Sendable {
                 Spent(time: max($0.time, time), amount: Self.sum([$0.amount, amount]), returned: Self.sum([$0.returned, returned]))
             } ?? spent
         }
-        return slices
+        return (FileIdentity(status), slices)
     }
 
     /// Writes every slice still inside its own window (version 2), whatever rules the policy has.
