@@ -150,16 +150,15 @@ extension KeystoreAgent {
                                  under windows: PolicyWindows) throws -> (Signed, HeldKey) {
         let key = try key(for: address, signing: false)
         let question = try facts.request(for: key, network: request.network, by: peer, parents: windows.policy.namesParents)
-        var decision = try windows.decision(for: question)
-        let spending: PolicySpending
+        let (decision, recorded) = try Self.refusingWhenLocked { try windows.decide(question) }
         switch decision {
         case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
-        case .allow(let spent):
+        case .allow:
             do {
                 _ = try self.key(for: key.address, signing: true)
                 return (try SigningKey(holding: key.signer).approveUnshown(request), key)
             } catch {
-                try? windows.takeBack(spent)
+                if let recorded { try? windows.takeBack(recorded) }
                 throw error
             }
         case .ask(let reason, _):
@@ -168,18 +167,27 @@ extension KeystoreAgent {
             if let needed = review.consentNeeded { throw needed.refusal }
             try ask(about: key, network: request.network, lines: ["The policy asks: \(reason)."] + review.summary.text,
                     isElided: review.summary.isElided, by: peer)
-            decision = try windows.decision(for: question, recordingAsk: true)
-            switch decision {
-            case .refuse(let reason): throw AgentError.refusedByPolicy(reason)
-            case .allow(let spent), .ask(_, let spent): spending = spent
-            }
+            let (answered, recordedAfterYes) = try Self.refusingWhenLocked { try windows.decide(question, recordingAsk: true) }
+            if case .refuse(let reason) = answered { throw AgentError.refusedByPolicy(reason) }
             do {
                 _ = try self.key(for: key.address, signing: true)
                 return (try review.approve { throw ReviewError.noPIN }.signed, key)
             } catch {
-                try? windows.takeBack(spending)
+                if let recordedAfterYes { try? windows.takeBack(recordedAfterYes) }
                 throw error
             }
+        }
+    }
+
+    /// A windows file whose lock another process holds past the wait is the policy's refusal (SEP-43 −4, `policy`),
+    /// naming the file: nothing is signed while what was spent cannot be read, and the client is told so rather
+    /// than kept waiting.
+    private static func refusingWhenLocked<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as PolicyWindowsError {
+            guard case .locked = error else { throw error }
+            throw AgentError.refusedByPolicy(error.reason)
         }
     }
 }

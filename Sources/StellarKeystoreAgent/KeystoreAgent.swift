@@ -57,7 +57,7 @@ public final class KeystoreAgent: @unchecked Sendable {
         /// "Policies"); nil: none, and every request of the user's is signed (or asked about, with `confirm`).
         /// With a policy, `confirm` is asked only where a rule's limit says `ask`: what a rule allows is signed
         /// without a question, what none allows is refused without one.
-        public var policy: PolicyWindows?
+        package var policy: PolicyWindows?
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,
@@ -166,7 +166,11 @@ public final class KeystoreAgent: @unchecked Sendable {
         self.listener = listener
         self.wakePipe = wakePipe
         self.isSocketActivated = isSocketActivated
-        logQueue = LogQueue(options.log)
+        let logQueue = LogQueue(options.log)
+        self.logQueue = logQueue
+        // A windows file found to have lost what the agent recorded (removed or edited by a process of the user's)
+        // is said in the agent's log, where its person looks.
+        options.policy?.logging { logQueue.append("\(KeystoreAgent.timestamp()) \($0)") }
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 

@@ -280,18 +280,18 @@ import TestFixtures
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = Clock()
         let first = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
-        guard case .allow = try first.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+        guard case .allow = try first.decide(Self.request(payment)).decision else { Issue.record("refused"); return }
         clock.advance(1800)
-        guard case .allow = try first.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+        guard case .allow = try first.decide(Self.request(payment)).decision else { Issue.record("refused"); return }
         // Another agent on the same directory (a restart) sees both.
         let second = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
         guard case .refuse = try second.decision(for: Self.request(payment)) else { Issue.record("the window was lost"); return }
         #expect(try second.windows().map(\.spent) == [moved * 2])
         // An hour after the first, it has left the window.
         clock.advance(1800)
-        guard case .allow(let spending) = try second.decision(for: Self.request(payment)) else { Issue.record("the window did not roll"); return }
+        guard case (.allow, let recorded?) = try second.decide(Self.request(payment)) else { Issue.record("the window did not roll"); return }
         // A signature that was not made is taken back.
-        try second.takeBack(spending)
+        try second.takeBack(recorded)
         #expect(try second.windows().map(\.spent) == [moved])
         var info = stat()
         #expect(stat(directory + "/.policy-windows", &info) == 0 && info.st_mode & 0o777 == 0o600)
@@ -310,10 +310,10 @@ import TestFixtures
         let start: Int64 = clock.now
         let windows = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
         for _ in 0..<1000 {
-            guard case .allow = try windows.decision(for: Self.request(payment)) else { Issue.record("refused"); return }
+            guard case .allow = try windows.decide(Self.request(payment)).decision else { Issue.record("refused"); return }
             clock.advance(1)
         }
-        let records = try windows.load()
+        let records = try windows.load() ?? [:]
         #expect(records.count <= 1000 / (3600 / PolicyWindows.slicesPerWindow) + 1, "\(records.count) records")
         #expect(try windows.windows().map(\.spent) == [moved * 1000])
         // Later, part of them has left the hour: exact, the signatures made after now − 3600.
@@ -337,7 +337,7 @@ import TestFixtures
         // Each racer its own PolicyWindows, as two agents on one keystore would be: only the lock file orders them.
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             let windows = PolicyWindows(directory: directory, policy: policy)
-            if case .allow? = try? windows.decision(for: Self.request(payment)) { allowed.withLock { count += 1 } }
+            if case .allow? = try? windows.decide(Self.request(payment)).decision { allowed.withLock { count += 1 } }
         }
         #expect(count == 7)
         #expect(try PolicyWindows(directory: directory, policy: policy).windows().map(\.spent) == [moved * 7])

@@ -38,6 +38,6 @@ package struct PolicyCheck {
         }
         let request = PolicyRequest(identityName: name, identityAddress: identity.accountID, caller: caller, network: network,
                                     kind: authEntries ? .authEntry : .transaction, outflow: outflow, isV1Authorization: isV1)
-        return try windows.decision(for: request, recording: false)
+        return try windows.decision(for: request)
     }
 }

@@ -1,118 +1,194 @@
 import Glibc
+import Synchronization
 import StellarKeys
 import StellarKeystore
 import StellarText
 
 /// What each rule of a policy has spent, kept beside the vaults (`.policy-windows` in the keystore directory, mode
-/// 0600) so that stopping or killing the agent does not reset a cap: records of a time (Unix seconds), rule, asset
-/// and stroops, one per signature but merged within each 256th of the window (at the later time: counted at most
-/// that much longer), kept as long as the rule's longest window for that asset.
+/// 0600) so that stopping or killing the agent does not reset a cap. Spending is kept by slice: a rule's spending of
+/// one asset within one 256th of a window (the longest window the recording policy sets for that rule and asset),
+/// as the latest time in the slice, the amount and the amount taken back. An amount is then counted at most a
+/// slice longer than its window, never shorter, and a busy rule's file stays at about 256 slices.
 ///
 /// Every decision is made, and what it allows recorded, under an exclusive lock on `.policy-windows.lock`, held
 /// across the read, the decision and the write, so that two requests (from two clients, or two agents on one
 /// keystore) cannot both spend the last of a window. The file is replaced whole (`AtomicFile.write`: after a crash
-/// it holds the old records or the new ones). A file that cannot be read as written is not taken as empty: every
-/// request is refused until it is removed, since an empty window would sign past the cap.
+/// it holds the old records or the new ones). A slice is dropped only when its own window has passed, whatever
+/// policy writes the file, so that two agents with different policies on one keystore keep each other's spending.
 ///
-/// Times are the wall clock's: a window must outlive the process, and a clock set back only keeps records
-/// longer (a record from "the future" still counts).
-public final class PolicyWindows: @unchecked Sendable {
-    public let directory: String
-    public let policy: AgentPolicy
+/// The file is in a directory every process of the user can write: a caller could remove it and start its windows
+/// again. So what an instance has read and recorded is kept in memory too, and the file can only add to it: a
+/// slice's time and amount only grow, so a merge takes the larger of each, and a file that holds less than memory
+/// (removed, emptied, shrunk, unreadable) lost records: memory is kept, the file written again from it, and the
+/// loss reported to `logging`'s sink. What was taken back of a slice also only grows, but more of it counts less:
+/// for a slice it knew, an instance counts only what it knew taken back and what it takes back itself. An instance
+/// that has not read the file yet (a restarted agent) can only trust it: one that cannot be read as written is not
+/// taken as empty, and every request is refused until it is removed, since an empty window would sign past the cap.
+///
+/// Times are the wall clock's: a window must outlive the process, and a clock set back only keeps records longer
+/// (a record from "the future" still counts).
+package final class PolicyWindows: Sendable {
+    package let directory: String
+    package let policy: AgentPolicy
     let now: @Sendable () -> Int64
+    /// Seconds a request waits for the lock before it is refused (`PolicyWindowsError.locked`).
+    let lockWait: Double
     var path: String { directory + "/.policy-windows" }
     var lockPath: String { directory + "/.policy-windows.lock" }
-    /// The most records kept per rule and asset; past it the two oldest are merged into one, at the later time
-    /// (which can only keep an amount counted longer).
-    static let mostRecords = 4096
-    /// Into how many slices a window is cut for keeping its records (see `save`).
+    /// Into how many slices a window is cut for keeping its spending.
     static let slicesPerWindow = 256
     static let largestFile = 4 << 20
+    /// The lock is held for one read, one decision and one atomic write (two fsyncs) of a file of a few hundred
+    /// slices: 25 ms in a debug build on a machine loaded 7 times over its cores, so half a second for 20 clients
+    /// queued. A holder that keeps it for seconds is stopped, hung or hostile, and a client is better told so than
+    /// kept waiting: 5 s is ten times that queue, and inside the 10 s a client of the agent has to send a request.
+    package static let defaultLockWait = 5.0
 
-    struct Record: Equatable {
-        var time: Int64
+    /// One rule's spending of one asset in one slice of `window` seconds.
+    struct Slice: Hashable, Sendable {
         let rule: String
         let asset: String
-        var amount: Int64
+        let window: Int
+        let index: Int64
+
+        init(rule: String, asset: String, window: Int, time: Int64) {
+            self.rule = rule
+            self.asset = asset
+            self.window = window
+            index = time / Self.length(of: window)
+        }
+
+        static func length(of window: Int) -> Int64 { Int64(max(1, window / PolicyWindows.slicesPerWindow)) }
     }
 
-    /// The real clock: Unix seconds.
-    public static func wallClock() -> Int64 { Int64(time(nil)) }
+    /// What a slice holds: every number only grows, so that what two readings of the file hold is the larger of each.
+    struct Spent: Equatable, Sendable {
+        /// The latest time spent in the slice (the slice is counted as long as it is in a window).
+        var time: Int64
+        var amount: Int64
+        /// What was taken back of `amount` (signatures recorded and then not made).
+        var returned: Int64 = 0
 
-    public init(directory: String, policy: AgentPolicy, now: @escaping @Sendable () -> Int64 = PolicyWindows.wallClock) {
+        var counted: Int64 { amount - min(returned, amount) }
+
+        /// Whether this holds at least what `known` held: as late a time and as much spent. (More taken back is
+        /// not less held: it is what another agent takes back, or an edit, which `withSpending` does not count.)
+        func covers(_ known: Spent) -> Bool { time >= known.time && amount >= known.amount }
+    }
+
+    /// What one decision recorded, so that `takeBack` can take back exactly that, from the slices it went into.
+    package struct Spend: Sendable, Equatable {
+        let amounts: [Slice: Int64]
+    }
+
+    private struct Memory {
+        /// What this instance read and recorded; nil until it first read the file.
+        var known: [Slice: Spent]?
+        /// The file as this instance last read or wrote it, and which file that was: while the file is the same
+        /// (`FileIdentity`), it is not read and parsed again, the larger part of a request's cost.
+        var seen: (file: FileIdentity, slices: [Slice: Spent])?
+        var log: (@Sendable (String) -> Void)?
+    }
+
+    private let memory = Mutex(Memory())
+
+    /// The real clock: Unix seconds.
+    package static func wallClock() -> Int64 { Int64(time(nil)) }
+
+    package init(directory: String, policy: AgentPolicy, now: @escaping @Sendable () -> Int64 = PolicyWindows.wallClock,
+                 lockWait: Double = PolicyWindows.defaultLockWait) {
         self.directory = directory
         self.policy = policy
         self.now = now
+        self.lockWait = lockWait
     }
 
-    /// The policy's decision on `request`, made under the lock with what was spent; what an `allow` (and, with
-    /// `recordingAsk`, an `ask`: the person said yes) adds is recorded before the lock is let go. Without
-    /// `recording`, nothing is (what a request would be answered, for a check).
-    public func decision(for request: PolicyRequest, recordingAsk: Bool = false, recording: Bool = true) throws -> PolicyDecision {
-        // A decision that reads no window and records nothing (a rule without windowed limits, a refusal before
-        // them) needs neither the lock nor the file: the policy is pure, so deciding again under the lock gives the
-        // same answer wherever a window is read.
-        var readsAWindow = false
-        let unlocked = policy.decision(for: request, now: now()) { _, _, _ in
-            readsAWindow = true
-            return 0
-        }
-        if !readsAWindow {
-            switch unlocked {
-            case .refuse: return unlocked
-            case .allow(let spending), .ask(_, let spending): if spending.amounts.isEmpty { return unlocked }
-            }
-        }
-        return try withLock {
-            var records = try load()
-            let now = now()
-            let decision = policy.decision(for: request, now: now) { rule, asset, window in
-                Self.sum(records.lazy.filter { $0.rule == rule && $0.asset == asset && $0.time > now - Int64(window) }.map(\.amount))
-            }
+    /// Where a file found to have lost records is reported, one line each time (an agent's log).
+    package func logging(to sink: @escaping @Sendable (String) -> Void) {
+        memory.withLock { $0.log = sink }
+    }
+
+    /// The policy's decision on `request`, made under the lock with what was spent, and what it recorded there: an
+    /// `allow`'s spending (and, with `recordingAsk`, an `ask`'s: the person said yes) is recorded before the lock
+    /// is let go. What was recorded is `takeBack`'s to take back when no signature comes of it.
+    package func decide(_ request: PolicyRequest, recordingAsk: Bool = false) throws -> (decision: PolicyDecision, recorded: Spend?) {
+        if let decision = decisionReadingNoWindow(request) { return (decision, nil) }
+        return try withSpending { slices, now in
+            let decision = policy.decision(for: request, now: now) { Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now) }
             let spending: PolicySpending? = switch decision {
             case .allow(let spending): spending
             case .ask(_, let spending) where recordingAsk: spending
             default: nil
             }
-            if recording, let spending, !spending.amounts.isEmpty {
-                for (asset, amount) in spending.amounts.sorted(by: { $0.key < $1.key }) {
-                    records.append(Record(time: now, rule: spending.rule, asset: asset, amount: amount))
-                }
-                try save(records, now: now)
+            guard let spending, !spending.amounts.isEmpty else { return ((decision, nil), false) }
+            let longest = longestWindows
+            var added: [Slice: Int64] = [:]
+            for (asset, amount) in spending.amounts {
+                let slice = Slice(rule: spending.rule, asset: asset,
+                                  window: longest[Key(rule: spending.rule, asset: asset)] ?? AgentPolicy.longestDuration, time: now)
+                var spent = slices[slice] ?? Spent(time: now, amount: 0)
+                spent.time = max(spent.time, now)
+                spent.amount = Self.sum([spent.amount, amount])
+                slices[slice] = spent
+                added[slice] = amount
             }
-            return decision
+            return ((decision, Spend(amounts: added)), true)
         }
     }
 
-    /// Takes back what a decision recorded, when no signature came of it (the signing failed after the record).
-    public func takeBack(_ spending: PolicySpending) throws {
-        guard !spending.amounts.isEmpty else { return }
-        try withLock {
-            var records = try load()
-            for (asset, amount) in spending.amounts {
-                if let index = records.lastIndex(where: { $0.rule == spending.rule && $0.asset == asset && $0.amount == amount }) {
-                    records.remove(at: index)
-                }
+    /// The policy's decision on `request` against the windows as they are, recording nothing (for a check).
+    package func decision(for request: PolicyRequest) throws -> PolicyDecision {
+        if let decision = decisionReadingNoWindow(request) { return decision }
+        return try withSpending { slices, now in
+            (policy.decision(for: request, now: now) { Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now) }, false)
+        }
+    }
+
+    /// A decision that reads no window and records nothing (a rule without windowed limits, a refusal before them)
+    /// needs neither the lock nor the file: the policy is pure, so deciding again under the lock gives the same
+    /// answer wherever a window is read. Nil when a window is read.
+    private func decisionReadingNoWindow(_ request: PolicyRequest) -> PolicyDecision? {
+        var readsAWindow = false
+        let decision = policy.decision(for: request, now: now()) { _, _, _ in
+            readsAWindow = true
+            return 0
+        }
+        switch decision {
+        case _ where readsAWindow: return nil
+        case .refuse: return decision
+        case .allow(let spending), .ask(_, let spending): return spending.amounts.isEmpty ? decision : nil
+        }
+    }
+
+    /// Takes back what a decision recorded, when no signature came of it (the signing failed after the record):
+    /// added to what its slices had taken back, whatever was recorded in them since. Once per spend: a spend
+    /// taken back twice takes back twice (never below nothing).
+    package func takeBack(_ spend: Spend) throws {
+        guard !spend.amounts.isEmpty else { return }
+        try withSpending { slices, _ in
+            for (slice, amount) in spend.amounts {
+                // A slice no longer kept has left every window: nothing counts it any more.
+                guard var spent = slices[slice] else { continue }
+                spent.returned = min(spent.amount, Self.sum([spent.returned, amount]))
+                slices[slice] = spent
             }
-            try save(records, now: now())
+            return ((), true)
         }
     }
 
     /// Each windowed limit of each rule: what was spent in its window now.
-    public func windows() throws -> [(rule: String, limit: AgentPolicy.Limit, spent: Int64)] {
-        try withLock {
-            let records = try load()
-            let now = now()
-            return policy.rules.flatMap { rule in
+    package func windows() throws -> [(rule: String, limit: AgentPolicy.Limit, spent: Int64)] {
+        try withSpending { slices, now in
+            (policy.rules.flatMap { rule in
                 rule.limits.compactMap { limit in
-                    limit.window.map { window in
-                        (rule.name, limit, Self.sum(records.lazy.filter {
-                            $0.rule == rule.name && $0.asset == limit.asset && $0.time > now - Int64(window)
-                        }.map(\.amount)))
-                    }
+                    limit.window.map { (rule.name, limit, Self.spent(in: slices, rule: rule.name, asset: limit.asset, window: $0, now: now)) }
                 }
-            }
+            }, false)
         }
+    }
+
+    static func spent(in slices: [Slice: Spent], rule: String, asset: String, window: Int, now: Int64) -> Int64 {
+        sum(slices.lazy.filter { $0.key.rule == rule && $0.key.asset == asset && $0.value.time > now - Int64(window) }.map(\.value.counted))
     }
 
     static func sum<S: Sequence>(_ amounts: S) -> Int64 where S.Element == Int64 {
@@ -122,107 +198,87 @@ public final class PolicyWindows: @unchecked Sendable {
         }
     }
 
-    // MARK: The file
-
-    private func withLock<Result>(_ body: () throws -> Result) throws -> Result {
-        let fd: Int32
-        do {
-            fd = try AtomicFile.openLock(lockPath, writing: true)
-        } catch {
-            throw PolicyWindowsError.unusable(lockPath, "it is not a lock file of its own")
-        }
-        guard fd >= 0 else { throw PolicyWindowsError.unusable(lockPath, String(cString: strerror(errno))) }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw PolicyWindowsError.unusable(lockPath, String(cString: strerror(errno))) }
-        }
-        return try body()
+    struct Key: Hashable {
+        let rule: String
+        let asset: String
     }
 
-    func load() throws -> [Record] {
-        let bytes: [UInt8]?
-        do {
-            bytes = try AtomicFile.read(path, limit: Self.largestFile)
-        } catch {
-            throw PolicyWindowsError.unusable(path, "it could not be read (\(error))")
-        }
-        guard let bytes else { return [] }
-        func damaged(_ why: String) -> PolicyWindowsError { .unusable(path, "it is damaged (\(why))") }
-        let top: [String: StrictJSON.Value]
-        do {
-            top = try StrictJSON.parse(bytes, integersOnly: true)
-        } catch {
-            throw damaged("\(error)")
-        }
-        guard top.count == 2, top["version"] == .integer("1"), case .array(let items)? = top["spent"] else {
-            throw damaged("not version 1 with its records")
-        }
-        return try items.map { item in
-            guard let fields = item.object, fields.count == 4, let time = fields["time"]?.integer(as: Int64.self),
-                  let rule = fields["rule"]?.string, let asset = fields["asset"]?.string,
-                  let amount = fields["amount"]?.integer(as: Int64.self), amount >= 0 else {
-                throw damaged("a record is not a time, a rule, an asset and an amount")
-            }
-            return Record(time: time, rule: rule, asset: asset, amount: amount)
-        }
-    }
-
-    /// Writes the records still inside a window of the policy (those of rules and assets it no longer caps are
-    /// dropped), at most `mostRecords` per rule and asset.
-    func save(_ records: [Record], now: Int64) throws {
-        var longest: [String: Int] = [:]
+    /// The longest window of the policy for each rule and asset: how long a slice it records is kept.
+    var longestWindows: [Key: Int] {
+        var longest: [Key: Int] = [:]
         for rule in policy.rules {
             for limit in rule.limits {
-                if let window = limit.window { longest[rule.name + "\u{0}" + limit.asset] = max(longest[rule.name + "\u{0}" + limit.asset] ?? 0, window) }
+                guard let window = limit.window else { continue }
+                let key = Key(rule: rule.name, asset: limit.asset)
+                longest[key] = max(longest[key] ?? 0, window)
             }
         }
-        var kept: [String: [Record]] = [:]
-        for record in records {
-            let key = record.rule + "\u{0}" + record.asset
-            guard let window = longest[key], record.time > now - Int64(window) else { continue }
-            kept[key, default: []].append(record)
-        }
-        var lines: [String] = []
-        for key in kept.keys.sorted() {
-            // Records in one slice of the window (a 256th of it) are kept as one, at the latest time among them: an
-            // amount is then counted at most a slice longer, never shorter, and a busy rule's file stays at about
-            // 256 records instead of one per signature (each request reads and writes it whole).
-            let slice = Int64(max(1, (longest[key] ?? 0) / Self.slicesPerWindow))
-            var list: [Record] = []
-            for record in kept[key]!.sorted(by: { $0.time < $1.time }) {
-                if let last = list.last, last.time / slice == record.time / slice {
-                    list[list.count - 1].amount = Self.sum([last.amount, record.amount])
-                    list[list.count - 1].time = record.time
+        return longest
+    }
+
+    // MARK: Memory and the file
+
+    /// `body` given what was spent (the file's slices, merged with memory's) and the time, under the lock; what it
+    /// returns with `true` (it changed the slices) is written before the lock is let go. A file found to have lost
+    /// what memory holds is written again from memory, and said once.
+    private func withSpending<Result>(_ body: (inout [Slice: Spent], Int64) throws -> (Result, Bool)) throws -> Result {
+        try withLock {
+            try memory.withLock { memory in
+                let now = now()
+                var read: [Slice: Spent]?
+                var lost: String?
+                if let seen = memory.seen, FileIdentity(path: path) == seen.file {
+                    read = seen.slices
                 } else {
-                    list.append(record)
+                    memory.seen = nil
+                    do {
+                        let loaded = try loadWithIdentity()
+                        read = loaded?.slices
+                        memory.seen = loaded
+                    } catch let error as PolicyWindowsError {
+                        // Never read: nothing to keep instead of it, and an empty window would sign past the cap.
+                        guard memory.known != nil, case .unusable(_, let why) = error else { throw error }
+                        (read, lost) = ([:], why)
+                    }
                 }
+                var slices = read ?? [:]
+                Self.dropExpired(&slices, now: now)
+                if var known = memory.known {
+                    Self.dropExpired(&known, now: now)
+                    let missing = known.filter { slice, spent in !(slices[slice]?.covers(spent) ?? false) }.count
+                    if lost == nil && missing > 0 {
+                        lost = read == nil ? "it was removed" : "\(missing) of its slices hold less than this agent knew"
+                    }
+                    // The larger time and amount; but what was taken back, as known: a take-back in the file since
+                    // (another agent's, or an edit: they cannot be told apart) would count less, so it is not
+                    // counted here. It stays in the file, for the agent that made it and any agent started later.
+                    slices.merge(known) { read, known in Spent(time: max(read.time, known.time), amount: max(read.amount, known.amount),
+                                                                returned: known.returned) }
+                }
+                memory.known = slices
+                let before = slices
+                let (result, changed) = try body(&slices, now)
+                if changed || lost != nil {
+                    var written = slices
+                    for (slice, spent) in slices {
+                        guard let inFile = read?[slice], let known = before[slice], inFile.returned > known.returned else { continue }
+                        written[slice]?.returned = min(spent.amount, Self.sum([inFile.returned, spent.returned - known.returned]))
+                    }
+                    memory.seen = nil
+                    try save(written)
+                    memory.seen = FileIdentity(path: path).map { ($0, written) }
+                }
+                memory.known = slices
+                if let lost {
+                    memory.log?("The policy's windows file \(TerminalText.escaped(path, limit: nil)) lost what this agent had read "
+                        + "or recorded (\(lost)): written again from the agent's memory.")
+                }
+                return result
             }
-            while list.count > Self.mostRecords {
-                list[1].amount = Self.sum([list[0].amount, list[1].amount])
-                list.removeFirst()
-            }
-            for record in list {
-                lines.append("{\"time\":\(record.time),\"rule\":\(AgentJSON.string(record.rule).text),"
-                    + "\"asset\":\(AgentJSON.string(record.asset).text),\"amount\":\(record.amount)}")
-            }
-        }
-        let text = "{\"version\":1,\"spent\":[\n" + lines.joined(separator: ",\n") + "\n]}\n"
-        do {
-            try AtomicFile.write(Array(text.utf8), to: path, directory: directory)
-        } catch {
-            throw PolicyWindowsError.unusable(path, "it could not be written (\(error))")
         }
     }
-}
 
-/// The windows cannot be kept: nothing is signed under the policy until they can.
-public enum PolicyWindowsError: KeystoreError, Equatable {
-    case unusable(String, String)
-
-    public var message: String {
-        switch self {
-        case .unusable(let path, let why):
-            "What the policy's rules have spent cannot be kept in \(TerminalText.escaped(path, limit: nil)): \(why); nothing is signed under the policy until it can."
-        }
+    private static func dropExpired(_ slices: inout [Slice: Spent], now: Int64) {
+        slices = slices.filter { $0.value.time > now - Int64($0.key.window) }
     }
 }
