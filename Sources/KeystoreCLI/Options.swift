@@ -6,14 +6,56 @@ import StellarKeystoreTPM
 import StellarKeys
 import StellarTransactions
 
-/// Which keystore, and how to print; shared by every command that touches a vault.
+/// Which keystore, and how to print: `--home`, `--json` and `--tpm-tcti`, whichever options group or command
+/// declares them. The help texts are `HomeOptions`', and the checks are here, so that each option reads and
+/// behaves the same wherever it is declared.
 ///
-/// `IdentityOptions` and `SigningKeyOptions` declare these same options themselves rather than nesting this group:
-/// argument-parser reflects on every group type of a command on every run (its metadata, its coding keys, its
-/// conformances, each looked up by a scan of every conformance in the binary), and a nested group costs a
-/// session `sign`, the command a script runs once per signature, as much as the signing. The help texts and the
-/// checks are this type's, so that each option reads and behaves the same wherever it is declared.
-struct HomeOptions: ParsableArguments {
+/// Commands and groups declare these options themselves rather than nest a group: argument-parser reflects on
+/// every group type of a command on every run (its metadata, its coding keys, its conformances, each looked up by
+/// a scan of every conformance in the binary), and a nested group costs a session `sign`, the command a script
+/// runs once per signature, as much as the signing.
+protocol NamesKeystore {
+    var home: String? { get }
+    var json: Bool { get }
+    var tpmTcti: String? { get }
+}
+
+extension NamesKeystore {
+    func validateKeystore() throws {
+        // An empty directory would put every path at the filesystem root.
+        if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
+        if tpmTcti?.isEmpty == true { throw ValidationError("--tpm-tcti is empty; give a TCTI, or leave it out for the default.") }
+    }
+
+    /// The keystore these options name, its warnings going to stderr. `allowingOpenTPMLockout` is the person's
+    /// `--allow-open-lockout`: a new TPM binding may then be made on a TPM whose guess limit does not hold.
+    func keystore(allowingOpenTPMLockout: Bool = false) throws -> Keystore {
+        let environment = Environment.values
+        let warnings: @Sendable (String) -> Void = { Console.warn($0) }
+        let tpm = tpmTcti.map { TPM(tcti: $0, allowingOpenLockout: allowingOpenTPMLockout) }
+            ?? TPM(environment: environment, allowingOpenLockout: allowingOpenTPMLockout)
+        guard let home else { return try Keystore(environment: environment, tpm: tpm, warnings: warnings) }
+        return try Keystore(directory: home, environment: environment, tpm: tpm, warnings: warnings)
+    }
+}
+
+/// One identity in a keystore: `NamesKeystore`'s options and `--name`.
+protocol NamesIdentity: NamesKeystore {
+    var name: String? { get }
+}
+
+extension NamesIdentity {
+    func identity() throws -> IdentityName { try name.map { try IdentityName($0) } ?? .default }
+
+    /// The identity a session must belong to, or nil when neither --name nor --home was given and the
+    /// session itself says which identity it is.
+    func identityIfGiven() throws -> IdentityName? {
+        name == nil && home == nil ? nil : try identity()
+    }
+}
+
+/// The keystore options, for a command that needs no identity.
+struct HomeOptions: ParsableArguments, NamesKeystore {
     @Option(help: HomeOptions.homeHelp)
     var home: String?
 
@@ -33,35 +75,11 @@ struct HomeOptions: ParsableArguments {
         discussion: "Default: $KEYSTORE_TPM_TCTI, else device:/dev/tpmrm0.",
         valueName: "tcti")
 
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(home: String?, json: Bool, tpmTcti: String?) {
-        self.home = home
-        self.json = json
-        self.tpmTcti = tpmTcti
-    }
-
-    func validate() throws {
-        // An empty directory would put every path at the filesystem root.
-        if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
-        if tpmTcti?.isEmpty == true { throw ValidationError("--tpm-tcti is empty; give a TCTI, or leave it out for the default.") }
-    }
-
-    /// The keystore these options name, its warnings going to stderr. `allowingOpenTPMLockout` is the person's
-    /// `--allow-open-lockout`: a new TPM binding may then be made on a TPM whose guess limit does not hold.
-    func keystore(allowingOpenTPMLockout: Bool = false) throws -> Keystore {
-        let environment = Environment.values
-        let warnings: @Sendable (String) -> Void = { Console.warn($0) }
-        let tpm = tpmTcti.map { TPM(tcti: $0, allowingOpenLockout: allowingOpenTPMLockout) }
-            ?? TPM(environment: environment, allowingOpenLockout: allowingOpenTPMLockout)
-        guard let home else { return try Keystore(environment: environment, tpm: tpm, warnings: warnings) }
-        return try Keystore(directory: home, environment: environment, tpm: tpm, warnings: warnings)
-    }
+    func validate() throws { try validateKeystore() }
 }
 
-/// One identity in a keystore: `HomeOptions`' options and `--name`, declared flat (see `HomeOptions` for why).
-struct IdentityOptions: ParsableArguments {
+/// The identity options, for a command that names one.
+struct IdentityOptions: ParsableArguments, NamesIdentity {
     @Option(help: HomeOptions.homeHelp)
     var home: String?
 
@@ -78,31 +96,10 @@ struct IdentityOptions: ParsableArguments {
         "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
         valueName: "name")
 
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(home: String?, json: Bool, tpmTcti: String?, name: String?) {
-        self.home = home
-        self.json = json
-        self.tpmTcti = tpmTcti
-        self.name = name
-    }
-
-    /// The keystore options among these.
-    var keystore: HomeOptions { HomeOptions(home: home, json: json, tpmTcti: tpmTcti) }
-
-    func validate() throws { try keystore.validate() }
-
-    func identity() throws -> IdentityName { try name.map { try IdentityName($0) } ?? .default }
-
-    /// The identity a session must belong to, or nil when neither --name nor --home was given and the
-    /// session itself says which identity it is.
-    func identityIfGiven() throws -> IdentityName? {
-        name == nil && home == nil ? nil : try identity()
-    }
+    func validate() throws { try validateKeystore() }
 }
 
-/// A PIN's line, read before it can be parsed (`PINOptions.readFirst`).
+/// A PIN's line, read before it can be parsed (`GivesPIN.readFirst`).
 struct PINLine {
     let line: SecureBytes
 
@@ -110,35 +107,18 @@ struct PINLine {
 }
 
 /// How a command gets the PIN of an existing vault: the terminal by default, or exactly one of three
-/// script-friendly sources. There is deliberately no option that takes the PIN itself.
-struct PINOptions: ParsableArguments {
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
+/// script-friendly sources (`--pin-stdin`, `--pin-file`, `--pin-fd`), whichever options group or command declares
+/// them (`PINOptions` has their help). There is deliberately no option that takes the PIN itself.
+protocol GivesPIN: Sendable {
+    var pinStdin: Bool { get }
+    var pinFile: String? { get }
+    var pinFd: Int32? { get }
+}
 
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
-
-    static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
-    static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")
-    static let fdHelp = ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n")
-
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
-        self.pinStdin = pinStdin
-        self.pinFile = pinFile
-        self.pinFd = pinFd
-    }
-
-    static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
-
-    func validate() throws {
+extension GivesPIN {
+    func validatePIN() throws {
         guard [pinStdin, pinFile != nil, pinFd != nil].filter({ $0 }).count <= 1 else {
-            throw ValidationError("Use only one of \(Self.alternatives).")
+            throw ValidationError("Use only one of \(PINOptions.alternatives).")
         }
     }
 
@@ -163,15 +143,21 @@ struct PINOptions: ParsableArguments {
         source == .token ? try readToken() : try read()
     }
 
-    /// The PIN's line, read before the command can tell whose key signs (standard input holds the PIN, then
-    /// what is signed): parsed once the key, and so the PIN's rules, are known.
-    func readFirst() throws -> PINLine { PINLine(line: try readLine(prompt: "PIN: ")) }
+    /// The PIN `whose` names: a token's own, or the identity's.
+    func read(_ whose: KeyPIN) throws -> PIN { whose == .token ? try readToken() : try read() }
+
+    /// With `--pin-stdin`, when standard input also holds what is signed (`inputIsStandardInput`), the PIN's line,
+    /// read first, before the command can tell whose key signs: parsed once the key, and so the PIN's rules, are
+    /// known. Nil otherwise.
+    func readFirst(ifInputIsStandardInput inputIsStandardInput: Bool) throws -> PINLine? {
+        pinStdin && inputIsStandardInput ? PINLine(line: try readLine(prompt: "PIN: ")) : nil
+    }
 
     private func readLine(prompt: String) throws -> SecureBytes {
         if pinStdin { return try SecretInput.line(from: STDIN_FILENO, describing: "standard input") }
         if let pinFile { return try SecretInput.line(fromFile: pinFile) }
         if let pinFd { return try SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)") }
-        return try SecretInput.prompt(prompt, asking: "the PIN", instead: Self.alternatives)
+        return try SecretInput.prompt(prompt, asking: "the PIN", instead: PINOptions.alternatives)
     }
 
     /// A PIN being chosen: from a script once, or typed twice at the terminal; then checked for strength.
@@ -181,8 +167,32 @@ struct PINOptions: ParsableArguments {
             try pin.checkStrength()
             return pin
         }
-        return try Self.promptNew(prompt, instead: Self.alternatives)
+        return try PINOptions.promptNew(prompt, instead: PINOptions.alternatives)
     }
+
+    /// The PIN a new key is made under, as `whose` names it: a token's own user PIN (read once, its rules the
+    /// token's), or a new PIN for the identity.
+    func readNew(_ whose: KeyPIN) throws -> PIN { whose == .token ? try readToken() : try readNew() }
+}
+
+/// The PIN options, for a command that takes an existing PIN or a new one.
+struct PINOptions: ParsableArguments, GivesPIN {
+    @Flag(help: PINOptions.stdinHelp)
+    var pinStdin = false
+
+    @Option(help: PINOptions.fileHelp)
+    var pinFile: String?
+
+    @Option(help: PINOptions.fdHelp)
+    var pinFd: Int32?
+
+    static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
+    static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")
+    static let fdHelp = ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n")
+
+    static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
+
+    func validate() throws { try validatePIN() }
 
     /// A person gets this many tries at choosing an acceptable new PIN; a script gets one.
     static let newPINTries = 3
