@@ -79,12 +79,7 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    private var allowing: AuthorizationRisks {
-        var risks: AuthorizationRisks = []
-        if allowNonStrict { risks.insert(.notStrict) }
-        if allowV1 { risks.insert(.notAddressBound) }
-        return risks
-    }
+    private var allowing: AuthorizationRisks { [allowNonStrict ? .notStrict : [], allowV1 ? .notAddressBound : []] }
 
     func run() throws {
         let pinFirst = try key.readFirst(ifInputIsStandardInput: xdr == nil && file == nil)

@@ -56,14 +56,9 @@ extension NamesIdentity {
 
 /// The keystore options, for a command that needs no identity.
 struct HomeOptions: ParsableArguments, NamesKeystore {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
 
     static let homeHelp = ArgumentHelp(
         "The keystore directory.",
@@ -80,17 +75,10 @@ struct HomeOptions: ParsableArguments, NamesKeystore {
 
 /// The identity options, for a command that names one.
 struct IdentityOptions: ParsableArguments, NamesIdentity {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
 
     static let nameHelp = ArgumentHelp(
         "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
@@ -177,14 +165,9 @@ extension GivesPIN {
 
 /// The PIN options, for a command that takes an existing PIN or a new one.
 struct PINOptions: ParsableArguments, GivesPIN {
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
-
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
 
     static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
     static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")

@@ -72,35 +72,16 @@ struct Sign: ParsableCommand, NamesIdentity, GivesPIN, GivesPayload {
     // `SigningKeyOptions`' and `PayloadOptions`' options, declared here rather than as those groups: `sign` is the
     // command a script runs once per signature, and argument-parser reflects on each group's type on every run
     // (see `NamesKeystore`; bench/startup.sh measures it).
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
-
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
-
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
-
-    @Option(help: PayloadOptions.fileHelp)
-    var file: String?
-
-    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
-    var payloadHex: String?
-
-    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
-    var payloadBase64: String?
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
+    @Option(help: PayloadOptions.fileHelp) var file: String?
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp) var payloadHex: String?
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help) var payloadBase64: String?
 
     @Option(help: "How to print the signature.")
     var format: SignatureFormat = .base64

@@ -11,26 +11,13 @@ import StellarTransactions
 ///
 /// `IdentityOptions`' and `PINOptions`' options, declared flat rather than as nested groups (see `NamesKeystore`).
 struct SigningKeyOptions: ParsableArguments, NamesIdentity, GivesPIN {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
-
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
-
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
 
     func validate() throws {
         try validateKeystore()
@@ -134,19 +121,9 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     static var allValueDescriptions: [String: String] { [:] }
     var defaultValueDescription: String { rawValue }
 
-    var encoding: SigningBatch.Encoding {
-        switch self {
-        case .base64: .base64
-        case .hex: .hex
-        }
-    }
+    var encoding: SigningBatch.Encoding { self == .hex ? .hex : .base64 }
 
-    func encode(_ signature: [UInt8]) -> String {
-        switch self {
-        case .base64: Base64.string(signature)
-        case .hex: Hex.string(signature)
-        }
-    }
+    func encode(_ signature: [UInt8]) -> String { self == .hex ? Hex.string(signature) : Base64.string(signature) }
 
     /// The signature as `sign` and `sign-message` print it; with `--json`, beside the signer's address and, for a
     /// message, its SEP-53 hash.
@@ -189,14 +166,9 @@ extension GivesPayload {
 
 /// The payload options, for a command that declares no others of its own.
 struct PayloadOptions: ParsableArguments, GivesPayload {
-    @Option(help: PayloadOptions.fileHelp)
-    var file: String?
-
-    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
-    var payloadHex: String?
-
-    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
-    var payloadBase64: String?
+    @Option(help: PayloadOptions.fileHelp) var file: String?
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp) var payloadHex: String?
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help) var payloadBase64: String?
 
     static let fileHelp = ArgumentHelp("Read the payload from a file.", valueName: "path")
     static let hexHelp = ArgumentHelp("The payload as hex.", valueName: "hex")
