@@ -26,6 +26,16 @@ enum CLIError: CommandLineError {
     case backupKeyNotDelivered(reason: String)
     case inputTooLarge(source: String, limit: Int)
     case emptyPayload(source: String, verb: String)
+    case malformedSignature
+    case malformedBase64
+    /// `verify`: the signature does not match.
+    case invalidSignature
+    /// Some of a batch's items failed (each said on its own line): how many, of how many, and what that means.
+    case someFailed(Int, of: Int, String)
+    /// `signup --import`: the seed's own error, restated so that it cannot be mistaken for a PIN problem.
+    case invalidImportedSeed(reason: String)
+    /// `policy check`: a request would be refused or asked about.
+    case policyWouldNotSignEvery
 
     var message: String {
         switch self {
@@ -59,6 +69,12 @@ enum CLIError: CommandLineError {
             "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
         case .emptyPayload(let source, let verb):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is empty, so there is nothing to \(verb) (did the step before fail?); to \(verb) an empty payload, pass --hex ''."
+        case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."
+        case .malformedBase64: "The payload is not valid base64."
+        case .invalidSignature: "The signature does not match this message and address."
+        case .someFailed(let failed, let total, let what): "\(failed) of \(total) \(what)"
+        case .invalidImportedSeed(let reason): "The imported secret seed is not valid: \(reason)"
+        case .policyWouldNotSignEvery: "The policy would not sign every request."
         }
     }
 
@@ -72,7 +88,10 @@ enum CLIError: CommandLineError {
         case .secretOnCommandLine, .pinOnCommandLine, .secretToNonTerminal: .refused
         case .codeNotDelivered, .backupKeyNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret,
+             .malformedSignature, .malformedBase64, .someFailed, .invalidImportedSeed: .invalidInput
+        case .invalidSignature: .invalidSignature
+        case .policyWouldNotSignEvery: .policyRefused
         case .noTerminal, .conflictingOptions: .usage
         }
     }

@@ -148,6 +148,6 @@ struct Verify: ParsableCommand {
         } else if valid {
             Console.print("valid")
         }
-        guard valid else { throw SigningError.invalidSignature }
+        guard valid else { throw CLIError.invalidSignature }
     }
 }

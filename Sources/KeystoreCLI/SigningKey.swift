@@ -137,7 +137,7 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.
     static func decode(_ text: String) throws -> [UInt8] {
         if text.utf8.count == 128, let bytes = Hex.bytes(text) { return bytes }
-        guard let bytes = Base64.decode(text), bytes.count == 64 else { throw SigningError.malformedSignature }
+        guard let bytes = Base64.decode(text), bytes.count == 64 else { throw CLIError.malformedSignature }
         return bytes
     }
 }
@@ -195,34 +195,11 @@ struct PayloadOptions: ParsableArguments, GivesPayload {
             return bytes
         }
         if let payloadBase64 {
-            guard let bytes = Base64.decode(payloadBase64) else { throw SigningError.malformedBase64 }
+            guard let bytes = Base64.decode(payloadBase64) else { throw CLIError.malformedBase64 }
             return bytes
         }
         let bytes = try Console.readInput(nil, file: file, prompt: use.noun, limit: largestPayload)
         guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file ?? "standard input", verb: use.verb) }
         return use.isMessage && file == nil ? SignedMessage.fromStandardInput(bytes) : bytes
-    }
-}
-
-enum SigningError: CommandLineError {
-    case malformedSignature
-    case malformedBase64
-    case invalidSignature
-    case batchFailures(failed: Int, total: Int)
-
-    var message: String {
-        switch self {
-        case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."
-        case .malformedBase64: "The payload is not valid base64."
-        case .invalidSignature: "The signature does not match this message and address."
-        case .batchFailures(let failed, let total): "\(failed) of \(total) requests failed; see their error lines."
-        }
-    }
-
-    var exitStatus: ExitStatus {
-        switch self {
-        case .invalidSignature: .invalidSignature
-        default: .invalidInput
-        }
     }
 }

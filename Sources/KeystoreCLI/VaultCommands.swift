@@ -186,15 +186,8 @@ struct Signup: ParsableCommand {
         do {
             return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
         } catch let error as StrKeyError {
-            throw ImportError(reason: error.message)
+            throw CLIError.invalidImportedSeed(reason: error.message)
         }
-    }
-
-    /// The seed's own error, restated so that it cannot be mistaken for a PIN problem.
-    struct ImportError: CommandLineError {
-        let reason: String
-        var message: String { "The imported secret seed is not valid: \(reason)" }
-        var exitStatus: ExitStatus { .invalidInput }
     }
 }
 
