@@ -116,23 +116,15 @@ extension GivesPIN {
     /// Whether a PIN can be had without waiting on nobody: an option gives it, or there is a terminal to ask on.
     var isAvailable: Bool { !isInteractive || SecretInput.hasTerminal }
 
-    /// The PIN, from wherever the options say; not checked for strength (that is for new PINs only).
-    func read(prompt: String = "PIN: ") throws -> PIN {
-        try PIN(readLine(prompt: prompt))
-    }
-
-    /// A PKCS#11 token's user PIN, from the same places (its rules are the token's: `PIN(token:)`).
-    func readToken(prompt: String = "Token PIN: ") throws -> PIN {
-        try PIN(token: readLine(prompt: prompt))
+    /// The PIN `whose` names, from wherever the options say: the identity's, or a PKCS#11 token's own user PIN
+    /// (its rules the token's: `PIN(token:)`). Not checked for strength (that is for new PINs only).
+    func read(_ whose: KeyPIN = .vault, prompt: String? = nil) throws -> PIN {
+        let line = try readLine(prompt: prompt ?? (whose == .token ? "Token PIN: " : "PIN: "))
+        return whose == .token ? try PIN(token: line) : try PIN(line)
     }
 
     /// The PIN a key from `source` needs: a token's, or a vault's.
-    func read(for source: KeySource) throws -> PIN {
-        source == .token ? try readToken() : try read()
-    }
-
-    /// The PIN `whose` names: a token's own, or the identity's.
-    func read(_ whose: KeyPIN) throws -> PIN { whose == .token ? try readToken() : try read() }
+    func read(for source: KeySource) throws -> PIN { try read(source == .token ? .token : .vault) }
 
     /// With `--pin-stdin`, when standard input also holds what is signed (`inputIsStandardInput`), the PIN's line,
     /// read first, before the command can tell whose key signs: parsed once the key, and so the PIN's rules, are
@@ -160,7 +152,7 @@ extension GivesPIN {
 
     /// The PIN a new key is made under, as `whose` names it: a token's own user PIN (read once, its rules the
     /// token's), or a new PIN for the identity.
-    func readNew(_ whose: KeyPIN) throws -> PIN { whose == .token ? try readToken() : try readNew() }
+    func readNew(_ whose: KeyPIN) throws -> PIN { whose == .token ? try read(.token) : try readNew() }
 }
 
 /// The PIN options, for a command that takes an existing PIN or a new one.

@@ -255,8 +255,8 @@ extension Login {
     /// to the agent, which opens a token's or a TPM's key itself. What is printed is the key's: an address, or a
     /// P-256 key's public key, which has no address.
     private func logIn(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
-        let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: pin.read) }
-            ?? keystore.logIn(name: name, pin: pin.read)
+        let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: { try pin.read($0) }) }
+            ?? keystore.logIn(name: name, pin: { try pin.read($0) })
         noteIfWeak(name, keystore: keystore)
         let shown = opened.key.shown
         if let agent {
