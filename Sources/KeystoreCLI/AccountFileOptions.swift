@@ -14,10 +14,8 @@ struct AccountFileOptions: ParsableArguments {
     /// refused as such.
     func contents() throws -> [(source: String, bytes: [UInt8])] {
         try paths.map { path in
-            let fd = try Console.openInput(path)
-            defer { close(fd) }
             do {
-                return (path, try Console.readAll(fd, source: path, limit: AccountSigners.maximumSize))
+                return (path, try Console.readInput(nil, file: path, prompt: "", limit: AccountSigners.maximumSize))
             } catch CLIError.inputTooLarge {
                 throw AccountSignersError(source: path, problem: .tooLarge)
             }

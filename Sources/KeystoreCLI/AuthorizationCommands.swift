@@ -79,15 +79,10 @@ struct SignAuth: ParsableCommand {
         }
     }
 
-    private var allowing: AuthorizationRisks {
-        var risks: AuthorizationRisks = []
-        if allowNonStrict { risks.insert(.notStrict) }
-        if allowV1 { risks.insert(.notAddressBound) }
-        return risks
-    }
+    private var allowing: AuthorizationRisks { [allowNonStrict ? .notStrict : [], allowV1 ? .notAddressBound : []] }
 
     func run() throws {
-        let pinFirst = key.pin.pinStdin && xdr == nil && file == nil ? try key.pin.readFirst() : nil
+        let pinFirst = try key.readFirst(ifInputIsStandardInput: xdr == nil && file == nil)
         let input = try Console.readInput(xdr, file: file, prompt: preimage ? "Authorization preimage, base64" : "Transaction envelope, base64",
                                           limit: TransactionEnvelope.maximumTextSize)
         if preimage {
@@ -111,7 +106,7 @@ struct SignAuth: ParsableCommand {
             let signed: [Int]
             let leftAlone: [AuthorizationPlan.LeftAlone]
         }
-        try Console.printAnswer(json: key.identity.json,
+        try Console.printAnswer(json: key.json,
                                 Output(envelope: entries.base64, network: network.name ?? network.passphrase, signer: signed.approval.signer.address,
                                        signed: entries.plan.toSign, leftAlone: entries.plan.leftAlone),
                                 else: entries.base64)
@@ -123,7 +118,7 @@ struct SignAuth: ParsableCommand {
                                    alreadyRead: pinFirst, quiet: quiet)
         let signature = Base64.string(approval.signed)
         struct Output: Encodable { let signedAuthEntry, signerAddress: String }
-        try Console.printAnswer(json: key.identity.json, Output(signedAuthEntry: signature, signerAddress: approval.signer.address),
+        try Console.printAnswer(json: key.json, Output(signedAuthEntry: signature, signerAddress: approval.signer.address),
                                 else: signature)
     }
 }

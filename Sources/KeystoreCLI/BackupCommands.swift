@@ -50,16 +50,14 @@ struct BackupCommand: ParsableCommand {
     func run() throws {
         let keystore = try keystore.keystore()
         // Read as secret bytes: the file given by mistake may be an identity file.
-        let file = try recipientsFile.map { path in
-            guard let read = try AtomicFile.readSecret(path, limit: 1 << 20) else {
-                throw CLIError.unreadableSecret(source: path, reason: "no such file")
-            }
-            return read.bytes
-        }
+        let file = try recipientsFile.map { try SecretInput.file($0, limit: 1 << 20) }
         let protection: BackupProtection = passphrase ? .newPassphrase
             : recipient.isEmpty && file == nil ? .newRecoveryKey : .recipients(recipient, file: file)
         // A new secret is shown only where a person reads it, checked before any PIN is asked or file written.
-        if recipient.isEmpty && file == nil && !printKey && isatty(Console.current.output) == 0 { throw CLIError.backupKeyToNonTerminal }
+        if recipient.isEmpty && file == nil {
+            try CLIError.refuseNonTerminal(for: "a backup's new recovery key or passphrase", unless: printKey,
+                                           instead: "run in a terminal, add --print-key, or give --recipient. Nothing was written.")
+        }
         // A person is asked each identity's PIN by name; a script's one PIN (--pin-stdin, …) is read once and tried
         // for each, as the identities of one keystore usually share it.
         var given: PIN?
@@ -83,16 +81,14 @@ struct BackupCommand: ParsableCommand {
     /// could not be written whole.
     private static func deliver(_ made: BackupMade) throws {
         guard let secret = made.recoveryKey ?? made.passphrase else { return }
-        let output = Console.current.output
-        var failure = secret.withUnsafeBytes { AtomicFile.writeAll(output, $0) }
-        if failure == 0 { failure = Array("\n".utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) } }
+        var written = Console.printSecret(secret)
         // The QR code only where a person can scan it.
-        if failure == 0, isatty(output) != 0, let lines = made.recoveryKeyQRCode {
-            failure = Array(("\n" + lines.joined(separator: "\n") + "\n").utf8).withUnsafeBytes { AtomicFile.writeAll(output, $0) }
+        if written, isatty(STDOUT_FILENO) != 0, let lines = made.recoveryKeyQRCode {
+            written = Console.write(Array(("\n" + lines.joined(separator: "\n") + "\n").utf8), to: STDOUT_FILENO)
         }
-        var info = stat()
-        if failure == 0, fstat(output, &info) == 0, info.st_mode & S_IFMT == S_IFREG, fsync(output) != 0 { failure = errno }
-        if failure != 0 { throw CLIError.backupKeyNotDelivered(reason: String(cString: strerror(failure))) }
+        guard written && Console.flushStandardOutput() else {
+            throw CLIError.backupKeyNotDelivered(reason: Console.outputError?.reason ?? "unknown error")
+        }
         // Said once the key is out, so that a failure is one line, like every other.
         Console.warn("""
             that is the backup's \(made.recoveryKey != nil ? "recovery key" : "passphrase"), shown this once and kept nowhere: \
@@ -188,12 +184,7 @@ struct Restore: ParsableCommand {
     }
 
     private func readSecret(asksForPassphrase: Bool) throws -> BackupSecret {
-        if let identity {
-            guard let read = try AtomicFile.readSecret(identity, limit: 1 << 16) else {
-                throw CLIError.unreadableSecret(source: identity, reason: "no such file")
-            }
-            return .identityFile(read.bytes)
-        }
+        if let identity { return .identityFile(try SecretInput.file(identity, limit: 1 << 16)) }
         let what = asksForPassphrase ? "passphrase" : "recovery key"
         let line = try secretFd.map { try SecretInput.line(from: $0, describing: "descriptor \($0)") }
             ?? SecretInput.prompt("The backup's \(what): ", asking: "the backup's \(what)", instead: "--secret-fd or --identity")

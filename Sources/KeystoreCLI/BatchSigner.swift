@@ -15,6 +15,6 @@ enum BatchSigner {
         batch.describe = { error in (error as? KeystoreError).map(Hints.withHint) ?? "\(error)" }
         let (total, failed) = batch.answer(reading: STDIN_FILENO) { Console.write($0, to: STDOUT_FILENO) }
         if let lost = Console.outputError { throw lost }
-        if failed > 0 { throw SigningError.batchFailures(failed: failed, total: total) }
+        if failed > 0 { throw CLIError.someFailed(failed, of: total, "requests failed; see their error lines.") }
     }
 }

@@ -42,8 +42,7 @@ struct BenchKDF: ParsableCommand {
         var rows: [Row] = []
         for level in levels {
             let parameters = level.parameters
-            let time = try parameters.medianGuessTime(runs: runs)
-            let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+            let seconds = try parameters.medianGuessTime(runs: runs).inSeconds
             var usage = rusage()
             getrusage(RUSAGE_SELF.rawValue, &usage)
             let parallel = max(1, min(cores, memory / Int(parameters.memLimit)))
@@ -51,7 +50,7 @@ struct BenchKDF: ParsableCommand {
                 level: level.rawValue, opsLimit: parameters.opsLimit, memLimitMiB: parameters.memLimit >> 20,
                 secondsPerGuess: seconds, peakMemoryMiB: usage.ru_maxrss / 1024, cores: parallel,
                 allPINsOneCoreHours: seconds * 1e6 / 3600, allPINsAllCoresHours: seconds * 1e6 / 3600 / Double(parallel),
-                allPINsOneGPUHoursEstimated: hours(parameters.allPINsOnOneGPU)))
+                allPINsOneGPUHoursEstimated: parameters.allPINsOnOneGPU.inSeconds / 3600))
         }
         if json {
             struct Output: Encodable { let cores: Int; let memoryMiB: Int; let levels: [Row] }
@@ -77,10 +76,6 @@ struct BenchKDF: ParsableCommand {
             .joined(separator: " ")
         while line.hasSuffix(" ") { line.removeLast() }
         return line
-    }
-
-    private func hours(_ duration: Duration) -> Double {
-        (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) / 3600
     }
 
     private func format(_ value: Double, _ unit: String, _ decimals: Int) -> String {

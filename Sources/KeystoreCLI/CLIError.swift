@@ -1,3 +1,4 @@
+import Glibc
 import StellarKeystore
 import StellarKeys
 import StellarTransactions
@@ -19,14 +20,22 @@ enum CLIError: CommandLineError {
     case nothingWritten(source: String)
     case secretLineTooLong(source: String)
     case conflictingOptions(String)
-    case seedToNonTerminal
-    case phraseToNonTerminal
-    case backupKeyToNonTerminal
-    case codeToNonTerminal
+    /// A secret that would go to a pipe or a file, where no person reads it: what it is, and what to do instead.
+    case secretToNonTerminal(String, instead: String)
     case codeNotDelivered(reason: String)
     case backupKeyNotDelivered(reason: String)
     case inputTooLarge(source: String, limit: Int)
     case emptyPayload(source: String, verb: String)
+    case malformedSignature
+    case malformedBase64
+    /// `verify`: the signature does not match.
+    case invalidSignature
+    /// Some of a batch's items failed (each said on its own line): how many, of how many, and what that means.
+    case someFailed(Int, of: Int, String)
+    /// `signup --import`: the seed's own error, restated so that it cannot be mistaken for a PIN problem.
+    case invalidImportedSeed(reason: String)
+    /// `policy check`: a request would be refused or asked about.
+    case policyWouldNotSignEvery
 
     var message: String {
         switch self {
@@ -50,14 +59,8 @@ enum CLIError: CommandLineError {
             "The line read from \(source) is too long to be a PIN, a seed or a recovery phrase; check what is being passed."
         case .conflictingOptions(let options):
             "Use only one of \(options)."
-        case .seedToNonTerminal:
-            "Refusing to print the secret seed to a pipe or file; add --force if that is really what you want."
-        case .phraseToNonTerminal:
-            "Refusing to print a recovery phrase to a pipe or file; run in a terminal, or add --print-phrase."
-        case .backupKeyToNonTerminal:
-            "Refusing to print a backup's new recovery key or passphrase to a pipe or file; run in a terminal, add --print-key, or give --recipient. Nothing was written."
-        case .codeToNonTerminal:
-            "Refusing to print the TPM's lockout code to a pipe or file; run in a terminal, or add --print-code. Nothing was changed."
+        case .secretToNonTerminal(let what, let instead):
+            "Refusing to print \(what) to a pipe or file; \(instead)"
         case .codeNotDelivered(let reason):
             "Could not write the lockout code to standard output (\(reason)), so the TPM's lockout authorization was set back to empty: nothing was changed."
         case .backupKeyNotDelivered(let reason):
@@ -66,15 +69,29 @@ enum CLIError: CommandLineError {
             "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
         case .emptyPayload(let source, let verb):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is empty, so there is nothing to \(verb) (did the step before fail?); to \(verb) an empty payload, pass --hex ''."
+        case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."
+        case .malformedBase64: "The payload is not valid base64."
+        case .invalidSignature: "The signature does not match this message and address."
+        case .someFailed(let failed, let total, let what): "\(failed) of \(total) \(what)"
+        case .invalidImportedSeed(let reason): "The imported secret seed is not valid: \(reason)"
+        case .policyWouldNotSignEvery: "The policy would not sign every request."
         }
+    }
+
+    /// Refuses `secret` to a pipe or a file, where no person reads it, unless the command's flag `allowed` says so.
+    static func refuseNonTerminal(for secret: String, unless allowed: Bool, instead: String) throws {
+        if !allowed && isatty(STDOUT_FILENO) == 0 { throw secretToNonTerminal(secret, instead: instead) }
     }
 
     var exitStatus: ExitStatus {
         switch self {
-        case .secretOnCommandLine, .pinOnCommandLine, .seedToNonTerminal, .phraseToNonTerminal, .backupKeyToNonTerminal, .codeToNonTerminal: .refused
+        case .secretOnCommandLine, .pinOnCommandLine, .secretToNonTerminal: .refused
         case .codeNotDelivered, .backupKeyNotDelivered: .outputFailed
         // A PIN file or descriptor that cannot be read is a wrong input, as a --file is: one code for both.
-        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret: .invalidInput
+        case .invalidHex, .secretLineTooLong, .inputTooLarge, .emptyPayload, .unreadableInput, .notRegularInput, .nothingWritten, .unreadableSecret,
+             .malformedSignature, .malformedBase64, .someFailed, .invalidImportedSeed: .invalidInput
+        case .invalidSignature: .invalidSignature
+        case .policyWouldNotSignEvery: .policyRefused
         case .noTerminal, .conflictingOptions: .usage
         }
     }

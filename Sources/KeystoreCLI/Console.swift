@@ -81,6 +81,14 @@ enum Console {
         bytes.withUnsafeBytes { write($0, to: fd) }
     }
 
+    /// A secret (a seed, a phrase, a code) on standard output between `opening` and `closing`, written piece by
+    /// piece so that it never becomes a Swift `String`, which could not be zeroed; false when a write failed.
+    @discardableResult
+    static func printSecret(_ secret: SecureBytes, opening: String = "", closing: String = "\n") -> Bool {
+        write(Array(opening.utf8), to: STDOUT_FILENO) && secret.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
+            && write(Array(closing.utf8), to: STDOUT_FILENO)
+    }
+
     /// Standard output flushed to its disk when it is a file (`fsync`: a write can succeed into the page cache and
     /// fail later), for output that must not be reported written before it is (a lockout code). A pipe or a
     /// terminal has nothing to flush. False, and remembered, when the flush failed.

@@ -40,54 +40,32 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case usage = 64
 
     /// A stable name for scripts, one per code: the `kind` of `--json`'s error object (docs/guides/scripting.md, Exit codes).
-    var kind: String {
-        switch self {
-        case .success: "success"
-        case .invalidSignature: "invalid-signature"
-        case .invalidInput: "invalid-input"
-        case .incorrectPIN: "incorrect-pin"
-        case .throttled: "throttled"
-        case .vaultNotFound: "not-found"
-        case .vaultExists: "exists"
-        case .vaultDamaged: "vault-damaged"
-        case .system: "system"
-        case .session: "session"
-        case .refused: "refused"
-        case .outputFailed: "output-failed"
-        case .challengeRefused: "challenge-refused"
-        case .server: "server"
-        case .rejected: "rejected"
-        case .requestRefused: "request-refused"
-        case .policyRefused: "policy-refused"
-        case .usage: "usage"
-        }
-    }
-}
-import StellarTransactions
+    var kind: String { row.kind }
 
-/// The exit codes as `keystore --help` and the main man page list them: an installed binary has no README.
-extension ExitStatus {
-    /// At most 55 characters, so that each line of the table fits 80 columns unwrapped.
-    var meaning: String {
+    /// What the code means, as `keystore --help` and the main man page list it (an installed binary has no README):
+    /// at most 55 characters, so that each line of the table fits 80 columns unwrapped.
+    var meaning: String { row.meaning }
+
+    private var row: (kind: String, meaning: String) {
         switch self {
-        case .success: "the command did what it says"
-        case .invalidSignature: "the signature does not verify (verify)"
-        case .invalidInput: "malformed input or file, a weak PIN, a bad name"
-        case .incorrectPIN: "incorrect PIN or lockout code; tries left are said"
-        case .throttled: "too many wrong PINs: wait as said; or TPM lockout"
-        case .vaultNotFound: "no such identity"
-        case .vaultExists: "the identity exists already"
-        case .vaultDamaged: "vault damaged, of a newer format, or for another TPM"
-        case .system: "the system refused: files, memory, TPM, an age plugin"
-        case .session: "no usable session, or no agent holding the key"
-        case .refused: "refused without a flag: a secret on argv or to a pipe"
-        case .outputFailed: "standard output could not be written"
-        case .challengeRefused: "a sign-in challenge broke a rule; nothing signed"
-        case .server: "a server: unreachable, TLS, an HTTP error, no token"
-        case .rejected: "declined at the signing agent's terminal"
-        case .requestRefused: "a SEP-7 request's origin did not verify"
-        case .policyRefused: "policy check: a request would not be signed"
-        case .usage: "a command line that does not parse; no network given"
+        case .success: ("success", "the command did what it says")
+        case .invalidSignature: ("invalid-signature", "the signature does not verify (verify)")
+        case .invalidInput: ("invalid-input", "malformed input or file, a weak PIN, a bad name")
+        case .incorrectPIN: ("incorrect-pin", "incorrect PIN or lockout code; tries left are said")
+        case .throttled: ("throttled", "too many wrong PINs: wait as said; or TPM lockout")
+        case .vaultNotFound: ("not-found", "no such identity")
+        case .vaultExists: ("exists", "the identity exists already")
+        case .vaultDamaged: ("vault-damaged", "vault damaged, of a newer format, or for another TPM")
+        case .system: ("system", "the system refused: files, memory, TPM, an age plugin")
+        case .session: ("session", "no usable session, or no agent holding the key")
+        case .refused: ("refused", "refused without a flag: a secret on argv or to a pipe")
+        case .outputFailed: ("output-failed", "standard output could not be written")
+        case .challengeRefused: ("challenge-refused", "a sign-in challenge broke a rule; nothing signed")
+        case .server: ("server", "a server: unreachable, TLS, an HTTP error, no token")
+        case .rejected: ("rejected", "declined at the signing agent's terminal")
+        case .requestRefused: ("request-refused", "a SEP-7 request's origin did not verify")
+        case .policyRefused: ("policy-refused", "policy check: a request would not be signed")
+        case .usage: ("usage", "a command line that does not parse; no network given")
         }
     }
 

@@ -25,10 +25,15 @@ enum GPUEstimate {
 
     /// A duration as a person reads it: seconds, minutes, hours (one decimal) or days, rounded.
     static func approximate(_ duration: Duration) -> String {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.inSeconds
         if seconds < 90 { return "\(Int(seconds.rounded())) seconds" }
         if seconds < 90 * 60 { return "\(Int((seconds / 60).rounded())) minutes" }
         if seconds < 48 * 3600 { return "\((seconds / 360).rounded() / 10) hours" }
         return "\(Int((seconds / 86400).rounded())) days"
     }
+}
+
+extension Duration {
+    /// The duration in seconds, for a figure a person reads.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -84,12 +84,6 @@ struct ImportStellarCLI: ParsableCommand {
             }
         }
         let failed = lines.filter { $0.outcome == "failed" }.count
-        if failed > 0 { throw ImportFailures(failed: failed, total: lines.count) }
-    }
-
-    struct ImportFailures: CommandLineError {
-        let failed: Int, total: Int
-        var message: String { "\(failed) of \(total) stellar-cli identities could not be imported; see their lines." }
-        var exitStatus: ExitStatus { .invalidInput }
+        if failed > 0 { throw CLIError.someFailed(failed, of: lines.count, "stellar-cli identities could not be imported; see their lines.") }
     }
 }

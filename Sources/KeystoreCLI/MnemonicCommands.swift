@@ -46,7 +46,7 @@ struct Recover: ParsableCommand {
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
+        let keystore = try identity.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
         if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: true) }
@@ -112,7 +112,7 @@ struct Derive: ParsableCommand {
 
     func run() throws {
         let name = try identity.identity()
-        let created = try identity.keystore.keystore().derive(
+        let created = try identity.keystore().derive(
             name: name, account: account, addingAs: add.map { try IdentityName($0) }, pin: { try pin.read() })
         if add != nil {
             Console.note("added identity \(created.name.rawValue) (\(created.key.shown)): account \(account) of \(name.rawValue)'s recovery phrase, under the same PIN")

@@ -6,43 +6,22 @@ import StellarKeystoreTPM
 import StellarKeys
 import StellarTransactions
 
-/// Which keystore, and how to print; shared by every command that touches a vault.
+/// Which keystore, and how to print: `--home`, `--json` and `--tpm-tcti`, whichever options group or command
+/// declares them. The help texts are `HomeOptions`', and the checks are here, so that each option reads and
+/// behaves the same wherever it is declared.
 ///
-/// `IdentityOptions` and `SigningKeyOptions` declare these same options themselves rather than nesting this group:
-/// argument-parser reflects on every group type of a command on every run (its metadata, its coding keys, its
-/// conformances, each looked up by a scan of every conformance in the binary), and a nested group costs a
-/// session `sign`, the command a script runs once per signature, as much as the signing. The help texts and the
-/// checks are this type's, so that each option reads and behaves the same wherever it is declared.
-struct HomeOptions: ParsableArguments {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
+/// Commands and groups declare these options themselves rather than nest a group: argument-parser reflects on
+/// every group type of a command on every run (its metadata, its coding keys, its conformances, each looked up by
+/// a scan of every conformance in the binary), and a nested group costs a session `sign`, the command a script
+/// runs once per signature, as much as the signing.
+protocol NamesKeystore {
+    var home: String? { get }
+    var json: Bool { get }
+    var tpmTcti: String? { get }
+}
 
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    static let homeHelp = ArgumentHelp(
-        "The keystore directory.",
-        discussion: "Default: $KEYSTORE_HOME, else $XDG_DATA_HOME/keystore, else ~/.local/share/keystore.",
-        valueName: "dir")
-    static let jsonHelp: ArgumentHelp = "Print one JSON object."
-    static let tpmTctiHelp = ArgumentHelp(
-        "The TPM for TPM-bound vaults, as a tpm2-tss TCTI: e.g. device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321.",
-        discussion: "Default: $KEYSTORE_TPM_TCTI, else device:/dev/tpmrm0.",
-        valueName: "tcti")
-
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(home: String?, json: Bool, tpmTcti: String?) {
-        self.home = home
-        self.json = json
-        self.tpmTcti = tpmTcti
-    }
-
-    func validate() throws {
+extension NamesKeystore {
+    func validateKeystore() throws {
         // An empty directory would put every path at the filesystem root.
         if home?.isEmpty == true { throw ValidationError("--home is empty; give a directory, or leave --home out for the default.") }
         if tpmTcti?.isEmpty == true { throw ValidationError("--tpm-tcti is empty; give a TCTI, or leave it out for the default.") }
@@ -60,39 +39,12 @@ struct HomeOptions: ParsableArguments {
     }
 }
 
-/// One identity in a keystore: `HomeOptions`' options and `--name`, declared flat (see `HomeOptions` for why).
-struct IdentityOptions: ParsableArguments {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
+/// One identity in a keystore: `NamesKeystore`'s options and `--name`.
+protocol NamesIdentity: NamesKeystore {
+    var name: String? { get }
+}
 
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
-
-    static let nameHelp = ArgumentHelp(
-        "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
-        valueName: "name")
-
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(home: String?, json: Bool, tpmTcti: String?, name: String?) {
-        self.home = home
-        self.json = json
-        self.tpmTcti = tpmTcti
-        self.name = name
-    }
-
-    /// The keystore options among these.
-    var keystore: HomeOptions { HomeOptions(home: home, json: json, tpmTcti: tpmTcti) }
-
-    func validate() throws { try keystore.validate() }
-
+extension NamesIdentity {
     func identity() throws -> IdentityName { try name.map { try IdentityName($0) } ?? .default }
 
     /// The identity a session must belong to, or nil when neither --name nor --home was given and the
@@ -102,7 +54,40 @@ struct IdentityOptions: ParsableArguments {
     }
 }
 
-/// A PIN's line, read before it can be parsed (`PINOptions.readFirst`).
+/// The keystore options, for a command that needs no identity.
+struct HomeOptions: ParsableArguments, NamesKeystore {
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+
+    static let homeHelp = ArgumentHelp(
+        "The keystore directory.",
+        discussion: "Default: $KEYSTORE_HOME, else $XDG_DATA_HOME/keystore, else ~/.local/share/keystore.",
+        valueName: "dir")
+    static let jsonHelp: ArgumentHelp = "Print one JSON object."
+    static let tpmTctiHelp = ArgumentHelp(
+        "The TPM for TPM-bound vaults, as a tpm2-tss TCTI: e.g. device:/dev/tpmrm0, swtpm:host=127.0.0.1,port=2321.",
+        discussion: "Default: $KEYSTORE_TPM_TCTI, else device:/dev/tpmrm0.",
+        valueName: "tcti")
+
+    func validate() throws { try validateKeystore() }
+}
+
+/// The identity options, for a command that names one.
+struct IdentityOptions: ParsableArguments, NamesIdentity {
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
+
+    static let nameHelp = ArgumentHelp(
+        "The identity: 1-64 of a-z 0-9 . _ - (default: 'default', or a signing session's identity).",
+        valueName: "name")
+
+    func validate() throws { try validateKeystore() }
+}
+
+/// A PIN's line, read before it can be parsed (`GivesPIN.readFirst`).
 struct PINLine {
     let line: SecureBytes
 
@@ -110,35 +95,18 @@ struct PINLine {
 }
 
 /// How a command gets the PIN of an existing vault: the terminal by default, or exactly one of three
-/// script-friendly sources. There is deliberately no option that takes the PIN itself.
-struct PINOptions: ParsableArguments {
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
+/// script-friendly sources (`--pin-stdin`, `--pin-file`, `--pin-fd`), whichever options group or command declares
+/// them (`PINOptions` has their help). There is deliberately no option that takes the PIN itself.
+protocol GivesPIN: Sendable {
+    var pinStdin: Bool { get }
+    var pinFile: String? { get }
+    var pinFd: Int32? { get }
+}
 
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
-
-    static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
-    static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")
-    static let fdHelp = ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n")
-
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
-        self.pinStdin = pinStdin
-        self.pinFile = pinFile
-        self.pinFd = pinFd
-    }
-
-    static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
-
-    func validate() throws {
+extension GivesPIN {
+    func validatePIN() throws {
         guard [pinStdin, pinFile != nil, pinFd != nil].filter({ $0 }).count <= 1 else {
-            throw ValidationError("Use only one of \(Self.alternatives).")
+            throw ValidationError("Use only one of \(PINOptions.alternatives).")
         }
     }
 
@@ -148,30 +116,28 @@ struct PINOptions: ParsableArguments {
     /// Whether a PIN can be had without waiting on nobody: an option gives it, or there is a terminal to ask on.
     var isAvailable: Bool { !isInteractive || SecretInput.hasTerminal }
 
-    /// The PIN, from wherever the options say; not checked for strength (that is for new PINs only).
-    func read(prompt: String = "PIN: ") throws -> PIN {
-        try PIN(readLine(prompt: prompt))
-    }
-
-    /// A PKCS#11 token's user PIN, from the same places (its rules are the token's: `PIN(token:)`).
-    func readToken(prompt: String = "Token PIN: ") throws -> PIN {
-        try PIN(token: readLine(prompt: prompt))
+    /// The PIN `whose` names, from wherever the options say: the identity's, or a PKCS#11 token's own user PIN
+    /// (its rules the token's: `PIN(token:)`). Not checked for strength (that is for new PINs only).
+    func read(_ whose: KeyPIN = .vault, prompt: String? = nil) throws -> PIN {
+        let line = try readLine(prompt: prompt ?? (whose == .token ? "Token PIN: " : "PIN: "))
+        return whose == .token ? try PIN(token: line) : try PIN(line)
     }
 
     /// The PIN a key from `source` needs: a token's, or a vault's.
-    func read(for source: KeySource) throws -> PIN {
-        source == .token ? try readToken() : try read()
-    }
+    func read(for source: KeySource) throws -> PIN { try read(source == .token ? .token : .vault) }
 
-    /// The PIN's line, read before the command can tell whose key signs (standard input holds the PIN, then
-    /// what is signed): parsed once the key, and so the PIN's rules, are known.
-    func readFirst() throws -> PINLine { PINLine(line: try readLine(prompt: "PIN: ")) }
+    /// With `--pin-stdin`, when standard input also holds what is signed (`inputIsStandardInput`), the PIN's line,
+    /// read first, before the command can tell whose key signs: parsed once the key, and so the PIN's rules, are
+    /// known. Nil otherwise.
+    func readFirst(ifInputIsStandardInput inputIsStandardInput: Bool) throws -> PINLine? {
+        pinStdin && inputIsStandardInput ? PINLine(line: try readLine(prompt: "PIN: ")) : nil
+    }
 
     private func readLine(prompt: String) throws -> SecureBytes {
         if pinStdin { return try SecretInput.line(from: STDIN_FILENO, describing: "standard input") }
         if let pinFile { return try SecretInput.line(fromFile: pinFile) }
         if let pinFd { return try SecretInput.line(from: pinFd, describing: "descriptor \(pinFd)") }
-        return try SecretInput.prompt(prompt, asking: "the PIN", instead: Self.alternatives)
+        return try SecretInput.prompt(prompt, asking: "the PIN", instead: PINOptions.alternatives)
     }
 
     /// A PIN being chosen: from a script once, or typed twice at the terminal; then checked for strength.
@@ -181,8 +147,27 @@ struct PINOptions: ParsableArguments {
             try pin.checkStrength()
             return pin
         }
-        return try Self.promptNew(prompt, instead: Self.alternatives)
+        return try PINOptions.promptNew(prompt, instead: PINOptions.alternatives)
     }
+
+    /// The PIN a new key is made under, as `whose` names it: a token's own user PIN (read once, its rules the
+    /// token's), or a new PIN for the identity.
+    func readNew(_ whose: KeyPIN) throws -> PIN { whose == .token ? try read(.token) : try readNew() }
+}
+
+/// The PIN options, for a command that takes an existing PIN or a new one.
+struct PINOptions: ParsableArguments, GivesPIN {
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
+
+    static let stdinHelp: ArgumentHelp = "Read the PIN from the first line of standard input."
+    static let fileHelp = ArgumentHelp("Read the PIN from the first line of a file.", valueName: "path")
+    static let fdHelp = ArgumentHelp("Read the PIN from the first line of an open file descriptor.", valueName: "n")
+
+    static let alternatives = "--pin-stdin, --pin-file or --pin-fd"
+
+    func validate() throws { try validatePIN() }
 
     /// A person gets this many tries at choosing an acceptable new PIN; a script gets one.
     static let newPINTries = 3

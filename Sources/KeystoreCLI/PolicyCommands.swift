@@ -71,13 +71,6 @@ struct PolicyCheck: ParsableCommand {
                 Console.print("refused: \(TerminalText.escaped(reason, limit: nil))")
             }
         }
-        if !allSigned { throw PolicyCheckError.notAllSigned }
+        if !allSigned { throw CLIError.policyWouldNotSignEvery }
     }
-}
-
-enum PolicyCheckError: CommandLineError {
-    case notAllSigned
-
-    var message: String { "The policy would not sign every request." }
-    var exitStatus: ExitStatus { .policyRefused }
 }

@@ -73,6 +73,12 @@ enum SecretInput {
         return try line(from: fd, describing: path)
     }
 
+    /// The whole file at `path`, read as secret bytes (up to `limit`).
+    static func file(_ path: String, limit: Int) throws -> SecureBytes {
+        guard let read = try AtomicFile.readSecret(path, limit: limit) else { throw CLIError.unreadableSecret(source: path, reason: "no such file") }
+        return read.bytes
+    }
+
     /// Asks on the controlling terminal with echo off, so that the answer shows neither on screen nor in a
     /// pipe; standard input and output stay free for data. `what` names the secret for the error when there is
     /// no terminal ("the PIN").

@@ -26,7 +26,7 @@ struct Logout: ParsableCommand {
     var all = false
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         var ended = 0
         if all {
             ended = try keystore.endSessions(of: identity.identity())
@@ -64,7 +64,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let token = try SigningKeyOptions.sessionToken.map(SessionToken.init)
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         let open = try keystore.openSessions(token: token, name: token == nil ? identity.identity() : identity.identityIfGiven())
         let now = Date()
         // Whether a backup holds each key shown, for the identities of this keystore (a session's may be another's).

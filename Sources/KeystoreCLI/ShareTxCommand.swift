@@ -33,13 +33,9 @@ struct ShareTx: ParsableCommand {
     var json = false
 
     func run() throws {
-        let network = try networkOptions.resolve()
-        let pubkey = try self.pubkey.map { try PublicKey(accountID: $0) }
-        if let callback { _ = try WebAddress(callback) }
-        let envelope = try input.read()
-        let request = try TransactionRequest(envelope: envelope, network: network, message: msg, callback: callback, pubkey: pubkey)
+        let shared = try TransactionRequest.sharing(input.readText, network: networkOptions.choice.network, message: msg, callback: callback, pubkey: pubkey)
         struct Output: Encodable { let uri, hash, network: String }
-        try Console.printAnswer(json: json, Output(uri: request.uri, hash: Hex.string(envelope.hash(on: network)), network: network.name ?? network.passphrase),
-                                else: request.uri)
+        try Console.printAnswer(json: json, Output(uri: shared.request.uri, hash: Hex.string(shared.hash), network: shared.network.name ?? shared.network.passphrase),
+                                else: shared.request.uri)
     }
 }

@@ -37,7 +37,7 @@ extension SignTx {
     /// library's, after the signing: the envelope is printed before it, so that a callback that fails loses nothing.
     func printSigned(_ signed: TransactionSigning.Signed, request: TransactionRequest.Checked) throws {
         let approval = signed.approval
-        if key.identity.json {
+        if key.json {
             // One object: the callback's answer is in it, so the POST comes first.
             let answer = try submitCallback ? request.submit(approval.signed) : nil
             var output = Output(signed, removed: nil)

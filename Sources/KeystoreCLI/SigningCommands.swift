@@ -51,14 +51,14 @@ struct SignMessage: ParsableCommand {
             return try BatchSigner.run(try key.run(.messages(encoding: format.encoding)).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the message the rest.
-        let pinFirst = key.pin.pinStdin && message == nil && file == nil && messageBase64 == nil ? try key.pin.readFirst() : nil
+        let pinFirst = try key.readFirst(ifInputIsStandardInput: message == nil && file == nil && messageBase64 == nil)
         let bytes = try message.map { Array($0.utf8) }
             ?? PayloadOptions.bytes(file: file, base64: messageBase64, for: .signingMessage)
-        try format.print(try key.run(.message(bytes), alreadyRead: pinFirst), json: key.identity.json, messageHash: SignedMessage.hash(of: bytes))
+        try format.print(try key.run(.message(bytes), alreadyRead: pinFirst), json: key.json, messageHash: SignedMessage.hash(of: bytes))
     }
 }
 
-struct Sign: ParsableCommand {
+struct Sign: ParsableCommand, NamesIdentity, GivesPIN, GivesPayload {
     static let configuration = CommandConfiguration(
         commandName: "sign",
         _superCommandName: KeystoreCommand.name,
@@ -71,36 +71,17 @@ struct Sign: ParsableCommand {
 
     // `SigningKeyOptions`' and `PayloadOptions`' options, declared here rather than as those groups: `sign` is the
     // command a script runs once per signature, and argument-parser reflects on each group's type on every run
-    // (see `HomeOptions`; bench/startup.sh measures it).
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
-
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
-
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
-
-    @Option(help: PayloadOptions.fileHelp)
-    var file: String?
-
-    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
-    var payloadHex: String?
-
-    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
-    var payloadBase64: String?
+    // (see `NamesKeystore`; bench/startup.sh measures it).
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
+    @Option(help: PayloadOptions.fileHelp) var file: String?
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp) var payloadHex: String?
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help) var payloadBase64: String?
 
     @Option(help: "How to print the signature.")
     var format: SignatureFormat = .base64
@@ -108,25 +89,20 @@ struct Sign: ParsableCommand {
     @Flag(help: "Sign newline-delimited JSON requests from standard input, one result per line.")
     var batch = false
 
-    var key: SigningKeyOptions {
-        SigningKeyOptions(home: home, json: json, tpmTcti: tpmTcti, name: name, pinStdin: pinStdin, pinFile: pinFile, pinFd: pinFd)
-    }
-
-    var payload: PayloadOptions { PayloadOptions(file: file, payloadHex: payloadHex, payloadBase64: payloadBase64) }
-
     func validate() throws {
-        try key.validate()
-        if batch && payload.sourceCount > 0 {
+        try validateKeystore()
+        try validatePIN()
+        if batch && payloadSourceCount > 0 {
             throw ValidationError("--batch reads its requests from standard input; drop --file, --hex and --base64.")
         }
     }
 
     func run() throws {
         if batch {
-            return try BatchSigner.run(try key.run(.payloads(encoding: format.encoding)).signed)
+            return try BatchSigner.run(try run(.payloads(encoding: format.encoding)).signed)
         }
-        let pinFirst = key.pin.pinStdin && payload.sourceCount == 0 ? try key.pin.readFirst() : nil
-        try format.print(try key.run(.payload(try payload.bytes(for: .signing)), alreadyRead: pinFirst), json: key.identity.json)
+        let pinFirst = try readFirst(ifInputIsStandardInput: payloadSourceCount == 0)
+        try format.print(try run(.payload(try payload(for: .signing)), alreadyRead: pinFirst), json: json)
     }
 }
 
@@ -160,7 +136,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let publicKey = try PublicKey(signerOf: address)
         let signatureBytes = try SignatureFormat.decode(signature)
-        let bytes = try payload.bytes(text: message, for: raw ? .verifyingRaw : .verifyingMessage)
+        let bytes = try payload.payload(text: message, for: raw ? .verifyingRaw : .verifyingMessage)
         let valid = raw
             ? publicKey.isValidSignature(signatureBytes, for: bytes)
             : publicKey.isValidMessageSignature(signatureBytes, for: bytes)
@@ -172,6 +148,6 @@ struct Verify: ParsableCommand {
         } else if valid {
             Console.print("valid")
         }
-        guard valid else { throw SigningError.invalidSignature }
+        guard valid else { throw CLIError.invalidSignature }
     }
 }

@@ -9,51 +9,19 @@ import StellarTransactions
 /// signed-in session named by `$KEYSTORE_SESSION`, else the vault and its PIN (terminal, `--pin-stdin`,
 /// `--pin-file` or `--pin-fd`, as for `login`); the rule is `Keystore.signingKey(as:keys:)`'s.
 ///
-/// `IdentityOptions`' and `PINOptions`' options, declared flat rather than as nested groups (see `HomeOptions`).
-struct SigningKeyOptions: ParsableArguments {
-    @Option(help: HomeOptions.homeHelp)
-    var home: String?
-
-    @Flag(help: HomeOptions.jsonHelp)
-    var json = false
-
-    @Option(help: HomeOptions.tpmTctiHelp)
-    var tpmTcti: String?
-
-    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities))
-    var name: String?
-
-    @Flag(help: PINOptions.stdinHelp)
-    var pinStdin = false
-
-    @Option(help: PINOptions.fileHelp)
-    var pinFile: String?
-
-    @Option(help: PINOptions.fdHelp)
-    var pinFd: Int32?
-
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(home: String?, json: Bool, tpmTcti: String?, name: String?, pinStdin: Bool, pinFile: String?, pinFd: Int32?) {
-        self.home = home
-        self.json = json
-        self.tpmTcti = tpmTcti
-        self.name = name
-        self.pinStdin = pinStdin
-        self.pinFile = pinFile
-        self.pinFd = pinFd
-    }
-
-    /// The identity options among these.
-    var identity: IdentityOptions { IdentityOptions(home: home, json: json, tpmTcti: tpmTcti, name: name) }
-
-    /// The PIN options among these.
-    var pin: PINOptions { PINOptions(pinStdin: pinStdin, pinFile: pinFile, pinFd: pinFd) }
+/// `IdentityOptions`' and `PINOptions`' options, declared flat rather than as nested groups (see `NamesKeystore`).
+struct SigningKeyOptions: ParsableArguments, NamesIdentity, GivesPIN {
+    @Option(help: HomeOptions.homeHelp) var home: String?
+    @Flag(help: HomeOptions.jsonHelp) var json = false
+    @Option(help: HomeOptions.tpmTctiHelp) var tpmTcti: String?
+    @Option(help: IdentityOptions.nameHelp, completion: .custom(Completions.identities)) var name: String?
+    @Flag(help: PINOptions.stdinHelp) var pinStdin = false
+    @Option(help: PINOptions.fileHelp) var pinFile: String?
+    @Option(help: PINOptions.fdHelp) var pinFd: Int32?
 
     func validate() throws {
-        try identity.validate()
-        try pin.validate()
+        try validateKeystore()
+        try validatePIN()
     }
 
     static let sessionVariable = "KEYSTORE_SESSION"
@@ -71,10 +39,13 @@ struct SigningKeyOptions: ParsableArguments {
         guard let path = Environment[agentVariable], !path.isEmpty else { return nil }
         return AgentClient(socketPath: path)
     }
+}
 
+/// A signing key, as a command that declares the signing-key options chooses it.
+extension NamesIdentity where Self: GivesPIN {
     /// Where the key may come from: the environment's agent and session, and whether a PIN can be had.
     var sources: KeySources {
-        .automatic(agent: Self.agent, session: Self.sessionToken, pinAvailable: { [pin] in pin.isAvailable })
+        .automatic(agent: SigningKeyOptions.agent, session: SigningKeyOptions.sessionToken, pinAvailable: { [self] in isAvailable })
     }
 
     /// `request` signed by this key through the library's one conversation (review → show → consent and PIN →
@@ -89,9 +60,9 @@ struct SigningKeyOptions: ParsableArguments {
     /// before it could tell whether one is needed (as `sign-tx` reads the PIN line of standard input before the
     /// envelope); `secondIdentity` is a sign-in's client-domain identity, whose PIN is asked by its name.
     func run<Task: SigningTask>(_ task: Task, alreadyRead: PINLine? = nil, quiet: Bool = false, secondIdentity: String? = nil) throws -> Task.Outcome {
-        let keystore = try identity.keystore.keystore()
-        return try SigningRunner(presenter: TerminalPresenter(pin: pin, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity))
-            .run(task, as: try identity.identityIfGiven(), in: keystore, keys: sources)
+        let keystore = try self.keystore()
+        return try SigningRunner(presenter: TerminalPresenter(pin: self, alreadyRead: alreadyRead, quiet: quiet, secondIdentity: secondIdentity))
+            .run(task, as: try identityIfGiven(), in: keystore, keys: sources)
     }
 }
 
@@ -99,7 +70,7 @@ struct SigningKeyOptions: ParsableArguments {
 /// the PIN is typed there and standard error goes elsewhere, so that the person typing it sees what it signs), a
 /// consent asked as a typed yes, the PIN read as the PIN options say.
 struct TerminalPresenter: SigningPresenter {
-    let pin: PINOptions
+    let pin: any GivesPIN
     /// A PIN line read before the request could be (`--pin-stdin` with the input on standard input).
     var alreadyRead: PINLine?
     /// `--quiet`: no summary unless a question follows it.
@@ -150,19 +121,9 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     static var allValueDescriptions: [String: String] { [:] }
     var defaultValueDescription: String { rawValue }
 
-    var encoding: SigningBatch.Encoding {
-        switch self {
-        case .base64: .base64
-        case .hex: .hex
-        }
-    }
+    var encoding: SigningBatch.Encoding { self == .hex ? .hex : .base64 }
 
-    func encode(_ signature: [UInt8]) -> String {
-        switch self {
-        case .base64: Base64.string(signature)
-        case .hex: Hex.string(signature)
-        }
-    }
+    func encode(_ signature: [UInt8]) -> String { self == .hex ? Hex.string(signature) : Base64.string(signature) }
 
     /// The signature as `sign` and `sign-message` print it; with `--json`, beside the signer's address and, for a
     /// message, its SEP-53 hash.
@@ -176,49 +137,45 @@ enum SignatureFormat: String, ExpressibleByArgument, CaseIterable {
     /// Reads a signature in either form: 128 hex digits, or base64 of 64 bytes.
     static func decode(_ text: String) throws -> [UInt8] {
         if text.utf8.count == 128, let bytes = Hex.bytes(text) { return bytes }
-        guard let bytes = Base64.decode(text), bytes.count == 64 else { throw SigningError.malformedSignature }
+        guard let bytes = Base64.decode(text), bytes.count == 64 else { throw CLIError.malformedSignature }
         return bytes
     }
 }
 
-/// Where the bytes to sign or verify come from: `--file`, `--hex`, `--base64`, an argument, or standard input.
-struct PayloadOptions: ParsableArguments {
-    @Option(help: PayloadOptions.fileHelp)
-    var file: String?
+/// Where the bytes to sign or verify come from: `--file`, `--hex`, `--base64`, an argument, or standard input,
+/// whichever options group or command declares them (`PayloadOptions` has their help).
+protocol GivesPayload {
+    var file: String? { get }
+    var payloadHex: String? { get }
+    var payloadBase64: String? { get }
+}
 
-    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp)
-    var payloadHex: String?
+extension GivesPayload {
+    var payloadSourceCount: Int { [file != nil, payloadHex != nil, payloadBase64 != nil].filter { $0 }.count }
 
-    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help)
-    var payloadBase64: String?
+    /// The payload; `text` is the command's argument, if it takes one. Standard input is read whole and as is,
+    /// byte for byte: `echo` adds a newline that becomes part of what is signed.
+    func payload(text: String? = nil, for use: PayloadOptions.Use) throws -> [UInt8] {
+        guard payloadSourceCount + (text == nil ? 0 : 1) <= 1 else {
+            throw CLIError.conflictingOptions("a payload argument, --file, --hex or --base64")
+        }
+        if let text { return Array(text.utf8) }
+        return try PayloadOptions.bytes(file: file, hex: payloadHex, base64: payloadBase64, for: use)
+    }
+}
+
+/// The payload options, for a command that declares no others of its own.
+struct PayloadOptions: ParsableArguments, GivesPayload {
+    @Option(help: PayloadOptions.fileHelp) var file: String?
+    @Option(name: .customLong("hex"), help: PayloadOptions.hexHelp) var payloadHex: String?
+    @Option(name: .customLong("base64"), help: PayloadOptions.base64Help) var payloadBase64: String?
 
     static let fileHelp = ArgumentHelp("Read the payload from a file.", valueName: "path")
     static let hexHelp = ArgumentHelp("The payload as hex.", valueName: "hex")
     static let base64Help = ArgumentHelp("The payload as base64.", valueName: "b64")
 
-    init() {}
-
-    /// The options as a command that declares them itself was given them.
-    init(file: String?, payloadHex: String?, payloadBase64: String?) {
-        self.file = file
-        self.payloadHex = payloadHex
-        self.payloadBase64 = payloadBase64
-    }
-
     /// Far beyond any Stellar payload or message; what is larger is refused rather than held in memory.
     static let largestPayload = 16 << 20
-
-    var sourceCount: Int { [file != nil, payloadHex != nil, payloadBase64 != nil].filter { $0 }.count }
-
-    /// The payload; `text` is the command's argument, if it takes one. Standard input is read whole and as is,
-    /// byte for byte: `echo` adds a newline that becomes part of what is signed.
-    func bytes(text: String? = nil, for use: Use) throws -> [UInt8] {
-        guard sourceCount + (text == nil ? 0 : 1) <= 1 else {
-            throw CLIError.conflictingOptions("a payload argument, --file, --hex or --base64")
-        }
-        if let text { return Array(text.utf8) }
-        return try Self.bytes(file: file, hex: payloadHex, base64: payloadBase64, for: use)
-    }
 
     /// What the bytes are for: it names them in a prompt and in errors, and a SEP-53 message read from standard
     /// input loses its final newline (`SignedMessage.fromStandardInput`).
@@ -238,43 +195,11 @@ struct PayloadOptions: ParsableArguments {
             return bytes
         }
         if let payloadBase64 {
-            guard let bytes = Base64.decode(payloadBase64) else { throw SigningError.malformedBase64 }
+            guard let bytes = Base64.decode(payloadBase64) else { throw CLIError.malformedBase64 }
             return bytes
         }
-        if let file {
-            let fd = try Console.openInput(file)
-            defer { close(fd) }
-            let bytes = try Console.readAll(fd, source: file, limit: largestPayload)
-            guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file, verb: use.verb) }
-            return bytes
-        }
-        // Typed at a terminal, the wait for input must not look like a hang.
-        if isatty(STDIN_FILENO) != 0 { SecretInput.tell("\(use.noun) (end with Ctrl-D):") }
-        let bytes = try Console.readAll(STDIN_FILENO, source: "standard input", limit: largestPayload)
-        guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: "standard input", verb: use.verb) }
-        return use.isMessage ? SignedMessage.fromStandardInput(bytes) : bytes
-    }
-}
-
-enum SigningError: CommandLineError {
-    case malformedSignature
-    case malformedBase64
-    case invalidSignature
-    case batchFailures(failed: Int, total: Int)
-
-    var message: String {
-        switch self {
-        case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."
-        case .malformedBase64: "The payload is not valid base64."
-        case .invalidSignature: "The signature does not match this message and address."
-        case .batchFailures(let failed, let total): "\(failed) of \(total) requests failed; see their error lines."
-        }
-    }
-
-    var exitStatus: ExitStatus {
-        switch self {
-        case .invalidSignature: .invalidSignature
-        default: .invalidInput
-        }
+        let bytes = try Console.readInput(nil, file: file, prompt: use.noun, limit: largestPayload)
+        guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file ?? "standard input", verb: use.verb) }
+        return use.isMessage && file == nil ? SignedMessage.fromStandardInput(bytes) : bytes
     }
 }

@@ -55,7 +55,7 @@ struct Bind: ParsableCommand {
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
+        let keystore = try identity.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         let vault = try keystore.bindToTPM(name: name) { try pin.read() }
         if openLockout.allowOpenLockout { TPMNotice.warnIfOpen(try keystore.tpmStatus()) }
@@ -79,7 +79,7 @@ struct Unbind: ParsableCommand {
     @OptionGroup var pin: PINOptions
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         let name = try identity.identity()
         let vault = try keystore.unbindFromTPM(name: name) { try pin.read() }
         Console.warn("a copy of \(name.rawValue)'s vault can now be attacked offline, PIN by PIN; bind it again with 'keystore bind --tpm' on the new machine")
@@ -147,13 +147,10 @@ struct TPMProtect: ParsableCommand {
     func run() throws {
         let keystore = try keystore.keystore()
         if try keystore.tpmStatus().lockoutAuthSet { return alreadySet() }
-        if !printCode && isatty(STDOUT_FILENO) == 0 { throw CLIError.codeToNonTerminal }
+        try CLIError.refuseNonTerminal(for: "the TPM's lockout code", unless: printCode, instead: "run in a terminal, or add --print-code. Nothing was changed.")
         let changed = try keystore.protectTPMLockout { code in
-            let text = code.formatted()
-            let opening = self.keystore.json ? Array(#"{"changed":true,"lockoutCode":""#.utf8) : []
-            let closing = Array((self.keystore.json ? "\"}\n" : "\n").utf8)
-            let written = Console.write(opening, to: STDOUT_FILENO) && text.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
-                && Console.write(closing, to: STDOUT_FILENO) && Console.flushStandardOutput()
+            let written = Console.printSecret(code.formatted(), opening: self.keystore.json ? #"{"changed":true,"lockoutCode":""# : "",
+                                              closing: self.keystore.json ? "\"}\n" : "\n") && Console.flushStandardOutput()
             if !written { throw CLIError.codeNotDelivered(reason: Console.outputError?.reason ?? "unknown error") }
             // Said once the code is out, so that a failure is one line, like every other.
             if !self.keystore.json {

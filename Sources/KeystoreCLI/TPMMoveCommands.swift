@@ -55,8 +55,7 @@ struct TPMMove: ParsableCommand {
                 try pin.read()
             }
             Console.note("wrote \(output): \(wrapped.address), which only the holder of that storage key's private half (the new machine's TPM, if the fingerprint came from it) can open, with this transfer code; carry the code apart from the file, and delete the file once imported:")
-            _ = wrapped.transferCode.withUnsafeBytes { Console.write($0, to: Console.current.output) }
-            Console.write(Array("\n".utf8), to: Console.current.output)
+            Console.printSecret(wrapped.transferCode)
         }
     }
 

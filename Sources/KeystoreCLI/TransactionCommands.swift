@@ -22,8 +22,6 @@ struct NetworkOptions: ParsableArguments {
 
     /// The network as named here or in the environment, for the library to resolve (`NetworkChoice`).
     var choice: NetworkChoice { NetworkChoice(name: network, passphrase: networkPassphrase, environment: Environment.values) }
-
-    func resolve() throws -> StellarNetwork { try choice.network() }
 }
 
 /// Where the envelope comes from: the argument, `--file`, or standard input.
@@ -94,7 +92,7 @@ struct SignTx: ParsableCommand {
             return try BatchSigner.run(try key.run(TransactionBatchSigning(network: networkOptions.choice), quiet: quiet).signed)
         }
         // With --pin-stdin, the PIN is the first line of standard input and the envelope the rest.
-        let pinFirst = key.pin.pinStdin && input.fromStandardInput ? try key.pin.readFirst() : nil
+        let pinFirst = try key.readFirst(ifInputIsStandardInput: input.fromStandardInput)
         // An envelope or a SEP-7 request (web+stellar:…), told apart, decoded, its network resolved, a request's
         // origin checked and the accounts read by the library's one call.
         let signed = try key.run(TransactionSigning(try input.readEnvelopeOrRequest(), network: networkOptions.choice,
@@ -103,7 +101,7 @@ struct SignTx: ParsableCommand {
                                  alreadyRead: pinFirst, quiet: quiet)
         for note in signed.notes { Console.note(note) }
         if let request = signed.request { return try printSigned(signed, request: request) }
-        try Console.printAnswer(json: key.identity.json, Output(signed, removed: signed.approval.signed.removed), else: signed.approval.signed.base64)
+        try Console.printAnswer(json: key.json, Output(signed, removed: signed.approval.signed.removed), else: signed.approval.signed.base64)
     }
 }
 

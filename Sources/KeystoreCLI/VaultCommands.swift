@@ -37,6 +37,18 @@ struct IdentityReport: Encodable {
     var inBackup: Bool? = nil
 }
 
+extension IdentityReport {
+    /// A key as `signup` and `login` report it: an Ed25519 key's address (`pkcs11` its source when a token holds
+    /// it), or a P-256 key in the TPM, which has no address.
+    init(name: IdentityName, key: AuthorizationSigner.Key, inToken: Bool) {
+        self.init(name: name.rawValue)
+        switch key {
+        case .ed25519(let publicKey): (address, keySource) = (publicKey.accountID, inToken ? "pkcs11" : nil)
+        case .p256(let publicKey): (tpm, keySource, p256PublicKey) = (true, "tpm-p256", Hex.string(publicKey.point))
+        }
+    }
+}
+
 struct BackupReport: Encodable {
     var file: String
     var address: String?
@@ -126,61 +138,47 @@ struct Signup: ParsableCommand {
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
+        let keystore = try identity.keystore(allowingOpenTPMLockout: openLockout.allowOpenLockout)
         let name = try identity.identity()
         try keystore.refuseExisting(name, replacing: replace)
-        if let pkcs11 { return try signUpInToken(pkcs11, name: name, keystore: keystore) }
-        if p256 { return try signUpP256(name: name, keystore: keystore) }
-        if mnemonic && !printPhrase && isatty(STDOUT_FILENO) == 0 { throw CLIError.phraseToNonTerminal }
-        if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: mnemonic) }
-        // The seed first: with --pin-stdin it is the first line.
-        let key: Keystore.NewKey = mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
-        let created = try keystore.signUp(name: name, kdf: kdf, key: key, replacing: replace,
-                                          boundToTPM: tpm) { _ in try pin.readNew() }
-        KDFOptions.sayWhatAutoChose(kdf, keystore)
-        GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
+        let created = try keystore.signUp(name: name, kdf: kdf, key: try newKey(name, keystore: keystore), replacing: replace,
+                                          boundToTPM: tpm) { try pin.readNew($0) }
+        if let key = created.token {
+            Console.note("\(created.foundInToken ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
+        } else if !p256 {
+            KDFOptions.sayWhatAutoChose(kdf, keystore)
+            GPUEstimate.sayWhatACopyIsWorth(name, in: keystore)
+        }
         if let phrase = created.phrase {
             Console.warn("your recovery phrase follows: write it down and keep it offline; anyone who has it has the key")
-            _ = phrase.phrase.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
-            Console.write(Array("\n".utf8), to: STDOUT_FILENO)
+            Console.printSecret(phrase.phrase)
         }
-        try printNew(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup, tpm: tpm),
-                     key: created.key.shown)
-    }
-
-    /// The new identity's key (an address, or a P-256 key's hex), after the old vault `--replace` kept and `note`;
-    /// with `--json`, its report.
-    private func printNew(_ report: IdentityReport, key: String, note: String? = nil) throws {
+        var report = IdentityReport(name: name, key: created.key, inToken: created.token != nil)
+        (report.path, report.backup, report.tpm) = (created.path, created.backup, tpm)
         if !identity.json {
-            if let backup = report.backup { Console.warn("the previous vault was kept as \(backup)") }
-            if let note { Console.note(note) }
+            if let backup = created.backup { Console.warn("the previous vault was kept as \(backup)") }
+            if p256 { Console.note("register it on the smart account as External(webauthn verifier, this key), or with a verifier that checks secp256r1") }
         }
-        try Console.printAnswer(json: identity.json, report, else: key)
+        try Console.printAnswer(json: identity.json, report, else: created.key.shown)
     }
 
-    /// `--tpm --p256`: a P-256 key made inside the TPM; what a smart account registers is printed.
-    private func signUpP256(name: IdentityName, keystore: Keystore) throws {
-        // Said before the PIN, as for any TPM binding: on an open lockout the TPM does not limit guesses.
-        TPMNotice.warnIfOpen(try keystore.checkTPMReadyToBind())
-        Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
-        let made = try keystore.signUp(name: name, kdf: kdf, key: .p256InTPM, replacing: replace) { _ in try pin.readNew() }
-        let hex = made.key.shown
-        try printNew(IdentityReport(name: name.rawValue, path: made.path, backup: made.backup, tpm: true, keySource: "tpm-p256", p256PublicKey: hex),
-                     key: hex, note: "register it on the smart account as External(webauthn verifier, this key), or with a verifier that checks secp256r1")
-    }
-
-    /// `--pkcs11`: the key made in the token, or the one found there, named once the identity is recorded.
-    private func signUpInToken(_ module: String, name: IdentityName, keystore: Keystore) throws {
-        let choice: Keystore.TokenKeyChoice = existing
-            ? .existing(label: keyLabel, id: keyId.flatMap(Hex.bytes))
-            : .new(label: keyLabel ?? name.rawValue)
-        let created = try keystore.signUp(name: name, key: .inToken(module: module, token: tokenLabel, key: choice),
-                                          replacing: replace) { _ in try pin.readToken() }
-        guard let key = created.token else { preconditionFailure("a key in a token is made with its token") }
-        Console.note("\(created.foundInToken ? "found" : "made") key \"\(TerminalText.escaped(key.keyLabel))\" (id \(Hex.string(key.keyID))) in \(key.tokenDescription): \(key.publicKey.accountID)")
-        try printNew(IdentityReport(name: name.rawValue, address: created.address, path: created.path, backup: created.backup,
-                                    tpm: false, keySource: "pkcs11"),
-                     key: created.key.shown)
+    /// The key to make, in a token, in the TPM or sealed in the vault, after what is said and checked before any
+    /// PIN is asked.
+    private func newKey(_ name: IdentityName, keystore: Keystore) throws -> Keystore.NewKey {
+        if let pkcs11 {
+            return .inToken(module: pkcs11, token: tokenLabel,
+                            key: existing ? .existing(label: keyLabel, id: keyId.flatMap(Hex.bytes)) : .new(label: keyLabel ?? name.rawValue))
+        }
+        if p256 {
+            // Said before the PIN, as for any TPM binding: on an open lockout the TPM does not limit guesses.
+            TPMNotice.warnIfOpen(try keystore.checkTPMReadyToBind())
+            Console.warn("the key is made inside this machine's TPM and can never leave it: if the machine dies, is replaced or its TPM is cleared, the key is gone; register another signer on the smart account too")
+            return .p256InTPM
+        }
+        if mnemonic { try CLIError.refuseNonTerminal(for: "a recovery phrase", unless: printPhrase, instead: "run in a terminal, or add --print-phrase.") }
+        if tpm { try TPMNotice.checkAndWarn(keystore, keyFromPhrase: mnemonic) }
+        // The seed first: with --pin-stdin it is the first line.
+        return mnemonic ? .phrase(words: words, account: account) : importSeed ? .imported(try readSeed()) : .random
     }
 
     private func readSeed() throws -> KeyPair {
@@ -188,15 +186,8 @@ struct Signup: ParsableCommand {
         do {
             return try KeyPair(secretSeed: SecretInput.trimmingSpaces(line))
         } catch let error as StrKeyError {
-            throw ImportError(reason: error.message)
+            throw CLIError.invalidImportedSeed(reason: error.message)
         }
-    }
-
-    /// The seed's own error, restated so that it cannot be mistaken for a PIN problem.
-    struct ImportError: CommandLineError {
-        let reason: String
-        var message: String { "The imported secret seed is not valid: \(reason)" }
-        var exitStatus: ExitStatus { .invalidInput }
     }
 }
 
@@ -234,7 +225,7 @@ struct Login: ParsableCommand {
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         let name = try identity.identity()
         // An agent that is not there is said before the PIN, not after it was typed for nothing.
         let agentClient = agent ? AgentClient(socketPath: try AgentSocketOptions.path(nil)) : nil
@@ -264,25 +255,16 @@ extension Login {
     /// to the agent, which opens a token's or a TPM's key itself. What is printed is the key's: an address, or a
     /// P-256 key's public key, which has no address.
     private func logIn(_ name: IdentityName, keystore: Keystore, agent: AgentClient?) throws {
-        let read: (KeyPIN) throws -> PIN = { whose in whose == .token ? try pin.readToken() : try pin.read() }
-        let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: read) }
-            ?? keystore.logIn(name: name, pin: read)
+        let opened = try agent.map { try keystore.addToAgent(name: name, client: $0, ttl: ttl.map { .seconds($0.seconds) }, pin: { try pin.read($0) }) }
+            ?? keystore.logIn(name: name, pin: { try pin.read($0) })
         noteIfWeak(name, keystore: keystore)
         let shown = opened.key.shown
-        var report = IdentityReport(name: name.rawValue)
-        switch opened.key {
-        case .ed25519:
-            report.address = shown
-            if opened.token != nil { report.keySource = "pkcs11" }
-        case .p256:
-            (report.tpm, report.keySource, report.p256PublicKey) = (true, "tpm-p256", shown)
-        }
         if let agent {
             let who = if case .p256 = opened.key { "P-256 key" } else { shown }
             let tokenNote = opened.token.map { ", logged in to \($0.tokenDescription)" } ?? ""
             Console.note("\(name.rawValue) (\(who)) is in the agent at \(agent.socketPath)\(tokenNote)\(ttl.map { " for \($0)" } ?? "")")
         }
-        try Console.printAnswer(json: identity.json, report, else: shown)
+        try Console.printAnswer(json: identity.json, IdentityReport(name: name, key: opened.key, inToken: opened.token != nil), else: shown)
     }
 
     private func noteIfWeak(_ name: IdentityName, keystore: Keystore) {
@@ -319,7 +301,7 @@ struct ChangePIN: ParsableCommand {
     }
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         let name = try identity.identity()
         let scripted = newPinFile != nil || newPinFd != nil
         let vault = try keystore.changePIN(
@@ -351,21 +333,16 @@ struct Export: ParsableCommand {
     var force = false
 
     func run() throws {
-        guard force || isatty(STDOUT_FILENO) != 0 else { throw CLIError.seedToNonTerminal }
+        try CLIError.refuseNonTerminal(for: "the secret seed", unless: force, instead: "add --force if that is really what you want.")
         let name = try identity.identity()
-        let signer = try identity.keystore.keystore().signIn(name: name, for: .export) { try pin.read() }
+        let signer = try identity.keystore().signIn(name: name, for: .export) { try pin.read() }
         Console.warn("""
             this is the secret seed of \(signer.address): anyone who sees it controls the account. \
             Keep it offline.
             """)
-        // Written piece by piece so that the seed never becomes a Swift String, which could not be zeroed.
-        let seed = signer.exportSecretSeed()
-        let (before, after) = identity.json
-            ? ("{\"address\":\"\(signer.address)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n")
-            : ("", "\n")
-        Console.write(Array(before.utf8), to: STDOUT_FILENO)
-        _ = seed.withUnsafeBytes { Console.write($0, to: STDOUT_FILENO) }
-        Console.write(Array(after.utf8), to: STDOUT_FILENO)
+        let (opening, closing) = identity.json
+            ? ("{\"address\":\"\(signer.address)\",\"name\":\"\(name.rawValue)\",\"secretSeed\":\"", "\"}\n") : ("", "\n")
+        Console.printSecret(signer.exportSecretSeed(), opening: opening, closing: closing)
     }
 }
 
@@ -447,7 +424,7 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let name = try identity.identity()
-        let removal = try identity.keystore.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
+        let removal = try identity.keystore().remove(name: name, pin: force ? nil : { try pin.read() }, includingBackups: backups)
         let address = removal.key?.description ?? "backups only"
         struct Output: Encodable { let name, address: String; let removedBackups, keptBackups: [String] }
         try Console.printAnswer(json: identity.json,
@@ -474,7 +451,7 @@ struct Address: ParsableCommand {
 
     func run() throws {
         let name = try identity.identity()
-        let address = try identity.keystore.keystore().address(of: name)
+        let address = try identity.keystore().address(of: name)
         try Console.printAnswer(json: identity.json, IdentityReport(name: name.rawValue, address: address), else: address)
     }
 }
@@ -497,7 +474,7 @@ struct Upgrade: ParsableCommand {
     var kdf: KDFChoice = .auto
 
     func run() throws {
-        let keystore = try identity.keystore.keystore()
+        let keystore = try identity.keystore()
         let name = try identity.identity()
         let (vault, level, changed) = try keystore.upgrade(name: name, to: kdf) { try pin.read() }
         struct Output: Encodable { let name, address, kdf: String; let changed: Bool }

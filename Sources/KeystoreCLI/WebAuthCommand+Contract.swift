@@ -29,7 +29,7 @@ extension WebAuth {
                                    alreadyRead: pinFirst, quiet: quiet, secondIdentity: clientDomainName)
         let signed = Base64.string(signedIn.answer)
         struct Output: Encodable { let authorizationEntries, account, signerAddress: String }
-        try Console.printAnswer(json: key.identity.json, Output(authorizationEntries: signed, account: account, signerAddress: signedIn.signer),
+        try Console.printAnswer(json: key.json, Output(authorizationEntries: signed, account: account, signerAddress: signedIn.signer),
                                 else: signed)
     }
 }

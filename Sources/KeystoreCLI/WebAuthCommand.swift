@@ -127,7 +127,7 @@ struct WebAuth: ParsableCommand {
             let claimsVerified: Bool
         }
         let issued = signedIn.answer
-        try Console.printAnswer(json: key.identity.json,
+        try Console.printAnswer(json: key.json,
                                 Output(token: issued.token.jwt, account: account ?? signedIn.signer, signer: account.map { _ in signedIn.signer },
                                        homeDomain: issued.homeDomain, server: issued.serverKey.accountID, claims: issued.token.claims,
                                        claimsVerified: false),
@@ -137,7 +137,7 @@ struct WebAuth: ParsableCommand {
     /// `--challenge`'s input: the argument, else standard input, after the PIN's line with `--pin-stdin`.
     func readGiven(prompt: String, limit: Int) throws -> (text: String, pinFirst: PINLine?) {
         let fromStandardInput = target == nil || target == "-"
-        let pinFirst = key.pin.pinStdin && fromStandardInput ? try key.pin.readFirst() : nil
+        let pinFirst = try key.readFirst(ifInputIsStandardInput: fromStandardInput)
         let text = try Console.readInput(fromStandardInput ? nil : target, file: nil, prompt: prompt, limit: limit)
         return (String(decoding: text, as: UTF8.self), pinFirst)
     }
@@ -154,6 +154,6 @@ struct WebAuth: ParsableCommand {
                                    alreadyRead: pinFirst, quiet: quiet, secondIdentity: clientDomainName)
         let signed = Base64.string(signedIn.answer)
         struct Output: Encodable { let transaction, signerAddress: String }
-        try Console.printAnswer(json: key.identity.json, Output(transaction: signed, signerAddress: signedIn.signer), else: signed)
+        try Console.printAnswer(json: key.json, Output(transaction: signed, signerAddress: signedIn.signer), else: signed)
     }
 }
