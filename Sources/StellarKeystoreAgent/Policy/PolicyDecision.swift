@@ -68,7 +68,7 @@ public struct PolicySpending: Sendable, Equatable {
 extension AgentPolicy {
     /// The decision on `request` at `now` (Unix seconds), `spent(rule, asset, window)` giving what the rule has
     /// spent of `asset` in the last `window` seconds. Pure: the agent calls it under the windows' lock
-    /// (`PolicyWindows.deciding`), so that what it allows is recorded before another request is decided.
+    /// (`PolicyWindows.decide`), so that what it allows is recorded before another request is decided.
     ///
     /// The first rule that matches (identity, caller, network, kind) decides. Its checks, in order, each a
     /// refusal naming the rule: a V1 authorization unless allowed; operation types, contract functions,
