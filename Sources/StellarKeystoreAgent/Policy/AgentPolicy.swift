@@ -31,7 +31,7 @@ import StellarTransactions
 /// (`transaction`, `authEntry`, `message`, `payload`; required, so that raw payloads are signed only where a rule
 /// names them). A field left out matches every request. The first rule that matches decides: its limits allow,
 /// ask or refuse, and a later rule is not tried (so that a refusal names one rule). No rule matching is a refusal.
-public struct AgentPolicy: Sendable {
+package struct AgentPolicy: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
         case transaction, authEntry, message, payload
     }
@@ -47,7 +47,7 @@ public struct AgentPolicy: Sendable {
     /// A cap on what the rule's requests move, per asset (one asset under its classic and its contract names): per
     /// request, and per rolling window.
     /// With `ask`, going over it asks the agent's person instead of refusing (an agent that asks nobody refuses).
-    public struct Limit: Sendable, Equatable {
+    package struct Limit: Sendable, Equatable {
         /// `native`, `CODE:ISSUER` or a contract `C…`; a classic asset's cap also counts its Stellar Asset Contract.
         package let asset: String
         /// Stroops.

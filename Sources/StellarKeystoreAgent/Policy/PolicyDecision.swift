@@ -3,7 +3,7 @@ import StellarTransactions
 
 /// One signing request as a policy sees it: who asks, for which key, on which network, and what the agent decoded
 /// of it (`Outflow`, from the envelope or preimage it reviewed; never the caller's description).
-public struct PolicyRequest: Sendable {
+package struct PolicyRequest: Sendable {
     /// The process that asks: its executable as the kernel reports it, its parents' (the nearest first), its uid.
     package struct Caller: Sendable {
         package var executable: String
@@ -41,7 +41,7 @@ public struct PolicyRequest: Sendable {
 }
 
 /// What the policy says of one request.
-public enum PolicyDecision: Sendable, Equatable {
+package enum PolicyDecision: Sendable, Equatable {
     /// Sign, and count `spending` in the rule's windows.
     case allow(PolicySpending)
     /// Over a limit marked `ask`: sign only if the agent's person says yes (the reason added to the question);
@@ -59,7 +59,7 @@ public enum PolicyDecision: Sendable, Equatable {
 }
 
 /// What a request signed under a rule adds to the rule's windows: stroops by the asset its limits name.
-public struct PolicySpending: Sendable, Equatable {
+package struct PolicySpending: Sendable, Equatable {
     package let rule: String
     /// Only amounts above zero, for assets a windowed limit names.
     package let amounts: [String: Int64]
