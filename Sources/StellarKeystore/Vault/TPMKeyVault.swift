@@ -62,8 +62,7 @@ public struct TPMKeyVault: Sendable, Equatable {
         var file = File(format: Vault.formatName, version: Self.version, name: name.rawValue, p256PublicKey: Base64.string(publicKey.point),
                         kdf: .init(algorithm: Vault.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit, salt: Base64.string(salt)),
                         createdAt: createdAt,
-                        tpm: .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string(key.primaryName),
-                                   public: Base64.string(key.publicArea), private: Base64.string(key.privateArea)),
+                        tpm: .init(primaryName: key.primaryName, publicArea: key.publicArea, privateArea: key.privateArea),
                         check: "")
         file.check = file.expectedCheck
         return Vault.fileBytes(file)

@@ -152,6 +152,19 @@ public struct Vault: Sendable, Equatable {
             var primary: String
             var `public`: String
             var `private`: String
+
+            init(template: String, primary: String, public: String, private: String) {
+                self.template = template
+                self.primary = primary
+                self.public = `public`
+                self.private = `private`
+            }
+
+            /// An object a TPM made under keystore's primary (a sealed seed or a signing key), as a vault keeps it.
+            init(primaryName: [UInt8], publicArea: [UInt8], privateArea: [UInt8]) {
+                self.init(template: Vault.tpmPrimaryTemplate, primary: Base64.string(primaryName),
+                          public: Base64.string(publicArea), private: Base64.string(privateArea))
+            }
         }
         struct PKCS11: Codable {
             var module: String
@@ -239,8 +252,7 @@ public struct Vault: Sendable, Equatable {
             cipher: sealed.map { .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string($0.nonce),
                                        ciphertext: Base64.string($0.ciphertext)) },
             createdAt: createdAt, account: account,
-            tpm: tpmObject.map { .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string($0.primaryName),
-                                       public: Base64.string($0.publicArea), private: Base64.string($0.privateArea)) },
+            tpm: tpmObject.map { .init(primaryName: $0.primaryName, publicArea: $0.publicArea, privateArea: $0.privateArea) },
             pkcs11: token.map { .init(module: $0.module, tokenSerial: $0.tokenSerial, tokenLabel: $0.tokenLabel,
                                       keyId: Base64.string($0.keyID), keyLabel: $0.keyLabel) },
             check: "")
