@@ -34,7 +34,7 @@ public struct TPMKeyVault: Sendable, Equatable {
 
     // MARK: The file
 
-    struct File: Codable {
+    struct File: Codable, CheckedFile {
         struct KDF: Codable {
             var algorithm: String
             var opsLimit: UInt64
@@ -59,12 +59,11 @@ public struct TPMKeyVault: Sendable, Equatable {
     }
 
     public func encoded() -> [UInt8] {
-        var file = File(format: Vault.formatName, version: Self.version, name: name.rawValue, p256PublicKey: Base64.string(publicKey.point),
+        let file = File(format: Vault.formatName, version: Self.version, name: name.rawValue, p256PublicKey: Base64.string(publicKey.point),
                         kdf: .init(algorithm: Vault.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit, salt: Base64.string(salt)),
                         createdAt: createdAt,
                         tpm: .init(primaryName: key.primaryName, publicArea: key.publicArea, privateArea: key.privateArea),
                         check: "")
-        file.check = file.expectedCheck
         return Vault.fileBytes(file)
     }
 
@@ -72,7 +71,6 @@ public struct TPMKeyVault: Sendable, Equatable {
     public init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
         let members = try Vault.members(of: bytes, path: path)
-        guard members["format"]?.string == Vault.formatName else { throw corrupt("it is not a \(Vault.formatName) file") }
         guard members["version"]?.integer(as: Int.self) == Self.version else { throw corrupt("it is not a version \(Self.version) vault") }
         for field in ["publicKey", "cipher", "account", "pkcs11"] where members[field] != nil && members[field] != .null {
             throw corrupt("a version 5 vault has no '\(field)'")
