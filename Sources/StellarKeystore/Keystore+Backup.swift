@@ -4,7 +4,7 @@ import StellarKeys
 import StellarTransactions
 
 /// What a backup is encrypted to: never a PIN alone, which one GPU tries through in hours (SECURITY.md).
-public enum BackupProtection: Sendable {
+package enum BackupProtection: Sendable {
     /// A new age X25519 identity made for this backup, returned once (`BackupMade.recoveryKey`) and written nowhere.
     case newRecoveryKey
     /// Age recipients whose identities the person already keeps: X25519 (`age1…`), or a plugin's (`age1NAME1…`,
@@ -18,7 +18,7 @@ public enum BackupProtection: Sendable {
 }
 
 /// What opens a backup.
-public enum BackupSecret: Sendable {
+package enum BackupSecret: Sendable {
     /// The recovery key as shown (`AGE-SECRET-KEY-1…`), spaces and case as typed.
     case recoveryKey(SecureBytes)
     /// An age identity file's text: one or more `AGE-SECRET-KEY-1…` or plugin (`AGE-PLUGIN-NAME-1…`) lines, `#` comments.
@@ -27,22 +27,22 @@ public enum BackupSecret: Sendable {
 }
 
 /// A backup written (`Keystore.backUp`).
-public struct BackupMade: Sendable {
-    public struct Item: Sendable {
-        public let name: IdentityName
-        public let key: AuthorizationSigner.Key
+package struct BackupMade: Sendable {
+    package struct Item: Sendable {
+        package let name: IdentityName
+        package let key: AuthorizationSigner.Key
         /// Nil when its key is in the backup; else why not and what to do instead.
-        public let notInBackup: String?
+        package let notInBackup: String?
     }
-    public let path: String
-    public let items: [Item]
+    package let path: String
+    package let items: [Item]
     /// The new recovery key (`BackupProtection.newRecoveryKey`), `AGE-SECRET-KEY-1…` in groups of four, to show once.
-    public let recoveryKey: SecureBytes?
+    package let recoveryKey: SecureBytes?
     /// The same key as a QR code (version 4, level M) for a terminal: lines of half blocks, light modules lit, so
     /// that a light-on-dark terminal shows it dark on light as scanners expect. It reads as the key without its
     /// spaces, an age identity file's line. Drawn only when read, and as text: read it only to show it, as it is
     /// then in ordinary memory for as long as it is shown.
-    public var recoveryKeyQRCode: [String]? {
+    package var recoveryKeyQRCode: [String]? {
         guard let recoveryKey else { return nil }
         let spaces = recoveryKey.withUnsafeBytes { $0.reduce(0) { $0 + ($1 == 0x20 ? 1 : 0) } }
         let unspaced = SecureBytes(count: recoveryKey.count - spaces) { output in
@@ -54,12 +54,12 @@ public struct BackupMade: Sendable {
         return try? unspaced.withUnsafeBytes { try QRCode(text: String(decoding: $0, as: UTF8.self)) }.terminalLines()
     }
     /// The new passphrase (`BackupProtection.newPassphrase`), to show once.
-    public let passphrase: SecureBytes?
+    package let passphrase: SecureBytes?
 }
 
 /// What a restore would do, checked in full before anything is written (`Keystore.planRestore`).
-public struct RestorePlan: Sendable {
-    public enum Action: Sendable, Equatable {
+package struct RestorePlan: Sendable {
+    package enum Action: Sendable, Equatable {
         /// No identity of that name here: a new vault.
         case add
         /// The same key is here already: nothing to do.
@@ -71,23 +71,23 @@ public struct RestorePlan: Sendable {
         /// The backup holds only the key's public part (a token's or a TPM's key): the note says what to do.
         case notInBackup(String)
     }
-    public struct Item: Sendable {
-        public let name: IdentityName
-        public let key: AuthorizationSigner.Key
-        public let action: Action
+    package struct Item: Sendable {
+        package let name: IdentityName
+        package let key: AuthorizationSigner.Key
+        package let action: Action
         /// Whether the identity was made from a recovery phrase (SEP-5), whose root and account the backup holds.
-        public let isFromPhrase: Bool
-        public let wasTPMBound: Bool
+        package let isFromPhrase: Bool
+        package let wasTPMBound: Bool
     }
     /// When the backup was made (ISO 8601, as it says).
-    public let created: String
-    public let items: [Item]
+    package let created: String
+    package let items: [Item]
     let bundle: BackupBundle
 }
 
 extension Keystore {
     /// The largest backup file read: the age file's own bound, armored (a third more, and its line breaks).
-    public static let largestBackupFile = AgeFile.maximumFileSize / 3 * 4 + AgeFile.maximumFileSize / 48 + (1 << 16)
+    package static let largestBackupFile = AgeFile.maximumFileSize / 3 * 4 + AgeFile.maximumFileSize / 48 + (1 << 16)
 
     /// Backs up `names` (nil: every identity) to a new age file at `path` (mode 0600, written atomically; an
     /// existing file only with `replacing`), encrypted as `protection` says, after each sealed seed's PIN (asked
@@ -101,7 +101,7 @@ extension Keystore {
     /// have replaced stays, and the record is as it was. Once in place, the backup record says these keys are backed
     /// up, in this file; keys it does not hold that the record said were in the file it replaced are no longer said
     /// to be in a backup.
-    public func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
+    package func backUp(_ names: [IdentityName]? = nil, protection: BackupProtection, armored: Bool = false, to path: String,
                        replacing: Bool = false, plugins: AgePluginHost = AgePluginHost(), pin: (IdentityName) throws -> PIN,
                        deliver: (BackupMade) throws -> Void = { _ in }) throws -> BackupMade {
         let recipients: [any AgeRecipient]
@@ -183,13 +183,13 @@ extension Keystore {
 
     /// Whether a backup (`backUp`) made since the key of `name` last changed holds it, as the backup record beside the
     /// vaults says: `Entry.isInBackup` for one identity. Nil when there is no such identity or its vault cannot be read.
-    public func isInBackup(_ name: IdentityName) -> Bool? {
+    package func isInBackup(_ name: IdentityName) -> Bool? {
         guard let key = try? vaults.key(named: name) else { return nil }
         return BackupRecord.isBackedUp(name, key: key.key, in: BackupRecord.read(in: vaults))
     }
 
     /// What the backup in `file` asks to be opened with: a passphrase, or a key (a recovery key or an identity file).
-    public static func asksForPassphrase(_ file: [UInt8]) throws -> Bool {
+    package static func asksForPassphrase(_ file: [UInt8]) throws -> Bool {
         try AgeFile.isPassphraseEncrypted(file)
     }
 
@@ -197,7 +197,7 @@ extension Keystore {
     /// every phrase's account from its root), signs and verifies a probe with every key in memory, and says what
     /// restoring `names` (nil: all) would do beside this keystore. A plugin's identity runs its plugin as `plugins`
     /// says. Writes nothing.
-    public func planRestore(_ file: [UInt8], with secret: BackupSecret, names: [IdentityName]? = nil,
+    package func planRestore(_ file: [UInt8], with secret: BackupSecret, names: [IdentityName]? = nil,
                             replacing: Set<IdentityName> = [], plugins: AgePluginHost = AgePluginHost()) throws -> RestorePlan {
         let identities: [any AgeIdentity]
         switch secret {
@@ -240,7 +240,7 @@ extension Keystore {
     /// TPM was its wall). A vault whose probe fails is removed again (a replaced one put back); a failure after
     /// the first vault is written is `BackupError.restoreStopped`, which names the vaults kept. The backup record
     /// then counts the restored keys as in the backup they came from.
-    public func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false, unbinding: Bool = false,
+    package func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false, unbinding: Bool = false,
                         pin: () throws -> PIN) throws -> [Created] {
         for item in plan.items {
             if case .differentKeyHere(let here) = item.action {

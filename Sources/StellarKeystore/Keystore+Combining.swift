@@ -6,7 +6,7 @@ extension Keystore {
     /// checked whose hint is a known key's: one of `signers`, a signer of one of `accounts` (the master key when its
     /// weight is not 0), or an identity of this keystore (its public key, read from its vault without a PIN).
     /// The rest are kept unchecked.
-    public func combining(_ copies: [(name: String, envelope: TransactionEnvelope)], on network: StellarNetwork,
+    package func combining(_ copies: [(name: String, envelope: TransactionEnvelope)], on network: StellarNetwork,
                           signers: [PublicKey] = [], accounts: [AccountSigners] = []) throws -> CombinedTransaction {
         var known = signers.map(SignerKey.ed25519)
         known += accounts.flatMap { account in
@@ -20,13 +20,13 @@ extension Keystore {
 /// What `Keystore.combine(_:network:signers:accountFiles:trimming:)` made: the envelope, on its network; what
 /// combining found of each signature; what it and the trim said; the signatures trimmed; and the thresholds
 /// checked (with accounts' files only).
-public struct CombinedCopies: Sendable {
-    public let envelope: TransactionEnvelope
-    public let network: StellarNetwork
-    public let combination: CombinedTransaction
-    public let notes: [String]
-    public let removed: [SignatureCheck.Signature]?
-    public let check: SignatureCheck?
+package struct CombinedCopies: Sendable {
+    package let envelope: TransactionEnvelope
+    package let network: StellarNetwork
+    package let combination: CombinedTransaction
+    package let notes: [String]
+    package let removed: [SignatureCheck.Signature]?
+    package let check: SignatureCheck?
 }
 
 extension Keystore {
@@ -36,7 +36,7 @@ extension Keystore {
     /// only then, so that a missing network is said before any name a person typed is quoted) and decoded, the
     /// copies combined (`combining(_:on:signers:accounts:)`), trimmed (or refused) when asked, and the envelope
     /// checked against the accounts' thresholds when there are any.
-    public func combine(_ copies: () throws -> [(name: String, text: [UInt8])], network: NetworkChoice, signers: [String] = [],
+    package func combine(_ copies: () throws -> [(name: String, text: [UInt8])], network: NetworkChoice, signers: [String] = [],
                         accountFiles: [(source: String, bytes: [UInt8])] = [], trimming: Bool = false) throws -> CombinedCopies {
         let network = try network.network()
         let accounts = try AccountSigners.read(accountFiles)

@@ -12,18 +12,18 @@ import Glibc
 /// the address, and binds it to its TPM under a new PIN (`importTPMMove`). Formats: docs/FORMAT.md, "TPM move files".
 extension Keystore {
     /// A key wrapped for another machine's TPM (`wrapForTPMMove`).
-    public struct TPMMoveWrapped: Sendable {
-        public let address: String
+    package struct TPMMoveWrapped: Sendable {
+        package let address: String
         /// What the target TPM asks before it unseals the key: 64 random bits, as four groups of four hex digits
         /// (`xxxx-xxxx-xxxx-xxxx`), to carry apart from the move file. Without it the file is a bearer token on the
         /// target machine: anyone who could use that TPM could import the key.
-        public let transferCode: SecureBytes
+        package let transferCode: SecureBytes
     }
 
     /// Writes this TPM's storage key's public area to `path` (a new file): what a source wraps a key to. Returns
     /// that key's fingerprint, for the person to carry to the source by another way than the file (read out, typed).
     @discardableResult
-    public func writeTPMMoveTarget(to path: String) throws -> String {
+    package func writeTPMMoveTarget(to path: String) throws -> String {
         let tpm = try movingTPM()
         try Self.refuseExisting(path)
         let file = TPMMoveTargetFile(storageKey: try tpm.storageKeyPublicArea())
@@ -33,7 +33,7 @@ extension Keystore {
 
     /// The fingerprint of the storage key in the move-target file `target`: the first 80 bits of SHA-256 of the
     /// key's TPM Name, in five groups of four hex digits. Not a secret.
-    public static func tpmMoveFingerprint(ofTarget target: [UInt8]) throws -> String {
+    package static func tpmMoveFingerprint(ofTarget target: [UInt8]) throws -> String {
         try TPMMoveTargetFile(decoding: target).fingerprint
     }
 
@@ -43,7 +43,7 @@ extension Keystore {
     /// `fingerprint`, the one the target machine showed, carried apart from the file; it is checked before the PIN is
     /// asked. Nothing here proves that the key lives in a TPM. The key unseals there only with the transfer code
     /// returned. The identity stays here as it was.
-    public func wrapForTPMMove(_ name: IdentityName, target: [UInt8], fingerprint: String, to path: String,
+    package func wrapForTPMMove(_ name: IdentityName, target: [UInt8], fingerprint: String, to path: String,
                                pin: () throws -> PIN) throws -> TPMMoveWrapped {
         let targetFile = try TPMMoveTargetFile(decoding: target)
         guard TPMMoveTargetFile.normalized(fingerprint) == TPMMoveTargetFile.normalized(targetFile.fingerprint) else {
@@ -112,7 +112,7 @@ extension Keystore {
     /// and binds the key it holds as identity `name` under the new PIN `pin` gives (asked only once the key is out
     /// and its address checked), at `kdf`; the vault written is then opened with that PIN and signs a probe. A file
     /// made for another TPM, or changed, is `TPMError.wrappedElsewhere`.
-    public func importTPMMove(_ file: [UInt8], as name: IdentityName, kdf: KDFChoice = .auto, transferCode: () throws -> SecureBytes,
+    package func importTPMMove(_ file: [UInt8], as name: IdentityName, kdf: KDFChoice = .auto, transferCode: () throws -> SecureBytes,
                               pin: () throws -> PIN) throws -> Created {
         let moveFile = try TPMMoveFile(decoding: file)
         guard !vaults.exists(name) else { throw VaultError.alreadyExists(name: name.rawValue) }

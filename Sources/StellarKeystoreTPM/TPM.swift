@@ -46,19 +46,11 @@ public struct TPM: TPMSealer, TPMKeySigning {
         return try Connection.open(tcti) { connection in
             if expected == nil { try refuseOpenLockout(connection.dictionaryAttackState()) }
             let (primary, primaryName, session) = try connection.primaryAndSession(expecting: expected)
-            var sensitive = TPM2B_SENSITIVE_CREATE()
-            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
-            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
-            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
-            secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
-            sensitive.sensitive.data.size = UInt16(secret.count)
-            var template = TPM2B_PUBLIC()
-            template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
-            template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
-            // No sensitiveDataOrigin (we supply the data) and no noDA: wrong values count towards lockout.
-            template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH
-            template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
-            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the sealed object")
+            // No noDA: wrong values count towards lockout.
+            var template = Connection.dataObjectTemplate(
+                attributes: KEYSTORE_TPMA_OBJECT_FIXEDTPM | KEYSTORE_TPMA_OBJECT_FIXEDPARENT | KEYSTORE_TPMA_OBJECT_USERWITHAUTH)
+            let created = try connection.create(from: &template, holding: secret, authValue: authValue, under: primary, in: session,
+                                                what: "the sealed object")
             guard let object = TPMSealedObject(primaryName: primaryName, publicArea: created.publicArea, privateArea: created.privateArea) else {
                 throw TPMError.failed(operation: "create the sealed object", detail: "it returned an object that cannot be kept")
             }
@@ -96,12 +88,8 @@ public struct TPM: TPMSealer, TPMKeySigning {
             // A new key is a new binding, as a new seal is.
             try refuseOpenLockout(connection.dictionaryAttackState())
             let (primary, primaryName, session) = try connection.primaryAndSession(expecting: nil)
-            var sensitive = TPM2B_SENSITIVE_CREATE()
-            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
-            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
-            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
             var template = Self.signingKeyTemplate()
-            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the signing key")
+            let created = try connection.create(from: &template, authValue: authValue, under: primary, in: session, what: "the signing key")
             guard let publicKey = Self.publicKey(of: created.public),
                   let key = TPMSigningKey(primaryName: primaryName, publicArea: created.publicArea, privateArea: created.privateArea,
                                           publicKey: publicKey)
@@ -398,11 +386,31 @@ private final class Connection {
         return (primary, name, session)
     }
 
-    /// `TPM2_Create` of a child of `primary` from `template`, with `sensitive` (its authorisation value, and data
-    /// for a sealed object) sent encrypted in `session`: the new object's public area, as the TPM returned it, and
-    /// both areas marshalled as a vault keeps them.
-    func create(_ sensitive: inout TPM2B_SENSITIVE_CREATE, from template: inout TPM2B_PUBLIC, under primary: ESYS_TR,
+    /// The template of a keyed-hash data object (a secret the TPM holds and gives back, never uses) with
+    /// `attributes`. No sensitiveDataOrigin: the caller supplies the data.
+    static func dataObjectTemplate(attributes: TPMA_OBJECT) -> TPM2B_PUBLIC {
+        var template = TPM2B_PUBLIC()
+        template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
+        template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
+        template.publicArea.objectAttributes = attributes
+        template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+        return template
+    }
+
+    /// `TPM2_Create` of a child of `primary` from `template`, with its authorisation value and, for a data object,
+    /// the `secret` it holds, sent encrypted in `session`: the new object's public area, as the TPM returned it, and
+    /// both areas marshalled as a vault keeps them. The one copy of the two secrets outside `SecureBytes` is the
+    /// TPM2B_SENSITIVE_CREATE on this frame, zeroed before this returns, whatever the TPM answered.
+    func create(from template: inout TPM2B_PUBLIC, holding secret: SecureBytes? = nil, authValue: SecureBytes, under primary: ESYS_TR,
                 in session: ESYS_TR, what: String) throws -> (publicArea: [UInt8], privateArea: [UInt8], public: TPMT_PUBLIC) {
+        var sensitive = TPM2B_SENSITIVE_CREATE()
+        defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
+        authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
+        sensitive.sensitive.userAuth.size = UInt16(authValue.count)
+        if let secret {
+            secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
+            sensitive.sensitive.data.size = UInt16(secret.count)
+        }
         var outsideInfo = TPM2B_DATA()
         var pcrs = TPML_PCR_SELECTION()
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
@@ -663,22 +671,13 @@ extension TPM: TPMMoving {
                   Self.isStorageKey(targetPublic.publicArea)
             else { throw TPMError.failed(operation: "wrap to that storage key", detail: "it is not a P-256 storage key as keystore's primary template makes") }
             let (primary, _, session) = try connection.primaryAndSession(expecting: nil)
-            var sensitive = TPM2B_SENSITIVE_CREATE()
-            defer { withUnsafeMutableBytes(of: &sensitive) { Sodium.zero($0) } }
-            secret.withUnsafeBytes { copy($0, into: &sensitive.sensitive.data.buffer) }
-            sensitive.sensitive.data.size = UInt16(secret.count)
-            authValue.withUnsafeBytes { copy($0, into: &sensitive.sensitive.userAuth.buffer) }
-            sensitive.sensitive.userAuth.size = UInt16(authValue.count)
-            var template = TPM2B_PUBLIC()
-            template.publicArea.type = KEYSTORE_TPM2_ALG_KEYEDHASH
-            template.publicArea.nameAlg = KEYSTORE_TPM2_ALG_SHA256
             // Neither fixedTPM nor fixedParent (so it can be duplicated), nor encryptedDuplication (so no inner
             // wrapper, whose key would have to travel too): the outer wrapper to the target's key is the protection.
-            template.publicArea.objectAttributes = KEYSTORE_TPMA_OBJECT_USERWITHAUTH
-            template.publicArea.parameters.keyedHashDetail.scheme.scheme = KEYSTORE_TPM2_ALG_NULL
+            var template = Connection.dataObjectTemplate(attributes: KEYSTORE_TPMA_OBJECT_USERWITHAUTH)
             Self.duplicationPolicy.withUnsafeBytes { copy($0, into: &template.publicArea.authPolicy.buffer) }
             template.publicArea.authPolicy.size = UInt16(Self.duplicationPolicy.count)
-            let created = try connection.create(&sensitive, from: &template, under: primary, in: session, what: "the object to move")
+            let created = try connection.create(from: &template, holding: secret, authValue: authValue, under: primary, in: session,
+                                                what: "the object to move")
             var inPublic = TPM2B_PUBLIC()
             var inPrivate = TPM2B_PRIVATE()
             guard tss.unmarshal(created.publicArea, into: &inPublic, tss.Tss2_MU_TPM2B_PUBLIC_Unmarshal),

@@ -63,9 +63,9 @@ package struct AuthorizationEntry: Sendable {
     }
 
     package init(base64 text: String) throws {
-        let compact = text.utf8.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        let compact = Base64.removingWhiteSpace(text.utf8)
         guard compact.count <= Self.maximumSize * 4 / 3 + 4 else { throw AuthorizationError.tooLarge(compact.count) }
-        guard let bytes = Base64.decode(Array(compact)) else { throw AuthorizationError.notBase64 }
+        guard let bytes = Base64.decode(compact) else { throw AuthorizationError.notBase64 }
         try self.init(xdr: bytes)
     }
 

@@ -22,7 +22,7 @@ public struct AuthorizationPreimage: Sendable {
     /// Reads a preimage in base64; white space (a final newline included) is ignored.
     public init(base64 text: [UInt8]) throws {
         guard text.count <= Self.maximumTextSize else { throw AuthorizationError.tooLarge(text.count) }
-        let compact = text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        let compact = Base64.removingWhiteSpace(text)
         guard !compact.isEmpty else { throw AuthorizationError.empty }
         guard let bytes = Base64.decode(compact) else { throw AuthorizationError.notBase64 }
         try self.init(xdr: bytes)

@@ -115,8 +115,8 @@ public struct ContractWebAuthChallenge: Sendable {
         guard text.utf8.count <= Self.maximumTextSize else {
             throw ContractWebAuthError.unreadable("it is \(text.utf8.count) bytes, more than the \(Self.maximumTextSize / 1024) KiB read")
         }
-        let compact = text.utf8.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
-        guard let bytes = Base64.decode(Array(compact)), !bytes.isEmpty else { throw ContractWebAuthError.unreadable("it is not base64") }
+        let compact = Base64.removingWhiteSpace(text.utf8)
+        guard let bytes = Base64.decode(compact), !bytes.isEmpty else { throw ContractWebAuthError.unreadable("it is not base64") }
         try self.init(xdr: bytes, serverNetworkPassphrase: serverNetworkPassphrase, expecting: expectation)
     }
 

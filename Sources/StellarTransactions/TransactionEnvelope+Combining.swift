@@ -2,31 +2,31 @@ import StellarKeys
 import StellarText
 
 /// Copies of one transaction, each signed by some of its signers, made one (`TransactionEnvelope.combining`).
-public struct CombinedTransaction: Sendable {
+package struct CombinedTransaction: Sendable {
     /// A signature of one of the copies.
-    public struct Signature: Sendable, Encodable {
+    package struct Signature: Sendable, Encodable {
         /// The copy's name, as the caller gave it.
-        public let copy: String
+        package let copy: String
         /// 1-based, in that copy.
-        public let index: Int
-        public let hint: String
+        package let index: Int
+        package let hint: String
         /// The known signer it was checked against (valid), or, for a dropped one, the known signers whose hint it
         /// carries (none of which it is valid for); empty: no known signer has its hint, so it was not checked.
-        public let signers: [String]
+        package let signers: [String]
     }
 
     /// The envelope: the first copy's bytes, with its signatures, then each other copy's new ones in order.
-    public let envelope: [UInt8]
+    package let envelope: [UInt8]
     /// The transaction hash every copy has.
-    public let hash: [UInt8]
+    package let hash: [UInt8]
     /// Every signature kept, in the envelope's order.
-    public let kept: [Signature]
+    package let kept: [Signature]
     /// Signatures left out: their hint is a known signer's, and they are not a valid signature of the hash.
-    public let dropped: [Signature]
+    package let dropped: [Signature]
     /// Kept without being checked: no known signer has their hint.
-    public var notChecked: [Signature] { kept.filter { $0.signers.isEmpty } }
+    package var notChecked: [Signature] { kept.filter { $0.signers.isEmpty } }
 
-    public var base64: String { Base64.string(envelope) }
+    package var base64: String { Base64.string(envelope) }
 
     /// One line for each signature left out, and one for each kept unchecked.
     package var notes: [String] {
@@ -36,7 +36,7 @@ public struct CombinedTransaction: Sendable {
 }
 
 /// Why copies cannot be combined.
-public enum CombineError: KeystoreError, Equatable {
+package enum CombineError: KeystoreError, Equatable {
     case noCopies
     /// A copy is of another transaction on this network: its hash differs from the first copy's.
     case differentTransaction(copy: String, hash: String, expected: String, feeBump: Bool)
@@ -45,7 +45,7 @@ public enum CombineError: KeystoreError, Equatable {
     /// A copy that is not an envelope: the reason, said of that copy (its name: a file, a line).
     case unreadableCopy(copy: String, TransactionError)
 
-    public var message: String {
+    package var message: String {
         switch self {
         case .noCopies:
             "There are no copies to combine."
@@ -68,7 +68,7 @@ extension TransactionEnvelope {
     /// spliced in (the transaction never re-encoded). A signature whose hint is one of `knownSigners`' is checked
     /// against the hash and left out when it is valid for none of them; the others are kept unchecked.
     /// For a fee bump, the outer signatures are combined (the inner ones are part of what is hashed).
-    public static func combining(_ copies: [(name: String, envelope: TransactionEnvelope)], on network: StellarNetwork,
+    package static func combining(_ copies: [(name: String, envelope: TransactionEnvelope)], on network: StellarNetwork,
                                  knownSigners: [SignerKey]) throws -> CombinedTransaction {
         guard let first = copies.first else { throw CombineError.noCopies }
         let hash = first.envelope.hash(on: network)

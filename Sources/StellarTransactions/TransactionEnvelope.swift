@@ -37,7 +37,7 @@ public struct TransactionEnvelope: Sendable {
     /// included) is ignored; anything else that is not canonical base64 is refused.
     public init(base64 text: [UInt8]) throws {
         guard text.count <= Self.maximumTextSize else { throw TransactionError.tooLarge(text.count) }
-        let compact = text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        let compact = Base64.removingWhiteSpace(text)
         guard !compact.isEmpty else { throw TransactionError.empty }
         // Hex XDR is a common slip (some tools print it). Every hex digit is a base64 symbol too, so hex can
         // decode as base64 into nonsense: when the text, read as hex, is an envelope, that is what is said, not

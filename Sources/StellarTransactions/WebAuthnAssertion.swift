@@ -22,38 +22,38 @@ import StellarKeys
 /// verifier: the authenticator data and client data that a P-256 key signs through, for a 32-byte challenge (the
 /// digest a smart account's signers sign). The key signs `messageDigest`; `signatureData` is the `sig_data` the
 /// verifier decodes.
-public struct WebAuthnAssertion: Sendable, Equatable {
+package struct WebAuthnAssertion: Sendable, Equatable {
     /// The authenticator data flags (WebAuthn §6.1): the verifier needs UP and UV, and refuses BS without BE.
-    public struct Flags: OptionSet, Sendable, Hashable {
-        public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue }
+    package struct Flags: OptionSet, Sendable, Hashable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
         /// UP: a user was present.
-        public static let userPresent = Flags(rawValue: 0x01)
+        package static let userPresent = Flags(rawValue: 0x01)
         /// UV: the user was verified (a PIN, a biometric).
-        public static let userVerified = Flags(rawValue: 0x04)
+        package static let userVerified = Flags(rawValue: 0x04)
         /// BE: the credential may be backed up (synced).
-        public static let backupEligible = Flags(rawValue: 0x08)
+        package static let backupEligible = Flags(rawValue: 0x08)
         /// BS: the credential is backed up.
-        public static let backedUp = Flags(rawValue: 0x10)
+        package static let backedUp = Flags(rawValue: 0x10)
     }
 
     /// The relying party whose SHA-256 the authenticator data starts with. The verifier does not check it; this
     /// name is reserved (RFC 2606, RFC 6761 §6.4), so no website can ever be the relying party of such an assertion.
-    public static let defaultRelyingPartyID = "keystore.invalid"
+    package static let defaultRelyingPartyID = "keystore.invalid"
     /// The client data the verifier reads at most (webauthn.rs, `CLIENT_DATA_MAX_LEN`).
-    public static let maximumClientDataSize = 1024
+    package static let maximumClientDataSize = 1024
 
     /// The 32 bytes the assertion is for.
-    public let challenge: [UInt8]
+    package let challenge: [UInt8]
     /// rpIdHash (32) ‖ flags (1) ‖ signature counter (4, zero: the verifier keeps none; a key kept in a TPM is not
     /// cloned).
-    public let authenticatorData: [UInt8]
+    package let authenticatorData: [UInt8]
     /// `{"type":"webauthn.get","challenge":"<base64url of the challenge, unpadded>"}`: only what the verifier reads.
-    public let clientDataJSON: [UInt8]
+    package let clientDataJSON: [UInt8]
 
     /// For `challenge`, the 32-byte digest the verifier is given. Refused: a challenge of another length; flags
     /// without UP or UV, BS without BE, or bits other than these four (AT and ED say data follows, and none does).
-    public init(challenge: [UInt8], relyingPartyID: String = Self.defaultRelyingPartyID,
+    package init(challenge: [UInt8], relyingPartyID: String = Self.defaultRelyingPartyID,
                 flags: Flags = [.userPresent, .userVerified]) throws {
         guard challenge.count == 32 else { throw P256Error.digestLength(challenge.count) }
         guard flags.contains(.userPresent) else { throw P256Error.flagsRefused("no user presence (UP), which the verifier requires") }
@@ -72,7 +72,7 @@ public struct WebAuthnAssertion: Sendable, Equatable {
 
     /// SHA-256(authenticatorData ‖ SHA-256(clientDataJSON)) (WebAuthn §7.2 steps 19-20): the 32 bytes the key signs
     /// with ECDSA, as a digest, not hashed again.
-    public var messageDigest: [UInt8] {
+    package var messageDigest: [UInt8] {
         let clientDataHash = clientDataJSON.withUnsafeBytes { Sodium.sha256($0) }
         return authenticatorData.withUnsafeBytes { data in clientDataHash.withUnsafeBytes { Sodium.sha256(parts: [data, $0]) } }
     }
@@ -88,7 +88,7 @@ public struct WebAuthnAssertion: Sendable, Equatable {
 
     /// `signatureData` of the signature (r, s) the key made of `messageDigest`; a high s is made low. Refused as
     /// `P256Signature` refuses.
-    public func signatureData(r: [UInt8], s: [UInt8]) throws -> [UInt8] {
+    package func signatureData(r: [UInt8], s: [UInt8]) throws -> [UInt8] {
         signatureData(try P256Signature(r: r, s: s))
     }
 
@@ -119,7 +119,7 @@ public enum P256SignatureForm: String, Sendable, CaseIterable {
 
     /// The 32 bytes the key signs with ECDSA (as a digest, not hashed again) for `digest`, the account's digest
     /// (`AuthorizationPayload.digest`). Refused: a digest that is not 32 bytes.
-    public func digestToSign(for digest: [UInt8]) throws -> [UInt8] {
+    package func digestToSign(for digest: [UInt8]) throws -> [UInt8] {
         switch self {
         case .webAuthn: return try WebAuthnAssertion(challenge: digest).messageDigest
         case .secp256r1:
@@ -130,7 +130,7 @@ public enum P256SignatureForm: String, Sendable, CaseIterable {
 
     /// The signature value for the account's credential, from the signature (r, s) the key made of
     /// `digestToSign(for: digest)`; a high s is made low. Refused: a digest that is not 32 bytes, r or s out of range.
-    public func credentialSignature(r: [UInt8], s: [UInt8], for digest: [UInt8]) throws -> [UInt8] {
+    package func credentialSignature(r: [UInt8], s: [UInt8], for digest: [UInt8]) throws -> [UInt8] {
         let signature = try P256Signature(r: r, s: s)
         switch self {
         case .webAuthn: return try WebAuthnAssertion(challenge: digest).signatureData(signature)
@@ -141,5 +141,5 @@ public enum P256SignatureForm: String, Sendable, CaseIterable {
     }
 
     /// The longest `credentialSignature` of any form, in bytes: what a credential grows by, at most, for the value.
-    public static let largestCredentialSignature = 292
+    package static let largestCredentialSignature = 292
 }

@@ -1,11 +1,7 @@
 /// Standard base64 (RFC 4648 §4, padded), without going through `String` and `Data` for every line.
 public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, character) in alphabet.enumerated() { table[Int(character)] = UInt8(index) }
-        return table
-    }()
+    private static let values = decodingTable(alphabet)
 
     public static func string(_ bytes: [UInt8]) -> String {
         var ascii: [UInt8] = []
@@ -14,6 +10,12 @@ public enum Base64 {
     }
 
     public static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
+
+    /// `text` without the white space (space, tab, CR, LF) that base64 copied from a terminal or a file carries,
+    /// and that `decode` refuses like any other character outside the alphabet.
+    package static func removingWhiteSpace(_ text: some Sequence<UInt8>) -> [UInt8] {
+        text.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+    }
 
     public static func encode(_ bytes: [UInt8], into output: inout [UInt8]) {
         var index = 0

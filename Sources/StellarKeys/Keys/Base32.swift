@@ -2,11 +2,7 @@
 /// some byte count actually encodes to, and zero bits in the unused tail of the last symbol.
 package enum Base32 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, symbol) in alphabet.enumerated() { table[Int(symbol)] = UInt8(value) }
-        return table
-    }()
+    private static let values = decodingTable(alphabet)
 
     package static func encodedCount(byteCount: Int) -> Int { (byteCount * 8 + 4) / 5 }
 

@@ -5,7 +5,7 @@ import StellarKeys
 /// (or false) means the request could not be put to anyone, which the plugin is told (`fail`) and decides on.
 /// Every text from a plugin arrives escaped for a terminal and cut to a few hundred characters; `plugin` is the
 /// plugin's name (`yubikey` for `age-plugin-yubikey`), which is letters, digits and `-_.+` only.
-public protocol AgePluginPresenter: Sendable {
+package protocol AgePluginPresenter: Sendable {
     /// Shows `message` (say, "touch your YubiKey"); false when there is nowhere to show it.
     func show(_ message: String, plugin: String) -> Bool
     /// Asks to choose `yes` or `no` (nil: `yes` is the only choice offered); nil when nobody can be asked.
@@ -17,12 +17,12 @@ public protocol AgePluginPresenter: Sendable {
 }
 
 /// No person to ask: every request of a plugin is answered `fail`, as age answers when it has no terminal.
-public struct NobodyToAsk: AgePluginPresenter {
-    public init() {}
-    public func show(_ message: String, plugin: String) -> Bool { false }
-    public func confirm(_ message: String, yes: String, no: String?, plugin: String) -> Bool? { nil }
-    public func ask(_ message: String, secret: Bool, plugin: String) -> SecureBytes? { nil }
-    public func waiting(plugin: String) {}
+package struct NobodyToAsk: AgePluginPresenter {
+    package init() {}
+    package func show(_ message: String, plugin: String) -> Bool { false }
+    package func confirm(_ message: String, yes: String, no: String?, plugin: String) -> Bool? { nil }
+    package func ask(_ message: String, secret: Bool, plugin: String) -> SecureBytes? { nil }
+    package func waiting(plugin: String) {}
 }
 
 /// How this process runs age plugins (age-plugin.md): `age-plugin-NAME`, looked for in the absolute directories of
@@ -30,16 +30,16 @@ public struct NobodyToAsk: AgePluginPresenter {
 /// output for the protocol, its environment without any `KEYSTORE_` variable (a session token is a secret), and no
 /// secret in its arguments. It is stopped (SIGKILL) when it says nothing for `timeout`: time spent waiting for
 /// the person to answer one of its requests does not count.
-public struct AgePluginHost: Sendable {
+package struct AgePluginHost: Sendable {
     /// Long enough for a person to find and touch a hardware key; a plugin that is still silent then is stuck.
-    public static let defaultTimeout: Duration = .seconds(120)
+    package static let defaultTimeout: Duration = .seconds(120)
 
-    public var presenter: any AgePluginPresenter
+    package var presenter: any AgePluginPresenter
     /// The environment the plugin is looked for with (`PATH`) and given; nil: this process's own.
-    public var environment: [String: String]?
-    public var timeout: Duration
+    package var environment: [String: String]?
+    package var timeout: Duration
 
-    public init(presenter: any AgePluginPresenter = NobodyToAsk(), environment: [String: String]? = nil,
+    package init(presenter: any AgePluginPresenter = NobodyToAsk(), environment: [String: String]? = nil,
                 timeout: Duration = AgePluginHost.defaultTimeout) {
         self.presenter = presenter
         self.environment = environment

@@ -4,16 +4,16 @@ import StellarKeys
 /// key's private part matches can recover the seed that protects it (ECDH on P-256 and KDFe, Part 1 C.6.1), so
 /// these bytes may rest anywhere: another TPM's TPM2_Import refuses them (TPM_RC_INTEGRITY), as it refuses a
 /// changed byte.
-public struct TPMWrappedObject: Sendable, Equatable {
+package struct TPMWrappedObject: Sendable, Equatable {
     /// The object's TPM2B_PUBLIC, as TPM2_Import takes it (its Name is bound into the wrapper's HMAC).
-    public let publicArea: [UInt8]
+    package let publicArea: [UInt8]
     /// The TPM2B_PRIVATE TPM2_Duplicate returned: the sensitive area, AES-CFB-encrypted and HMAC-protected under
     /// keys derived from the seed.
-    public let duplicate: [UInt8]
+    package let duplicate: [UInt8]
     /// The TPM2B_ENCRYPTED_SECRET: the seed, as an ephemeral P-256 point for the target's storage key.
-    public let encryptedSeed: [UInt8]
+    package let encryptedSeed: [UInt8]
 
-    public init(publicArea: [UInt8], duplicate: [UInt8], encryptedSeed: [UInt8]) {
+    package init(publicArea: [UInt8], duplicate: [UInt8], encryptedSeed: [UInt8]) {
         self.publicArea = publicArea
         self.duplicate = duplicate
         self.encryptedSeed = encryptedSeed

@@ -10,12 +10,12 @@ public struct Backup: Sendable, Equatable {
 }
 
 /// The backups in one keystore directory: kept, listed, read. `VaultStore` removes them (under its lock).
-public struct Backups: Sendable {
+package struct Backups: Sendable {
     package static let marker = ".backup-"
-    public let directory: String
+    package let directory: String
 
     /// The backups of `name`, or of every identity, oldest first. Temporary files never count as one.
-    public func list(of name: IdentityName? = nil) throws -> [Backup] {
+    package func list(of name: IdentityName? = nil) throws -> [Backup] {
         guard let files = AtomicFile.fileNames(in: directory) else {
             if errno == ENOENT { return [] }
             throw AtomicFile.ioError("list", directory)
@@ -30,7 +30,7 @@ public struct Backups: Sendable {
     }
 
     /// The vault inside a backup.
-    public func vault(in backup: Backup) throws -> Vault {
+    package func vault(in backup: Backup) throws -> Vault {
         let path = "\(directory)/\(backup.fileName)"
         guard let vault = try VaultStore.readVault(at: path, as: backup.name) else {
             throw VaultError.notFound(name: backup.fileName, directory: directory)

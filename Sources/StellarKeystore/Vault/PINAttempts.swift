@@ -8,8 +8,8 @@ import Glibc
 /// that cannot be recorded is never made (a full disk or a read-only directory must not give unlimited
 /// guesses), and killing the process during the key derivation saves no guess either. `VaultStore` calls these
 /// under its lock.
-public struct PINAttempts: Sendable {
-    public let directory: String
+package struct PINAttempts: Sendable {
+    package let directory: String
     let now: @Sendable () -> Date
 
     func path(of name: IdentityName) -> String { "\(directory)/.\(name.rawValue).throttle" }

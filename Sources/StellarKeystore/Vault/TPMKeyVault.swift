@@ -8,12 +8,12 @@ import StellarTransactions
 /// authorisation value (the same Argon2id and `TPMBoundKeys.authValue` as a version 3 vault). Nothing in it is
 /// secret without this TPM, which counts every wrong PIN. The key has no Stellar account: it signs only as an
 /// OpenZeppelin smart account's External signer.
-public struct TPMKeyVault: Sendable, Equatable {
-    public static let version = 5
-    public let name: IdentityName
-    public let publicKey: P256PublicKey
-    public let key: TPMSigningKey
-    public let kdf: KDFParameters
+package struct TPMKeyVault: Sendable, Equatable {
+    package static let version = 5
+    package let name: IdentityName
+    package let publicKey: P256PublicKey
+    package let key: TPMSigningKey
+    package let kdf: KDFParameters
     package let createdAt: String
     let salt: [UInt8]
 
@@ -34,7 +34,7 @@ public struct TPMKeyVault: Sendable, Equatable {
 
     // MARK: The file
 
-    struct File: Codable {
+    struct File: Codable, CheckedFile {
         struct KDF: Codable {
             var algorithm: String
             var opsLimit: UInt64
@@ -58,22 +58,19 @@ public struct TPMKeyVault: Sendable, Equatable {
         }
     }
 
-    public func encoded() -> [UInt8] {
-        var file = File(format: Vault.formatName, version: Self.version, name: name.rawValue, p256PublicKey: Base64.string(publicKey.point),
+    package func encoded() -> [UInt8] {
+        let file = File(format: Vault.formatName, version: Self.version, name: name.rawValue, p256PublicKey: Base64.string(publicKey.point),
                         kdf: .init(algorithm: Vault.kdfAlgorithm, opsLimit: kdf.opsLimit, memLimit: kdf.memLimit, salt: Base64.string(salt)),
                         createdAt: createdAt,
-                        tpm: .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string(key.primaryName),
-                                   public: Base64.string(key.publicArea), private: Base64.string(key.privateArea)),
+                        tpm: .init(primaryName: key.primaryName, publicArea: key.publicArea, privateArea: key.privateArea),
                         check: "")
-        file.check = file.expectedCheck
         return Vault.fileBytes(file)
     }
 
     /// Parses and checks a version 5 vault without the TPM. `path` is only for messages.
-    public init(file bytes: [UInt8], path: String) throws {
+    package init(file bytes: [UInt8], path: String) throws {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
         let members = try Vault.members(of: bytes, path: path)
-        guard members["format"]?.string == Vault.formatName else { throw corrupt("it is not a \(Vault.formatName) file") }
         guard members["version"]?.integer(as: Int.self) == Self.version else { throw corrupt("it is not a version \(Self.version) vault") }
         for field in ["publicKey", "cipher", "account", "pkcs11"] where members[field] != nil && members[field] != .null {
             throw corrupt("a version 5 vault has no '\(field)'")

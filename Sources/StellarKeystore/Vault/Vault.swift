@@ -152,6 +152,19 @@ public struct Vault: Sendable, Equatable {
             var primary: String
             var `public`: String
             var `private`: String
+
+            init(template: String, primary: String, public: String, private: String) {
+                self.template = template
+                self.primary = primary
+                self.public = `public`
+                self.private = `private`
+            }
+
+            /// An object a TPM made under keystore's primary (a sealed seed or a signing key), as a vault keeps it.
+            init(primaryName: [UInt8], publicArea: [UInt8], privateArea: [UInt8]) {
+                self.init(template: Vault.tpmPrimaryTemplate, primary: Base64.string(primaryName),
+                          public: Base64.string(publicArea), private: Base64.string(privateArea))
+            }
         }
         struct PKCS11: Codable {
             var module: String
@@ -199,26 +212,31 @@ public struct Vault: Sendable, Equatable {
         return Base64.string(text.withUnsafeBytes { Sodium.sha256($0) })
     }
 
-    /// A vault file's bytes, as every version is written: pretty-printed, keys sorted, a final newline.
-    static func fileBytes(_ file: some Encodable) -> [UInt8] {
+    /// A vault file's bytes, as every version is written: its check digest filled in, pretty-printed, keys sorted,
+    /// a final newline.
+    static func fileBytes(_ file: some CheckedFile) -> [UInt8] {
+        var file = file
+        file.check = file.expectedCheck
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
     }
 
     /// The members of a vault file's one JSON object, read strictly (`StrictJSON`), within the size any vault
-    /// has; anything else is damage, named as the file's.
+    /// has, and named a keystore vault; anything else is damage, named as the file's.
     static func members(of bytes: [UInt8], path: String) throws -> [String: StrictJSON.Value] {
         guard bytes.count <= maximumFileSize else {
             throw VaultError.corrupt(path: path, reason: "it is \(bytes.count) bytes, far too large for a vault")
         }
+        let members: [String: StrictJSON.Value]
         do {
-            return try StrictJSON.parse(bytes, integersOnly: true)
+            members = try StrictJSON.parse(bytes, integersOnly: true)
         } catch let violation as StrictJSON.Violation {
             throw VaultError.corrupt(path: path, reason: violation.reason)
         }
+        guard members["format"]?.string == formatName else { throw VaultError.corrupt(path: path, reason: "it is not a \(formatName) file") }
+        return members
     }
-
 
     /// The fields every version has, by JSON type, so that a field of the wrong type is named as such.
     private static let expectedKinds: [(String, StrictJSON.Kind)] = [
@@ -231,7 +249,7 @@ public struct Vault: Sendable, Equatable {
     /// The vault as JSON bytes: format version 4 for a token's key, 3 when TPM-bound, else 2 when it holds an
     /// account root, else 1.
     public func encoded() -> [UInt8] {
-        var file = File(
+        let file = File(
             format: Self.formatName, version: token != nil ? 4 : tpmObject != nil ? 3 : account == nil ? 1 : 2, name: name.rawValue,
             publicKey: publicKey.accountID,
             kdf: sealed.map { .init(algorithm: Self.kdfAlgorithm, chosen: $0.isKDFChosen ? true : nil, opsLimit: $0.kdf.opsLimit,
@@ -239,12 +257,10 @@ public struct Vault: Sendable, Equatable {
             cipher: sealed.map { .init(algorithm: Self.cipherAlgorithm, nonce: Base64.string($0.nonce),
                                        ciphertext: Base64.string($0.ciphertext)) },
             createdAt: createdAt, account: account,
-            tpm: tpmObject.map { .init(template: Vault.tpmPrimaryTemplate, primary: Base64.string($0.primaryName),
-                                       public: Base64.string($0.publicArea), private: Base64.string($0.privateArea)) },
+            tpm: tpmObject.map { .init(primaryName: $0.primaryName, publicArea: $0.publicArea, privateArea: $0.privateArea) },
             pkcs11: token.map { .init(module: $0.module, tokenSerial: $0.tokenSerial, tokenLabel: $0.tokenLabel,
                                       keyId: Base64.string($0.keyID), keyLabel: $0.keyLabel) },
             check: "")
-        file.check = file.expectedCheck
         return Self.fileBytes(file)
     }
 
@@ -253,7 +269,6 @@ public struct Vault: Sendable, Equatable {
         func corrupt(_ reason: String) -> VaultError { .corrupt(path: path, reason: reason) }
         let members = try Self.members(of: bytes, path: path)
         let kinds = members.mapValues(\.kind)
-        guard members["format"]?.string == Self.formatName else { throw corrupt("it is not a \(Self.formatName) file") }
         guard let versionKind = kinds["version"] else { throw corrupt("it has no format version") }
         guard versionKind == .integer else { throw corrupt("its format version is \(versionKind.rawValue), not an integer") }
         guard let version = members["version"]?.integer(as: Int.self) else { throw corrupt("its format version is out of range") }
@@ -386,3 +401,11 @@ extension Vault.File {
                   createdAt: createdAt, account: account, tpm: tpm, pkcs11: pkcs11, check: check)
     }
 }
+
+/// A vault file as written, whatever its version: its contents, and the check digest over them (docs/FORMAT.md).
+protocol CheckedFile: Encodable {
+    var check: String { get set }
+    var expectedCheck: String { get }
+}
+
+extension Vault.File: CheckedFile {}

@@ -15,18 +15,18 @@ import StellarTransactions
 /// Every file is opened without following symbolic links and refused unless it is a regular file.
 public struct VaultStore: Sendable {
 
-    public let directory: String
+    package let directory: String
     /// The signed-in sessions to end when an identity's key or PIN changes, or when it is removed, so that no
     /// session outlives the vault it was opened from.
-    public let sessions: SessionStore?
+    package let sessions: SessionStore?
     /// The TPM that TPM-bound vaults (format version 3) are opened and sealed with; nil where this program has
     /// none (an app without the StellarKeystoreTPM product), and such vaults are `TPMError.notSupported`.
-    public let tpm: TPMSealer?
+    package let tpm: TPMSealer?
     let now: @Sendable () -> Date
 
     /// Refuses an empty `directory`: every path is built as `directory/…`, and an empty one would put vaults
     /// in the filesystem root.
-    public init(directory: String, sessions: SessionStore? = nil, tpm: TPMSealer? = nil,
+    package init(directory: String, sessions: SessionStore? = nil, tpm: TPMSealer? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         guard !directory.isEmpty else {
             throw VaultError.io(operation: "use", path: "the directory of the vaults", reason: "its name is empty; give a directory")
@@ -38,7 +38,7 @@ public struct VaultStore: Sendable {
     }
 
     /// `$KEYSTORE_HOME`, else `$XDG_DATA_HOME/keystore`, else `~/.local/share/keystore`.
-    public static func defaultDirectory(environment: [String: String]) throws -> String {
+    package static func defaultDirectory(environment: [String: String]) throws -> String {
         if let home = environment["KEYSTORE_HOME"], !home.isEmpty { return home }
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/keystore" }
         guard let home = environment["HOME"], !home.isEmpty else {
@@ -47,22 +47,22 @@ public struct VaultStore: Sendable {
         return home + "/.local/share/keystore"
     }
 
-    public func path(of name: IdentityName) -> String { "\(directory)/\(name.rawValue).vault" }
+    package func path(of name: IdentityName) -> String { "\(directory)/\(name.rawValue).vault" }
 
     /// The wrong-PIN counts of the identities in this directory.
-    public var attempts: PINAttempts { PINAttempts(directory: directory, now: now) }
+    package var attempts: PINAttempts { PINAttempts(directory: directory, now: now) }
     /// The vaults kept by `create(_:replacing:)`.
-    public var backups: Backups { Backups(directory: directory) }
+    package var backups: Backups { Backups(directory: directory) }
 
     // MARK: Reading (no lock: writes are atomic renames, so a reader sees a whole old or a whole new file)
 
-    public func exists(_ name: IdentityName) -> Bool {
+    package func exists(_ name: IdentityName) -> Bool {
         access(path(of: name), F_OK) == 0
     }
 
     /// The identity's vault, checked to be one (`Vault(file:path:)`) and to be this identity's: a vault copied
     /// under another file name is refused rather than opened as the identity its name says.
-    public func vault(named name: IdentityName) throws -> Vault {
+    package func vault(named name: IdentityName) throws -> Vault {
         let path = path(of: name)
         guard let vault = try Self.readVault(at: path, as: name) else {
             throw VaultError.notFound(name: name.rawValue, directory: directory)
@@ -71,7 +71,7 @@ public struct VaultStore: Sendable {
     }
 
     /// The identities in the directory, by name. Temporary files, backups and hidden files are not identities.
-    public func names() throws -> [IdentityName] {
+    package func names() throws -> [IdentityName] {
         try fileNames().compactMap { file in
             file.hasSuffix(".vault") ? try? IdentityName(String(file.dropLast(".vault".count))) : nil
         }.sorted()
@@ -119,7 +119,7 @@ public struct VaultStore: Sendable {
 
     /// Warnings for a directory or vault that others can read: the seed is encrypted, but a copy lets them
     /// guess PINs offline.
-    public func permissionWarnings(for name: IdentityName?) -> [String] {
+    package func permissionWarnings(for name: IdentityName?) -> [String] {
         var warnings: [String] = []
         var info = stat()
         if stat(directory, &info) == 0, info.st_mode & 0o077 != 0 {
@@ -137,12 +137,12 @@ public struct VaultStore: Sendable {
     /// first kept as a backup (by hard link, so the identity is never without a vault) and the identity's
     /// sessions end. Returns the backup path.
     @discardableResult
-    public func create(_ vault: Vault, replacing: Bool = false) throws -> String? {
+    package func create(_ vault: Vault, replacing: Bool = false) throws -> String? {
         try create(vault.encoded(), name: vault.name, replacing: replacing)
     }
 
     /// A P-256 key in the TPM, kept as `create(_:replacing:)` keeps a vault.
-    public func create(_ vault: TPMKeyVault, replacing: Bool = false) throws -> String? {
+    package func create(_ vault: TPMKeyVault, replacing: Bool = false) throws -> String? {
         try create(vault.encoded(), name: vault.name, replacing: replacing)
     }
 
