@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ final class FilesForAnotherUser {
     private static func copy(_ file: String, to copy: String) throws {
         var info = stat()
         guard stat(file, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        try KeystoreProcess.writeProgram(Array(try Data(contentsOf: URL(fileURLWithPath: file))), to: copy, mode: info.st_mode & 0o755)
+        try Program.write(Array(try Data(contentsOf: URL(fileURLWithPath: file))), to: copy, mode: info.st_mode & 0o755)
         guard chown(copy, uid, uid) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
     }
 

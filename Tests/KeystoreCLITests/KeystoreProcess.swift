@@ -33,16 +33,6 @@ struct KeystoreProcess {
         return found.path
     }
 
-    /// A file a test then runs (a script, a copy of a binary), written through a close-on-exec descriptor: one open
-    /// for writing that a process started meanwhile by another test inherits makes running the file fail with
-    /// ETXTBSY ("Text file busy"), as FileManager's writes did.
-    static func writeProgram(_ bytes: [UInt8], to path: String, mode: mode_t = 0o755) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(fd) }
-        try FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(contentsOf: bytes)
-    }
-
     /// What to run; `keystore` unless a test says otherwise.
     var program = Self.binary
     /// Environment variables set for every run on top of the test's own; `nil` removes a variable.

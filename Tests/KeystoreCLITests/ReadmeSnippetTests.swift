@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,7 +70,7 @@ extension ReadmeTests {
         // the only commands on PATH.
         try Self.withScratch { scratch in
             for (name, script) in [("apt-get", "echo \"apt-get $1\""), ("swift", "echo \"swift $*\""), ("sudo", "echo sudo; exec \"$@\"")] {
-                try KeystoreProcess.writeProgram(Array("#!/bin/sh\n\(script)\n".utf8), to: "\(scratch)/\(name)")
+                try Program.write(Array("#!/bin/sh\n\(script)\n".utf8), to: "\(scratch)/\(name)")
             }
             try FileManager.default.createSymbolicLink(atPath: scratch + "/sh", withDestinationPath: "/bin/sh")
             var shell = KeystoreProcess(program: "/bin/sh")

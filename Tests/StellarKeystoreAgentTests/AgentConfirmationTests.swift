@@ -246,7 +246,7 @@ extension AgentConfirmationTests {
         try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
         // An executable whose name would clear the screen if printed raw.
         let evil = directory.path + "/sle\u{1B}[2Jep"
-        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: evil)
+        try Program.copy("/bin/sleep", to: evil)
         let child = Process()
         child.executableURL = URL(fileURLWithPath: evil)
         child.arguments = ["5"]

@@ -154,7 +154,7 @@ import TestFixtures
         let directory = TemporaryDirectory()
         for copy in ["allowed", "other"] {
             try FileManager.default.createDirectory(atPath: "\(directory.path)/\(copy)", withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: URL(fileURLWithPath: python).resolvingSymlinksInPath().path, toPath: "\(directory.path)/\(copy)/python3")
+            try Program.copy(python, to: "\(directory.path)/\(copy)/python3")
         }
         let policy = try AgentPolicy(json: Array("""
             {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "\(directory.path)/allowed/python3"}], "kinds": ["payload"]}]}
