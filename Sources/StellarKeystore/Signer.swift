@@ -8,6 +8,14 @@ package protocol AuthorizationSigning: Sendable {
     /// The signature of an authorization payload's digest (`AuthorizationPayload.digest`) as its credential
     /// holds it; one for another network is refused before the key is used.
     func signAuthorization(_ payload: AuthorizationPayload, on network: StellarNetwork) throws -> [UInt8]
+    /// The same key as an Ed25519 `Signing`, nil for a P-256 key. A requirement rather than an `as? any Signing`
+    /// cast, whose first use looks the conformance up by a scan of every conformance record in the binary, in
+    /// every process that signs once (a session `sign`).
+    var ed25519Key: (any Signing)? { get }
+}
+
+extension AuthorizationSigning {
+    package var ed25519Key: (any Signing)? { nil }
 }
 
 /// A P-256 key, which signs a smart account's authorizations in the form its verifier checks (a WebAuthn
@@ -41,6 +49,7 @@ package protocol Signing: AuthorizationSigning {
 
 extension Signing {
     package var signerKey: AuthorizationSigner.Key { .ed25519(publicKey) }
+    package var ed25519Key: (any Signing)? { self }
 }
 
 extension AuthorizationSigning {

@@ -10,13 +10,14 @@ import TestFixtures
 @Suite(.offThePool) struct CommandTableTests {
     /// The one list names each command as its own configuration does (name, then aliases), and the tree is it.
     @Test func theListNamesEachCommandAsItsConfigurationDoes() {
-        for (names, command) in KeystoreCommand.commands {
+        for (names, type) in KeystoreCommand.commands {
+            let command = type()
             let configuration = command.configuration
             #expect(names == [configuration.commandName ?? command._commandName] + configuration.aliases, "\(command)")
             for name in names { #expect(KeystoreCommand.command(named: name) == command) }
         }
         #expect(KeystoreCommand.configuration.subcommands.map { String(describing: $0) }
-                == KeystoreCommand.commands.map { String(describing: $0.command) })
+                == KeystoreCommand.commands.map { String(describing: $0.command()) })
         #expect(KeystoreCommand.command(named: "sigup") == nil)
     }
 
@@ -62,7 +63,7 @@ import TestFixtures
         func walk(_ words: String, _ command: ParsableCommand.Type) -> [(words: String, command: ParsableCommand.Type)] {
             [(words, command)] + command.configuration.subcommands.flatMap { walk(words + " " + ($0.configuration.commandName ?? $0._commandName), $0) }
         }
-        return KeystoreCommand.commands.flatMap { walk($0.names[0], $0.command) }
+        return KeystoreCommand.commands.flatMap { walk($0.names[0], $0.command()) }
     }
 
     /// argument-parser names a command that does not name itself with `String(describing:)` of its type, whose

@@ -132,6 +132,27 @@ import TestFixtures
         #expect(throws: SessionError.expired) { try sessions.keyPair(for: token, identity: identity) }
     }
 
+    /// A review reads a session without deriving its key pair (`publicKey(of:identity:)`): the clear public key is
+    /// trusted only because it hashes, with the owner, to the binding sealed in the box, and the session is checked
+    /// as the full read checks it (expired, other identity).
+    @Test func theReviewsReadTrustsTheClearPublicKeyOnlyThroughTheBinding() throws {
+        let token = try sessions.open(keyPair, for: identity, ttl: 60)
+        let read = try sessions.publicKey(of: token, identity: identity)
+        #expect(read.publicKey == keyPair.publicKey && read.identity == identity)
+        #expect(throws: SessionError.otherIdentity(name: "default")) {
+            try sessions.publicKey(of: token, identity: .init(keystore: directory.path, name: IdentityName("other")))
+        }
+        let path = sessionFile(token)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        var object = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        object["publicKey"] = KeyPair.random().publicKey.accountID
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SessionError.forged) { try sessions.publicKey(of: token, identity: identity) }
+        try original.write(to: URL(fileURLWithPath: path))
+        clock.advance(60)
+        #expect(throws: SessionError.expired) { try sessions.publicKey(of: token, identity: identity) }
+    }
+
     @Test func aSessionServesOnlyItsOwnIdentity() throws {
         let token = try sessions.open(keyPair, for: identity, ttl: 60)
         let other = SessionStore.Owner(keystore: directory.path, name: IdentityName("other"))

@@ -121,17 +121,18 @@ extension Keystore {
         if let text = keys.sessionToken {
             do {
                 let token = try SessionToken(text)
-                let session = try sessions.session(for: token, identity: name.map(identity))
+                // Its key pair is derived only at approval, which reads the session again.
+                let session = try sessions.publicKey(of: token, identity: name.map(identity))
                 // The session must still match its vault: one opened before the identity was replaced holds the
                 // old key, and signing with it while the address shows the new one signs for an account the
                 // person no longer means.
                 let current = session.identity == identity(session.identity.name)
                     ? try stored(session.identity.name).accountKey()
                     : try VaultStore(directory: session.identity.keystore).key(named: session.identity.name).accountKey()
-                guard current == session.keyPair.publicKey else {
+                guard current == session.publicKey else {
                     throw SessionError.vaultChanged(name: session.identity.name.rawValue)
                 }
-                return SigningKey(name: session.identity.name, publicKey: session.keyPair.publicKey, holder: .session(token, session.identity), keystore: self)
+                return SigningKey(name: session.identity.name, publicKey: session.publicKey, holder: .session(token, session.identity), keystore: self)
             } catch let error as SessionError {
                 guard keys.pinAvailable else { throw error }
                 warn("\(error.message) Using the PIN instead.")

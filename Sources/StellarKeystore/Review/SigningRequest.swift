@@ -155,7 +155,7 @@ extension SigningRequest where Signed == SigningBatch {
 /// The Ed25519 key a request other than an authorization needs: a P-256 key never gets this far (the review
 /// refuses it), and would be refused here again.
 func ed25519(_ key: any AuthorizationSigning) throws -> any Signing {
-    guard let key = key as? any Signing else { throw ReviewError.onlySmartAccounts }
+    guard let key = key.ed25519Key else { throw ReviewError.onlySmartAccounts }
     return key
 }
 

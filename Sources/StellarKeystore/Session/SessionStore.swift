@@ -110,21 +110,40 @@ public struct SessionStore: Sendable {
 
     /// `keyPair(for:identity:)`, with the identity the session belongs to.
     package func session(for token: SessionToken, identity: Owner?) throws -> (keyPair: KeyPair, identity: Owner) {
-        let path = path(of: token)
-        guard let bytes = try Self.read(path) else {
+        let session = try Self.unseal(try bytes(of: token), with: token)
+        try checkLive(token, expiresAt: session.expiresAt, owner: session.identity, wanted: identity)
+        return (session.keyPair, session.identity)
+    }
+
+    /// `session(for:identity:)` without the key pair: the session's public key and owner, checked as fully (the
+    /// token opens it, the key and owner are the ones sealed in it, it has not expired). A review needs only these,
+    /// and deriving the key pair costs a guarded allocation and a scalar multiplication that a session `sign`, once
+    /// per signature, would make twice: the approval reads the session again for its key (`SigningKey.opened`).
+    package func publicKey(of token: SessionToken, identity: Owner?) throws -> (publicKey: PublicKey, identity: Owner) {
+        let session = try Self.unsealPublicKey(try bytes(of: token), with: token)
+        try checkLive(token, expiresAt: session.expiresAt, owner: session.identity, wanted: identity)
+        return (session.publicKey, session.identity)
+    }
+
+    /// The session file of `token`: ended when there is none, expired when its mark is left in its place.
+    private func bytes(of token: SessionToken) throws -> [UInt8] {
+        guard let bytes = try Self.read(path(of: token)) else {
             throw access(tombstonePath(of: Hex.string(token.id)), F_OK) == 0 ? SessionError.expired : SessionError.ended
         }
-        let session = try Self.unseal(bytes, with: token)
-        let left = session.expiresAt - Int64(now().timeIntervalSince1970)
+        return bytes
+    }
+
+    /// Refuses an expired session (deleting it) and one of another identity than `wanted`.
+    private func checkLive(_ token: SessionToken, expiresAt: Int64, owner: Owner, wanted: Owner?) throws {
+        let left = expiresAt - Int64(now().timeIntervalSince1970)
         // A clock set back must not stretch a session beyond the longest one.
         guard left > 0, left <= Self.longestTTL else {
-            retire(id: Hex.string(token.id), expiresAt: session.expiresAt)
+            retire(id: Hex.string(token.id), expiresAt: expiresAt)
             throw SessionError.expired
         }
-        guard identity == nil || identity == session.identity else {
-            throw SessionError.otherIdentity(name: session.identity.name.rawValue)
+        guard wanted == nil || wanted == owner else {
+            throw SessionError.otherIdentity(name: owner.name.rawValue)
         }
-        return (session.keyPair, session.identity)
     }
 
     /// A session file's bytes; one that is not a regular file, or too large, is not a session keystore wrote.
@@ -141,6 +160,24 @@ public struct SessionStore: Sendable {
     package static func unseal(_ bytes: [UInt8], with token: SessionToken) throws
         -> (keyPair: KeyPair, identity: Owner, expiresAt: Int64)
     {
+        let opened = try open(bytes, with: token)
+        let keyPair = try KeyPair(seedAt: 40..<72, of: opened.plaintext)
+        return (keyPair, try opened.owner(boundTo: keyPair.publicKey), opened.expiresAt)
+    }
+
+    /// `unseal(_:with:)` without deriving the key pair from the seed: the clear public key is trusted, as the clear
+    /// name and directory are, once the three hash to the binding inside the box (which was made from the key
+    /// pair's own public key).
+    static func unsealPublicKey(_ bytes: [UInt8], with token: SessionToken) throws
+        -> (publicKey: PublicKey, identity: Owner, expiresAt: Int64)
+    {
+        let opened = try open(bytes, with: token)
+        guard let publicKey = try? PublicKey(accountID: opened.file.publicKey) else { throw SessionError.forged }
+        return (publicKey, try opened.owner(boundTo: publicKey), opened.expiresAt)
+    }
+
+    /// A session file, parsed and its box opened with `token`'s key; nothing in the clear part checked yet.
+    private static func open(_ bytes: [UInt8], with token: SessionToken) throws -> Opened {
         guard let file = File(bytes), file.format == Self.format,
               file.version == 1,
               let nonce = Base64.decode(file.nonce), nonce.count == Sodium.secretBoxNonceBytes,
@@ -149,12 +186,23 @@ public struct SessionStore: Sendable {
         guard let plaintext = SecureBytes.opening(ciphertext, nonce: nonce, key: token.key) else {
             throw SessionError.forged
         }
-        let expiresAt = plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) }
-        let keyPair = try KeyPair(seedAt: 40..<72, of: plaintext)
-        let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
-        let claimed = (try? IdentityName(file.name)).map { Owner(keystore: file.keystore, name: $0) }
-        guard let claimed, binding == Self.binding(claimed, keyPair.publicKey) else { throw SessionError.forged }
-        return (keyPair, claimed, expiresAt)
+        return Opened(file: file, plaintext: plaintext)
+    }
+
+    /// A session file's box, opened: 8 bytes of expiry, the binding, the seed.
+    private struct Opened {
+        let file: File
+        let plaintext: SecureBytes
+
+        var expiresAt: Int64 { plaintext.withUnsafeBytes { Int64(bitPattern: $0.loadUnaligned(as: UInt64.self).bigEndian) } }
+
+        /// The identity the clear part names, if it and `publicKey` hash to the binding sealed in the box.
+        func owner(boundTo publicKey: PublicKey) throws -> Owner {
+            let binding = plaintext.withUnsafeBytes { Array($0[8..<40]) }
+            let claimed = (try? IdentityName(file.name)).map { Owner(keystore: file.keystore, name: $0) }
+            guard let claimed, binding == SessionStore.binding(claimed, publicKey) else { throw SessionError.forged }
+            return claimed
+        }
     }
 
     /// Ends a session by deleting its file, which kills the token with it. Returns whether there was one.
