@@ -12,6 +12,12 @@ import PackageDescription
 //   StellarWebAuth ──> CCurl (libcurl, loaded at run time)
 // Every target builds without a warning: one is an error, so that none piles up unseen.
 let warningsAreErrors: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+// The test targets compile whole-module where CI is set (CI=true bash .ci/run): a clean build, which is all CI makes,
+// then type-checks each test module once, where batch mode type-checks its declarations again in every batch and
+// in a separate module job. A developer's rebuild after editing one test file keeps batch mode, which recompiles
+// that file's batch only. Test targets alone: unsafe flags in a library target would stop an app depending on it.
+let testSettings: [SwiftSetting] = warningsAreErrors
+    + (Context.environment["CI"] == "true" ? [.unsafeFlags(["-wmo", "-num-threads", "2"], .when(configuration: .debug))] : [])
 
 let package = Package(
     name: "keystore",
@@ -78,24 +84,24 @@ let package = Package(
         // The fuzzing harness (fuzz/run); a plain build is the replayer the tests use for the saved inputs.
         .executableTarget(name: "keystore-fuzz", dependencies: ["StellarText", "StellarKeys", "StellarTransactions", "StellarKeystore", "StellarKeystoreAgent", "StellarWebAuth"], swiftSettings: warningsAreErrors),
         // A private swtpm per test suite, for the TPM-bound vault tests; the published vectors under fixtures/.
-        .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: warningsAreErrors),
+        .target(name: "SoftwareTPM", path: "Tests/SoftwareTPM", swiftSettings: testSettings),
         // A private SoftHSM2 token directory with one token, for the PKCS#11 tests.
-        .target(name: "SoftwareToken", path: "Tests/SoftwareToken", swiftSettings: warningsAreErrors),
-        .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: warningsAreErrors),
+        .target(name: "SoftwareToken", path: "Tests/SoftwareToken", swiftSettings: testSettings),
+        .target(name: "TestFixtures", dependencies: ["StellarKeys"], path: "Tests/TestFixtures", swiftSettings: testSettings),
         // pyca/cryptography in a virtualenv: an independent verifier of the TPM's P-256 signatures.
-        .target(name: "PythonCryptography", path: "Tests/PythonCryptography", swiftSettings: warningsAreErrors),
+        .target(name: "PythonCryptography", path: "Tests/PythonCryptography", swiftSettings: testSettings),
         // One test target per library target.
-        .testTarget(name: "StellarTextTests", dependencies: ["StellarText"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures", "SoftwareToken"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarKeystoreAgentTests", dependencies: ["StellarKeystoreAgent", "StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "StellarTextTests", dependencies: ["StellarText"], swiftSettings: testSettings),
+        .testTarget(name: "StellarKeysTests", dependencies: ["StellarKeys", "TestFixtures"], swiftSettings: testSettings),
+        .testTarget(name: "StellarTransactionsTests", dependencies: ["StellarTransactions", "StellarKeys", "StellarText", "TestFixtures"], swiftSettings: testSettings),
+        .testTarget(name: "StellarKeystoreTests", dependencies: ["StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures", "SoftwareToken"], swiftSettings: testSettings),
+        .testTarget(name: "StellarKeystoreAgentTests", dependencies: ["StellarKeystoreAgent", "StellarKeystore", "StellarKeys", "StellarTransactions", "StellarText", "TestFixtures"], swiftSettings: testSettings),
         .testTarget(name: "StellarKeystoreTPMTests",
-                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: warningsAreErrors),
-        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: warningsAreErrors),
+                    dependencies: ["StellarKeystoreTPM", "StellarKeystore", "StellarKeys", "SoftwareTPM", "TestFixtures", "PythonCryptography"], swiftSettings: testSettings),
+        .testTarget(name: "StellarWebAuthTests", dependencies: ["StellarWebAuth", "StellarKeystore", "StellarText", "StellarKeys", "StellarTransactions", "TestFixtures"], swiftSettings: testSettings),
         // An app's view of the library: public API only, no @testable.
-        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "PublicAPITests", dependencies: ["StellarKeystore", "StellarKeystoreTPM", "StellarKeys", "StellarTransactions", "SoftwareTPM", "TestFixtures"], swiftSettings: testSettings),
         // Depending on the executable makes `swift test` build the binary the CLI tests run.
-        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "KeystoreCLI", "keystore-fuzz", "StellarKeystore", "StellarKeystoreAgent", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: warningsAreErrors),
+        .testTarget(name: "KeystoreCLITests", dependencies: ["keystore", "KeystoreCLI", "keystore-fuzz", "StellarKeystore", "StellarKeystoreAgent", "StellarKeystoreTPM", "StellarWebAuth", "StellarKeys", "StellarTransactions", "SoftwareTPM", "SoftwareToken", "PythonCryptography", "TestFixtures"], swiftSettings: testSettings),
     ]
 )
