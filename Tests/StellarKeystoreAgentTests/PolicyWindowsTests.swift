@@ -12,7 +12,7 @@ import TestFixtures
     typealias Clock = AgentPolicyTests.Clock
 
     static func capped(_ rule: String = "r", perWindow: Int64, window: String = "1h") throws -> AgentPolicy {
-        try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"\(rule)\", \"kinds\": [\"transaction\"], \"limits\": "
+        try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"\(rule)\", \"kinds\": [\"transaction\"], \"operations\": [\"payment\"], \"limits\": "
             + "[{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(perWindow))\", \"window\": \"\(window)\"}]}]}")
     }
 
