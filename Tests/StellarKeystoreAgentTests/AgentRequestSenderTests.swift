@@ -80,6 +80,21 @@ import TestFixtures
         print(agent.makefile().readline().strip(), flush=True)
         """
 
+    /// Connects, then a child that gave up its uid for argv[3]'s sends the request; the answer is printed.
+    static let otherUser = """
+        import os, socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        child = os.fork()
+        if child == 0:
+            os.setgid(int(sys.argv[3]))
+            os.setuid(int(sys.argv[3]))
+            agent.sendall(sys.argv[2].encode() + b"\\n")
+            os._exit(0)
+        os.waitpid(child, 0)
+        print(agent.makefile().readline().strip(), flush=True)
+        """
+
     /// Two copies of the system's Python, `first/python3` and `second/python3`, in a directory removed at the end.
     struct Copies {
         let directory = TemporaryDirectory()
@@ -215,6 +230,17 @@ import TestFixtures
         running.stop()
         #expect(child > 0)
         #expect(running.log.contains { $0.contains("pid \(child) (exited) signPayload refused: the caller exited") }, "\(running.log)")
+    }
+
+    /// A connection passed to a process of another uid (here a child that gave up root's) is not a way in: its
+    /// requests are refused, though the agent accepted the connection from its own user.
+    @Test(.enabled(if: geteuid() == 0, "only root can become another user")) func aRequestFromAnotherUidIsRefused() throws {
+        let copies = try Copies()
+        let running = try copies.agent(allowing: copies.first)
+        let lines = try Self.run(copies.first, Self.otherUser, [running.socketPath, Self.request, "65534"])
+        #expect(lines.first?.contains("a request from uid 65534, not this agent's user") == true, "\(lines)")
+        running.stop()
+        #expect(running.log.contains { $0.contains(" uid 65534 signPayload refused: a request from uid 65534") }, "\(running.log)")
     }
 
     /// A request of which one process wrote a part and another the rest is refused: it could be judged as either.
