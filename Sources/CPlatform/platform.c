@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CPlatform.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 #include <sys/resource.h>
 #if defined(__linux__)
@@ -67,6 +69,109 @@ long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int3
         }
     }
     return count;
+}
+
+// Linux 6.5's options that name a message's sender by a pidfd (asm-generic/socket.h, linux/socket.h), for C
+// libraries whose headers predate them. Their values are the generic ones, which x86, Arm and RISC-V share; any
+// other architecture goes without, as an older kernel does.
+#if defined(__linux__) && !defined(SO_PASSPIDFD) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv))
+#define SO_PASSPIDFD 76
+#define SO_PEERPIDFD 77
+#endif
+#if defined(SO_PASSPIDFD) && !defined(SCM_PIDFD)
+#define SCM_PIDFD 0x04
+#endif
+
+int keystore_identify_senders(int fd) {
+#if defined(__linux__) && defined(SO_PASSPIDFD)
+    int on = 1, off = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) return -1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &on, sizeof on) != 0) {
+        int code = errno;
+        setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof off);
+        errno = code;
+        return -1;
+    }
+    return 0;
+#else
+    (void)fd;
+    errno = ENOPROTOOPT;
+    return -1;
+#endif
+}
+
+int keystore_peer_pidfd(int fd) {
+#if defined(__linux__) && defined(SO_PEERPIDFD)
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+    if (length != sizeof pidfd || pidfd < 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    // Not inherited by a process the agent might start.
+    fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+    return pidfd;
+#else
+    (void)fd;
+    errno = ENOPROTOOPT;
+    return -1;
+#endif
+}
+
+int keystore_pidfd_names_live_process(int pidfd) {
+#if defined(__linux__) && defined(SYS_pidfd_send_signal)
+    if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0) return 1;
+    return errno == ESRCH ? 0 : -1;
+#else
+    (void)pidfd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+long keystore_receive_from_sender(int fd, void *buffer, unsigned long size, int *pidfd, int *pidfd_error, int32_t *pid, uint32_t *uid) {
+    *pidfd = -1;
+    *pidfd_error = 0;
+    *pid = 0;
+    *uid = (uint32_t)-1;
+#if defined(__linux__) && defined(SO_PASSPIDFD)
+    struct iovec data = { .iov_base = buffer, .iov_len = size };
+    // Room for the credentials, the pidfd and a few descriptors more: descriptors a client passes (SCM_RIGHTS) are
+    // installed here only as far as they fit, and closed below; the kernel closes those that do not fit.
+    union { struct cmsghdr header; char space[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(4 * sizeof(int))]; } control;
+    struct msghdr message = { .msg_iov = &data, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+    ssize_t count = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (count < 0) return count;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET) continue;
+        if (header->cmsg_type == SCM_CREDENTIALS && header->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred credentials;
+            memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
+            *pid = credentials.pid;
+            *uid = credentials.uid;
+        } else if (header->cmsg_type == SCM_PIDFD && header->cmsg_len == CMSG_LEN(sizeof(int))) {
+            int received;
+            memcpy(&received, CMSG_DATA(header), sizeof received);
+            if (*pidfd >= 0) close(*pidfd);
+            // A negative number is the kernel's error for a pidfd it could not make (-ESRCH: the sender is gone).
+            *pidfd = received >= 0 ? received : -1;
+            *pidfd_error = received >= 0 ? 0 : -received;
+        } else if (header->cmsg_type == SCM_RIGHTS) {
+            size_t bytes = header->cmsg_len - CMSG_LEN(0);
+            for (size_t offset = 0; offset + sizeof(int) <= bytes; offset += sizeof(int)) {
+                int passed;
+                memcpy(&passed, CMSG_DATA(header) + offset, sizeof passed);
+                close(passed);
+            }
+        }
+    }
+    return count;
+#else
+    (void)fd; (void)buffer; (void)size;
+    errno = ENOPROTOOPT;
+    return -1;
+#endif
 }
 
 int keystore_spawn_chdir(void *actions, const char *directory) {

@@ -3,31 +3,73 @@ import StellarKeystore
 import StellarText
 import StellarKeys
 
-/// The process at the other end of a connection: its pid from `SO_PEERCRED`, and `/proc/PID/exe` read when it
-/// connected (a pid alone could be reused by the time a person reads the log). For a question to a person, also
-/// its chain of parents, read then too.
+/// The process that asks: the one that wrote a request (the kernel names it for each read, with a pidfd), or,
+/// where the kernel cannot (before Linux 6.5), the one that connected (`SO_PEERCRED`). Its executable
+/// (`/proc/PID/exe`) is read when its request is, and, as far as the request needs them, its parents' executables
+/// (for a policy's rules) and its chain up to its session leader (for a question to a person); a pid alone could be
+/// reused by the time a person reads the log. With a pidfd the reads are checked afterwards (`NamedProcess`): a
+/// process that was reaped meanwhile is refused, never taken for the process that got its pid.
 package struct AgentCaller: CustomStringConvertible {
     let pid: Int32
     let executable: String
     /// The executable's path as the kernel reports it, unescaped, for a policy's rules to match; nil when it
     /// could not be read.
     let executablePath: String?
-    /// From `SO_PEERCRED`; nil for a caller made without a connection.
+    /// As the kernel named it with the request (or at `connect`); nil for a caller made without a connection.
     let uid: UInt32?
     /// The caller and its parents up to its session leader; empty unless asked for (it costs two reads of /proc
     /// per process, which only a question to a person needs).
     let chain: CallerChain
+    /// The executables of the caller's parents, the nearest first (`parentExecutables()`); nil unless asked for.
+    private let parents: [String]?
     /// The connection, watched while a question is pending: a client that hangs up withdraws it.
     let socket: UnixSocket?
 
+    /// The caller has exited (been reaped), so what was read by its pid may be another process's.
+    struct Gone: Error {}
+
     package init(pid: Int32) { self.init(pid: pid, uid: nil, withChain: false, socket: nil) }
 
+    /// Read by `pid` alone, unchecked: for a kernel that names no process by a pidfd.
     init(pid: Int32, uid: UInt32?, withChain: Bool, socket: UnixSocket?) {
         self.pid = pid
         self.uid = uid
         executablePath = Self.executable(of: pid)
         executable = executablePath.map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
         chain = withChain ? CallerChain(from: pid) : CallerChain(processes: [], isCut: false)
+        parents = nil
+        self.socket = socket
+    }
+
+    /// Read by the pid of `process`, then checked: `Gone` if the pidfd no longer names a process with that pid.
+    /// The parents are checked too (`Lineage`).
+    init(_ process: NamedProcess, uid: UInt32?, readingParents: Bool, withChain: Bool, socket: UnixSocket?) throws(Gone) {
+        pid = process.pid
+        self.uid = uid
+        let path = Self.executable(of: pid)
+        if readingParents || withChain {
+            let lineage = Lineage(of: pid, pastSessionLeader: readingParents)
+            parents = readingParents ? lineage.parentExecutables : nil
+            chain = withChain ? lineage.chain(callerPath: path) : CallerChain(processes: [], isCut: false)
+        } else {
+            parents = nil
+            chain = CallerChain(processes: [], isCut: false)
+        }
+        // Last: every read above was of this process (and, through `Lineage`'s checks, of its parents).
+        guard process.isStillThere else { throw Gone() }
+        executablePath = path
+        executable = path.map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
+        self.socket = socket
+    }
+
+    /// A caller that had exited (been reaped) when it was to be read: nothing read by its pid could be trusted.
+    init(exited pid: Int32, uid: UInt32?, socket: UnixSocket?) {
+        self.pid = pid
+        self.uid = uid
+        executablePath = nil
+        executable = "(exited)"
+        chain = CallerChain(processes: [.init(pid: pid, name: nil)], isCut: false)
+        parents = []
         self.socket = socket
     }
 
@@ -36,6 +78,7 @@ package struct AgentCaller: CustomStringConvertible {
     /// The executables of the caller's parents, the nearest first, up to `CallerChain.longest` or a process whose
     /// executable cannot be read (read when a policy's rule names parents; a parent that has exited ends it).
     func parentExecutables() -> [String] {
+        if let parents { return parents }
         var paths: [String] = []
         var next = pid
         while paths.count < CallerChain.longest, let stat = CallerChain.stat(of: next), stat.parent > 0,
@@ -50,6 +93,72 @@ package struct AgentCaller: CustomStringConvertible {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         return count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+    }
+}
+
+/// A process and its parents as /proc showed them, checked after they were read: each parent's pid is read from
+/// its child's `stat`, and read again once everything is read, from the farthest parent to the caller. A child's
+/// parent changes only when its parent exits (it is given to a reaper, for good), so a parent still there at the
+/// second read was there through every read of it, and what was read by its pid was its own; the chain ends
+/// before the first parent that changed. The caller itself is checked by its pidfd, after this.
+struct Lineage {
+    struct Member {
+        let pid: Int32
+        let stat: (command: String, parent: Int32, session: Int32)?
+        let executable: String?
+    }
+
+    /// The caller first; a member whose `stat` is nil had exited by the time it was read.
+    private(set) var members: [Member] = []
+    /// Whether the reading stopped at `CallerChain.longest` parents before a session leader.
+    private(set) var isCut = false
+
+    init(of pid: Int32, pastSessionLeader: Bool) {
+        var next = pid
+        while true {
+            guard members.count <= CallerChain.longest else {
+                isCut = true
+                break
+            }
+            let stat = CallerChain.stat(of: next)
+            members.append(Member(pid: next, stat: stat, executable: stat == nil ? nil : AgentCaller.executable(of: next)))
+            guard let stat, stat.parent > 0, pastSessionLeader || stat.session != next else { break }
+            next = stat.parent
+        }
+        // Read again, the farthest first: a parent that changed ends the chain before the parent it had.
+        for index in members.indices.dropLast().reversed() where CallerChain.stat(of: members[index].pid)?.parent != members[index].stat?.parent {
+            members.removeSubrange((index + 1)...)
+            isCut = false
+        }
+    }
+
+    /// As `AgentCaller.parentExecutables()`.
+    var parentExecutables: [String] {
+        Array(members.dropFirst().prefix { $0.executable != nil }.prefix(CallerChain.longest).map { $0.executable! })
+    }
+
+    /// The chain a person is shown: up to the session leader, at most `CallerChain.longest` processes.
+    func chain(callerPath: String?) -> CallerChain {
+        var processes: [CallerChain.Process] = []
+        var cut = isCut
+        for (index, member) in members.enumerated() {
+            guard processes.count < CallerChain.longest else {
+                cut = true
+                break
+            }
+            guard let stat = member.stat else {
+                processes.append(.init(pid: member.pid, name: nil))
+                break
+            }
+            let path = index == 0 ? callerPath : member.executable
+            let name = path.map { index == 0 ? $0 : String($0.split(separator: "/").last ?? Substring($0)) } ?? "[\(stat.command)]"
+            processes.append(.init(pid: member.pid, name: TerminalText.escaped(name, limit: index == 0 ? nil : TerminalText.valueLimit)))
+            if stat.session == member.pid || stat.parent <= 0 {
+                cut = false
+                break
+            }
+        }
+        return CallerChain(processes: processes, isCut: cut)
     }
 }
 

@@ -80,6 +80,9 @@ public final class KeystoreAgent: @unchecked Sendable {
     public let options: Options
     /// Whether the socket is one a service manager passed (`init(inheriting:options:)`), which outlives the agent.
     public let isSocketActivated: Bool
+    /// Whether the kernel names the process that wrote each request (Linux 6.5's `SO_PASSPIDFD`), which is then
+    /// the caller a request is judged as; otherwise the process that connected is, as it was when it connected.
+    let identifiesSenders: Bool
     private let listener: UnixSocket
     private let wakePipe: WakePipe
     /// A descriptor kept open to be given up when the process has no other: then a waiting connection can be
@@ -172,6 +175,13 @@ public final class KeystoreAgent: @unchecked Sendable {
         // is said in the agent's log, where its person looks.
         options.policy?.logging { logQueue.append("\(KeystoreAgent.timestamp()) \($0)") }
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        // On the listening socket, so that every connection has it from its first byte, written before it was
+        // accepted too.
+        identifiesSenders = listener.identifySenders()
+        if !identifiesSenders {
+            log("\(Self.timestamp()) this kernel does not name the process that writes each request (SO_PASSPIDFD, Linux 6.5): "
+                + "each request is judged as the process that connected, read when it connected")
+        }
     }
 
     deinit {

@@ -43,6 +43,15 @@ final class ReadBuffer {
         return read
     }
 
+    /// `read(from:)`, and who wrote what was read (`UnixSocket.read(into:naming:)`).
+    func read(from socket: UnixSocket, naming sender: inout UnixSocket.Sender?) -> Int? {
+        precondition(!isFull)
+        if count == storage.count { grow() }
+        let read = socket.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[count...]), naming: &sender)
+        count += read ?? 0
+        return read
+    }
+
     /// Drops the first `dropped` bytes and zeroes the space they leave at the end.
     func removeFirst(_ dropped: Int) {
         guard dropped > 0, let base = storage.baseAddress else { return }

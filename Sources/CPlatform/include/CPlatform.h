@@ -26,6 +26,28 @@ int keystore_peer_credentials(int fd, int32_t *pid, uint32_t *uid);
 /// came. Returns the count, 0 at the end of the stream, or -1 with errno set.
 long keystore_receive_with_sender(int fd, void *buffer, unsigned long size, int32_t *pid);
 
+/// Has the kernel name the sender of everything read from now on on the Unix stream socket `fd` (SO_PASSCRED and
+/// Linux 6.5's SO_PASSPIDFD; a listening socket passes both to the connections it accepts). Returns 0, or -1 with
+/// errno set (ENOPROTOOPT: this kernel cannot), with neither left on.
+int keystore_identify_senders(int fd);
+
+/// A pidfd for the process that connected to the Unix socket `fd` (SO_PEERPIDFD, Linux 6.5), close-on-exec, to
+/// be closed by the caller; or -1 with errno set.
+int keystore_peer_pidfd(int fd);
+
+/// Whether the process a pidfd names has not been reaped (signal 0 through pidfd_send_signal, Linux 5.1: a process
+/// that exited and was not yet reaped still counts, and its pid can be no other's until it is). Returns 1 if so,
+/// 0 if it is gone (ESRCH), or -1 with errno set.
+int keystore_pidfd_names_live_process(int pidfd);
+
+/// recvmsg on a Unix stream socket that names senders (keystore_identify_senders), and who wrote what was read:
+/// a pidfd for the sender in *pidfd (close-on-exec, to be closed by the caller), or -1 with, in *pidfd_error,
+/// the error with which the kernel could not make one (ESRCH: the sender was gone) or 0 if none came; its pid and
+/// uid in *pid and *uid (0 and (uint32_t)-1 if they did not come). The kernel never joins the writes of two senders in one
+/// read. Descriptors the sender passed along (SCM_RIGHTS) are closed. Returns the count, 0 at the end of the
+/// stream, or -1 with errno set.
+long keystore_receive_from_sender(int fd, void *buffer, unsigned long size, int *pidfd, int *pidfd_error, int32_t *pid, uint32_t *uid);
+
 /// Adds "close every descriptor from `lowest` up" to posix_spawn file actions (glibc's
 /// posix_spawn_file_actions_addclosefrom_np, declared only under _GNU_SOURCE). Returns 0 or an error number.
 int keystore_spawn_close_from(void *actions, int lowest);

@@ -131,6 +131,46 @@ package final class UnixSocket: @unchecked Sendable {
         return Peer(pid: pid, uid: uid)
     }
 
+    /// Has the kernel name the sender of each read from now on (`read(into:naming:)`): set on a listening socket,
+    /// it passes to every connection accepted from it, from its first byte. False when this kernel cannot
+    /// (`SO_PASSPIDFD` came with Linux 6.5).
+    package func identifySenders() -> Bool { keystore_identify_senders(fd) == 0 }
+
+    /// A pidfd for the process that connected (`SO_PEERPIDFD`), the caller's to close; nil when the kernel gives
+    /// none (before Linux 6.5).
+    package func peerProcessDescriptor() -> Int32? {
+        let pidfd = keystore_peer_pidfd(fd)
+        return pidfd >= 0 ? pidfd : nil
+    }
+
+    /// Whether the process `pidfd` names (one of `peerProcessDescriptor` or `Sender`) has not been reaped, so
+    /// that its pid is still its own; false also when that cannot be told.
+    package static func processIsThere(_ pidfd: Int32) -> Bool { keystore_pidfd_names_live_process(pidfd) == 1 }
+
+    /// Who wrote what one read returned, as the kernel named it (`identifySenders`).
+    package struct Sender {
+        /// A pidfd for the writer, the caller's to close; nil when none came.
+        package let processDescriptor: Int32?
+        /// Why the kernel made no pidfd (ESRCH: the writer was gone), or 0.
+        package let processDescriptorError: Int32
+        /// 0 and `UInt32.max` when they did not come.
+        package let pid: Int32
+        package let uid: UInt32
+    }
+
+    /// `read(into:)` on a socket that names senders, and who wrote what was read: the kernel never joins two
+    /// writers' bytes in one read. Descriptors the writer passed along are closed.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, naming sender: inout Sender?) -> Int? {
+        while true {
+            var pidfd: Int32 = -1, problem: Int32 = 0, pid: Int32 = 0, uid: UInt32 = .max
+            let count = keystore_receive_from_sender(fd, buffer.baseAddress, UInt(buffer.count), &pidfd, &problem, &pid, &uid)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            sender = Sender(processDescriptor: pidfd >= 0 ? pidfd : nil, processDescriptorError: problem, pid: pid, uid: uid)
+            return Int(count)
+        }
+    }
+
     /// Waits until one of `fds` can be read (or is closed), at most `milliseconds` (-1: forever); for each,
     /// whether it can. Nil if poll failed.
     package static func waitForInput(_ fds: [Int32], milliseconds: Int32) -> [Bool]? {

@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+@testable import StellarKeys
+@testable import StellarKeystore
+@testable import StellarKeystoreAgent
+import TestFixtures
+
+/// Each request is judged as the process that wrote it, as the kernel names it with the request (a pidfd), not as
+/// the process that connected: a connection passed on with `SCM_RIGHTS`, kept across an `exec`, or written to by a
+/// child is another caller's then. A writer that was reaped before its request was read is refused, never taken
+/// for whatever has its pid now. The clients are copies of one Python interpreter at two paths.
+@Suite(.offThePool) struct AgentRequestSenderTests {
+    static let request = #"{"jsonrpc":"2.0","id":1,"method":"signPayload","params":{"payload":"AA=="}}"#
+
+    /// Connects to argv[1], then hands the connection to a copy at argv[2] over a socket pair (SCM_RIGHTS) and
+    /// waits for it; the copy sends the request and prints the answer.
+    static let passing = """
+        import socket, subprocess, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        mine, theirs = socket.socketpair()
+        receiver = '''
+        import socket, sys
+        carrier = socket.socket(fileno=int(sys.argv[1]))
+        _, fds, _, _ = socket.recv_fds(carrier, 1, 1)
+        s = socket.socket(fileno=fds[0])
+        s.sendall(sys.argv[2].encode() + b"\\\\n")
+        print(s.makefile().readline().strip(), flush=True)
+        '''
+        child = subprocess.Popen([sys.argv[2], '-c', receiver, str(theirs.fileno()), sys.argv[3]], pass_fds=[theirs.fileno()])
+        socket.send_fds(mine, [b'x'], [agent.fileno()])
+        child.wait()
+        """
+
+    /// Connects to argv[1], then runs the copy at argv[2] in its place (`exec`), the connection kept open across it.
+    static let execing = """
+        import os, socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        os.set_inheritable(agent.fileno(), True)
+        sent = '''
+        import socket, sys
+        s = socket.socket(fileno=int(sys.argv[1]))
+        s.sendall(sys.argv[2].encode() + b"\\\\n")
+        print(s.makefile().readline().strip(), flush=True)
+        '''
+        os.execv(sys.argv[2], [sys.argv[2], '-c', sent, str(agent.fileno()), sys.argv[3]])
+        """
+
+    /// Sends request 1 itself; then a child (a fork: the same executable, another pid) sends request 2 and exits,
+    /// and is reaped before "reaped" is printed; then the answers are printed.
+    static let forking = """
+        import os, socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        agent.sendall(sys.argv[2].encode() + b"\\n")
+        child = os.fork()
+        if child == 0:
+            agent.sendall(sys.argv[3].encode() + b"\\n")
+            os._exit(0)
+        os.waitpid(child, 0)
+        print("reaped %d" % child, flush=True)
+        answers = agent.makefile()
+        print(answers.readline().strip(), flush=True)
+        print(answers.readline().strip(), flush=True)
+        """
+
+    /// Sends the first half of a request, then a child sends the rest.
+    static let halving = """
+        import os, socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        request = sys.argv[2].encode() + b"\\n"
+        agent.sendall(request[:20])
+        child = os.fork()
+        if child == 0:
+            agent.sendall(request[20:])
+            os._exit(0)
+        os.waitpid(child, 0)
+        print(agent.makefile().readline().strip(), flush=True)
+        """
+
+    /// Connects, then a child that gave up its uid for argv[3]'s sends the request; the answer is printed.
+    static let otherUser = """
+        import os, socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        child = os.fork()
+        if child == 0:
+            os.setgid(int(sys.argv[3]))
+            os.setuid(int(sys.argv[3]))
+            agent.sendall(sys.argv[2].encode() + b"\\n")
+            os._exit(0)
+        os.waitpid(child, 0)
+        print(agent.makefile().readline().strip(), flush=True)
+        """
+
+    /// Two copies of the system's Python, `first/python3` and `second/python3`, in a directory removed at the end.
+    struct Copies {
+        let directory = TemporaryDirectory()
+        var first: String { "\(directory.path)/first/python3" }
+        var second: String { "\(directory.path)/second/python3" }
+
+        init() throws {
+            let python = try #require(["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) })
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: python).resolvingSymlinksInPath())
+            for copy in ["first", "second"] {
+                try FileManager.default.createDirectory(atPath: "\(directory.path)/\(copy)", withIntermediateDirectories: true)
+                // Written through a close-on-exec descriptor: one that a process started meanwhile by another test
+                // inherited would keep the copy busy for writing (ETXTBSY) as long as that process runs.
+                let fd = open("\(directory.path)/\(copy)/python3", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
+                try #require(fd >= 0)
+                let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+                try #require(written == bytes.count)
+            }
+            // Until the copies run: a child forked by another thread before it closed the descriptor holds it until
+            // it execs.
+            for copy in [first, second] {
+                var ran = false
+                for _ in 0..<50 where !ran {
+                    ran = (try? AgentRequestSenderTests.run(copy, "pass", [])) != nil
+                    if !ran { usleep(20_000) }
+                }
+                try #require(ran, "\(copy) does not run")
+            }
+        }
+
+        /// An agent whose one rule allows raw payloads from `executable` alone.
+        func agent(allowing executable: String, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil) throws -> RunningAgent {
+            let policy = try AgentPolicy(json: Array("""
+                {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "\(executable)"}], "kinds": ["payload"]}]}
+                """.utf8))
+            let running = try RunningAgent(confirm: confirm, policy: PolicyWindows(directory: directory.path, policy: policy))
+            try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+            return running
+        }
+    }
+
+    /// Runs `executable -c script arguments…`; its output's lines, each handed to `line` as it comes.
+    static func run(_ executable: String, _ script: String, _ arguments: [String], line: (String) -> Void = { _ in }) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["-c", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var lines: [String] = []
+        var pending = Data()
+        while true {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            pending.append(data)
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let text = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending = Data(pending[(newline + 1)...])
+                lines.append(text)
+                line(text)
+            }
+        }
+        process.waitUntilExit()
+        return lines
+    }
+
+    static func signed(_ answer: String?) -> Bool { answer?.contains(#""signature""#) == true }
+
+    @Test func aConnectionPassedToAnotherExecutableIsJudgedAsTheOneThatWrites() throws {
+        let copies = try Copies()
+        // Allowed: the process that sends, not the one that connected.
+        let allowingTheWriter = try copies.agent(allowing: copies.second)
+        let passed = try Self.run(copies.first, Self.passing, [allowingTheWriter.socketPath, copies.second, Self.request])
+        #expect(passed.count == 1 && Self.signed(passed.first), "\(passed)")
+        allowingTheWriter.stop()
+        let logged = try #require(allowingTheWriter.log.first { $0.contains("signPayload") })
+        #expect(logged.contains(" \(copies.second) (on a connection made by pid ") && logged.contains(" \(copies.first))"), "\(logged)")
+
+        // Allowed: the process that connected, which passes its connection on.
+        let allowingTheConnector = try copies.agent(allowing: copies.first)
+        let refused = try Self.run(copies.first, Self.passing, [allowingTheConnector.socketPath, copies.second, Self.request])
+        #expect(refused.count == 1 && !Self.signed(refused.first))
+        #expect(refused.first?.contains("no rule allows payload requests for golden from \(copies.second)") == true, "\(refused)")
+    }
+
+    @Test func aConnectionKeptAcrossExecIsJudgedAsTheNewExecutable() throws {
+        let copies = try Copies()
+        let allowingTheConnector = try copies.agent(allowing: copies.first)
+        let refused = try Self.run(copies.first, Self.execing, [allowingTheConnector.socketPath, copies.second, Self.request])
+        #expect(refused.first?.contains("no rule allows payload requests for golden from \(copies.second)") == true, "\(refused)")
+        let allowingTheNew = try copies.agent(allowing: copies.second)
+        let signed = try Self.run(copies.first, Self.execing, [allowingTheNew.socketPath, copies.second, Self.request])
+        #expect(Self.signed(signed.first), "\(signed)")
+    }
+
+    /// A question to a person names the process that wrote the request, and so does the log.
+    @Test func theQuestionShowsTheProcessThatWrote() throws {
+        let copies = try Copies()
+        let asked = RunningAgent.LockedLines()
+        let plain = try RunningAgent(confirm: { question in asked.append(question.caller.text); return true })
+        try AgentClient(socketPath: plain.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        let answers = try Self.run(copies.first, Self.passing, [plain.socketPath, copies.second, Self.request])
+        #expect(Self.signed(answers.first), "\(answers)")
+        let shown = try #require(asked.lines.first)
+        #expect(shown.hasPrefix("\(copies.second) ("), "\(shown)")
+        // Its parent is the process that connected and passed the connection on.
+        #expect(shown.contains(" ← python3 ("), "\(shown)")
+        plain.stop()
+        #expect(plain.log.contains { $0.contains(" \(copies.second) (on a connection made by pid ") && $0.contains("signPayload") })
+    }
+
+    /// A writer reaped before its request is read is refused as gone, though the process that connected (the
+    /// same executable) is still there and would be allowed.
+    @Test func aWriterThatExitedBeforeItsRequestWasReadIsRefused() throws {
+        let copies = try Copies()
+        let release = DispatchSemaphore(value: 0)
+        // The first request's question holds the connection's thread until the child that wrote the second has
+        // been reaped.
+        let running = try RunningAgent(confirm: { _ in release.wait(timeout: .now() + 20) == .success })
+        try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        let second = Self.request.replacingOccurrences(of: #""id":1"#, with: #""id":2"#)
+        var child: Int32 = 0
+        let lines = try Self.run(copies.first, Self.forking, [running.socketPath, Self.request, second]) { line in
+            if line.hasPrefix("reaped ") {
+                child = Int32(line.dropFirst(7)) ?? 0
+                release.signal()
+            }
+        }
+        #expect(lines.count == 3, "\(lines)")
+        #expect(Self.signed(lines.dropFirst().first), "\(lines)")
+        #expect(lines.last?.contains(#""id":2"#) == true && lines.last?.contains("the caller exited before its request was read") == true, "\(lines)")
+        running.stop()
+        #expect(child > 0)
+        #expect(running.log.contains { $0.contains("pid \(child) (exited) signPayload refused: the caller exited") }, "\(running.log)")
+    }
+
+    /// A connection passed to a process of another uid (here a child that gave up root's) is not a way in: its
+    /// requests are refused, though the agent accepted the connection from its own user.
+    @Test(.enabled(if: geteuid() == 0, "only root can become another user")) func aRequestFromAnotherUidIsRefused() throws {
+        let copies = try Copies()
+        let running = try copies.agent(allowing: copies.first)
+        let lines = try Self.run(copies.first, Self.otherUser, [running.socketPath, Self.request, "65534"])
+        #expect(lines.first?.contains("a request from uid 65534, not this agent's user") == true, "\(lines)")
+        running.stop()
+        #expect(running.log.contains { $0.contains(" uid 65534 signPayload refused: a request from uid 65534") }, "\(running.log)")
+    }
+
+    /// A request of which one process wrote a part and another the rest is refused: it could be judged as either.
+    @Test func aRequestWrittenByTwoProcessesIsRefused() throws {
+        let copies = try Copies()
+        let running = try copies.agent(allowing: copies.first)
+        let lines = try Self.run(copies.first, Self.halving, [running.socketPath, Self.request])
+        #expect(lines.first?.contains("the request was written by more than one process") == true, "\(lines)")
+    }
+}
