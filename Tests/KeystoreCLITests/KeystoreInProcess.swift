@@ -12,15 +12,26 @@ import Glibc
 /// Each run has files of its own for its standard descriptors (opened close-on-exec: a process another test starts
 /// meanwhile inherits none of them), no controlling terminal (a prompt fails at once, as under `KeystoreProcess`,
 /// whose runs start in a new session), and its own environment: the tests' own with `environment` on top. Nothing
-/// of the process changes, so runs go on in parallel. What a process is needed for stays with `KeystoreProcess`:
+/// of the process changes, so runs go on in parallel; the one command that would change it (a completion script,
+/// `NeedsAProcess`) is refused. What a process is needed for stays with `KeystoreProcess`:
 /// a terminal, a signal, an inherited descriptor (`--pin-fd`), a crash, a resource limit, another program.
 struct KeystoreInProcess {
     /// Environment variables set for every run on top of the test's own; `nil` removes a variable.
     var environment: [String: String?] = [:]
 
+    /// What a run in-process cannot do without changing the process for every other run: write a completion script
+    /// (argument-parser then formats each later completion answer in the process for that script's shell).
+    struct NeedsAProcess: Error, CustomStringConvertible {
+        let arguments: [String]
+        var description: String { "keystore \(arguments.joined(separator: " ")) changes argument-parser's state for the whole process: run it with KeystoreProcess" }
+    }
+
     /// Runs `keystore arguments…` with `stdin` on standard input. There is no `timeout`: a run in-process cannot
     /// be killed, and none waits for anything but its files (no terminal, no descriptor of the test's).
     func run(_ arguments: [String], stdin: [UInt8] = []) throws -> KeystoreProcess.Result {
+        if arguments.contains(where: { $0 == "--generate-completion-script" || $0.hasPrefix("--generate-completion-script=") }) {
+            throw NeedsAProcess(arguments: arguments)
+        }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keystore-inprocess-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
