@@ -25,7 +25,6 @@ struct TPMMoveCLITests {
         let old = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
         let new = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
         let other = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
-        defer { for machine in [old, new, other] { machine.tpm.stop() } }
         let signup = try old.run(["signup", "--name", "alice", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"],
                                  stdin: "\(pin)\n")
         try #require(signup.status == 0, "\(signup.stderr)")
@@ -68,7 +67,6 @@ struct TPMMoveCLITests {
     @Test func aSwappedTargetFileGetsNothing() throws {
         let old = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
         let new = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
-        defer { for machine in [old, new] { machine.tpm.stop() } }
         let signup = try old.run(["signup", "--name", "alice", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"],
                                  stdin: "\(pin)\n")
         try #require(signup.status == 0, "\(signup.stderr)")
@@ -101,7 +99,6 @@ struct TPMMoveCLITests {
     @Test func aBackupRestoresBoundToTheNewTPMOnlyWhenAsked() throws {
         let old = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
         let new = Machine(home: try KeystoreHome(), tpm: try SoftwareTPM())
-        defer { for machine in [old, new] { machine.tpm.stop() } }
         let signup = try old.run(["signup", "--name", "alice", "--tpm", "--allow-open-lockout", "--kdf", "interactive", "--pin-stdin"],
                                  stdin: "\(pin)\n")
         try #require(signup.status == 0, "\(signup.stderr)")

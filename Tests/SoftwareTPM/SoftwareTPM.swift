@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -6,7 +7,8 @@ import Glibc
 
 /// A private swtpm for a test suite: its own state directory and a free loopback port pair, started when the
 /// suite starts (`.softwareTPM`) and stopped by its process id when the suite ends, state and all. Without a
-/// resource manager in between, as a leaked handle would show.
+/// resource manager in between, as a leaked handle would show. One a test starts itself stops when the test lets
+/// go of it: a test that forgot to (or threw before its `defer`) once left seven swtpm and their state each run.
 public final class SoftwareTPM: Sendable {
     /// The suite's TPM, inside a suite that has the `.softwareTPM` trait.
     @TaskLocal public static var current: SoftwareTPM?
@@ -21,6 +23,9 @@ public final class SoftwareTPM: Sendable {
     public let port: Int
     public let stateDirectory: String
     private let pid: pid_t
+    /// Whether `stop` ran: it runs once, so a later call (the release after the trait's) never signals a process
+    /// id the system has since given to another process.
+    private let stopped = Mutex(false)
 
     /// The TCTI configuration keystore's `KEYSTORE_TPM_TCTI` takes.
     public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
@@ -60,8 +65,11 @@ public final class SoftwareTPM: Sendable {
         throw SoftwareTPMError(message: lastFailure)
     }
 
-    /// Stops swtpm and deletes its state. Called once, by the trait.
+    deinit { stop() }
+
+    /// Stops swtpm and deletes its state; the first call does, a later one nothing.
     public func stop() {
+        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
         // SIGKILL: a child of the test process inherits its blocked signals (SIGTERM among them), and its state
         // is deleted anyway.
         kill(pid, SIGKILL)
