@@ -9,7 +9,10 @@
 #     agent without one, in the same run (issue 44: the policy adds at most 10%).
 # The agent logs every request (to a file here), as it always does.
 #   - a signTransaction round trip (a payment made by stellar-sdk, from the identity), with and without the policy;
-#     under it the payment is counted against a daily cap, so each one reads and rewrites the rule's window file.
+#     under it the payment is counted against a daily cap, so each one is recorded durably in the windows file
+#     before the signature leaves; under a third agent, whose rule caps each payment but keeps no window, the
+#     policy's decision alone; and beside them one durable write of a small file (temporary file, fsync, rename,
+#     directory fsync), what a counted spend adds.
 # Usage: bench/agent.sh [N=20000] [RUNS=200] [PYTHON=python3 with stellar-sdk]     (needs minisign: apt-get install minisign)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +24,11 @@ source bench/build.sh
 WORK=$(mktemp -d)
 AGENT_PID=
 POLICY_AGENT_PID=
+REQUEST_CAP_AGENT_PID=
 cleanup() {
     [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
     [ -n "$POLICY_AGENT_PID" ] && kill "$POLICY_AGENT_PID" 2>/dev/null && wait "$POLICY_AGENT_PID" 2>/dev/null
+    [ -n "$REQUEST_CAP_AGENT_PID" ] && kill "$REQUEST_CAP_AGENT_PID" 2>/dev/null && wait "$REQUEST_CAP_AGENT_PID" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -50,9 +55,9 @@ AGENT_PID=$!
 for _ in $(seq 100); do [ -S "$SOCKET" ] && break; sleep 0.05; done
 "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
 
-# The same agent with a ten-rule policy, on a socket of its own.
-POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
-{
+# The same agent with a ten-rule policy, on a socket of its own. $1: the limit of the rule that allows this
+# client's payments.
+policy() {
     printf '{"version": 1, "rules": [\n'
     # Other callers' rules, half for payloads (which take no limits), half for capped payments.
     for n in $(seq 8); do
@@ -64,14 +69,25 @@ POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
         fi
     done
     printf '{"name": "bench-payments", "callers": [{"executable": "%s"}], "kinds": ["transaction"],' "$WORK/limits"
-    printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}]},\n'
+    printf ' "operations": ["payment"], "limits": [{"asset": "native", %s}]},\n' "$1"
     printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
-} > "$WORK/policy.json"
-chmod 600 "$WORK/policy.json"
-"$KEYSTORE" agent start --foreground --socket "$POLICY_SOCKET" --policy "$WORK/policy.json" --log "$WORK/agent-policy.log" >/dev/null 2>&1 &
-POLICY_AGENT_PID=$!
-for _ in $(seq 100); do [ -S "$POLICY_SOCKET" ] && break; sleep 0.05; done
-KEYSTORE_AGENT="$POLICY_SOCKET" "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
+}
+# $1: the socket, $2: the policy file, $3: the log. Prints the agent's process id.
+start_policy_agent() {
+    chmod 600 "$2"
+    "$KEYSTORE" agent start --foreground --socket "$1" --policy "$2" --log "$3" >/dev/null 2>&1 &
+    echo $!
+}
+POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
+REQUEST_CAP_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-request-cap.sock"
+policy '"perWindow": "1000000000", "window": "24h"' > "$WORK/policy.json"
+policy '"perRequest": "1000000000"' > "$WORK/policy-request-cap.json"
+POLICY_AGENT_PID=$(start_policy_agent "$POLICY_SOCKET" "$WORK/policy.json" "$WORK/agent-policy.log")
+REQUEST_CAP_AGENT_PID=$(start_policy_agent "$REQUEST_CAP_SOCKET" "$WORK/policy-request-cap.json" "$WORK/agent-request-cap.log")
+for socket in "$POLICY_SOCKET" "$REQUEST_CAP_SOCKET"; do
+    for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.05; done
+    KEYSTORE_AGENT="$socket" "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
+done
 
 raw=$("$WORK/limits" sign 100000)
 read -r median p99 < <("$WORK/limits" agent "$SOCKET" "$N")
@@ -79,6 +95,8 @@ read -r policy_median policy_p99 < <("$WORK/limits" agent "$POLICY_SOCKET" "$N")
 TX_N=$((N / 10))
 read -r tx_median _ < <("$WORK/limits" agent "$SOCKET" "$TX_N" "$WORK/transaction")
 read -r policy_tx_median _ < <("$WORK/limits" agent "$POLICY_SOCKET" "$TX_N" "$WORK/transaction")
+read -r request_cap_tx_median _ < <("$WORK/limits" agent "$REQUEST_CAP_SOCKET" "$TX_N" "$WORK/transaction")
+durable_write=$("$WORK/limits" durable-write "$KEYSTORE_HOME" "$TX_N")
 one=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 1)
 two=$("$WORK/limits" agent-rate "$SOCKET" "$N" 2 1)
 one_window=$("$WORK/limits" agent-rate "$SOCKET" "$N" 1 64)
@@ -102,6 +120,8 @@ printf '%-58s %12s ms    %s× the agent without one\n' "  with a ten-rule policy
 printf '%-58s %12s ms\n' "  with a ten-rule policy, 99th percentile" "$policy_p99"
 printf '%-58s %12s ms\n' "agent signTransaction round trip (a payment), median of $TX_N" "$tx_median"
 printf '%-58s %12s ms    %s× the agent without one\n' "  with the policy, the payment counted in its window" "$policy_tx_median" "$(ratio "$policy_tx_median" "$tx_median")"
+printf '%-58s %12s ms    %s× the agent without one\n' "  with the policy, the payment capped but kept in no window" "$request_cap_tx_median" "$(ratio "$request_cap_tx_median" "$tx_median")"
+printf '%-58s %12s ms    (the window adds %s ms)\n' "  one durable write of a small file, median of $TX_N" "$durable_write" "$(printf '%.4f' "$(echo "$policy_tx_median - $tx_median" | bc -l)")"
 printf '%-58s %12s ms\n' "  keystore sign with a session, a process per call" "$session"
 printf '%-58s %12s ms\n' "  minisign -S, a process per call" "$minisign"
 printf '%-58s %12s ms\n' "  keystore sign through the agent, a process per call" "$through"

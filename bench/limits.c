@@ -10,6 +10,9 @@
  *                        N signPayload requests over CONNECTIONS connections, one thread each, with at most
  *                        WINDOW requests in flight per connection (1: request and answer in turn): prints
  *                        signatures/s. Every answer is checked to be a result.
+ *   limits durable-write DIR N
+ *                        N durable replacements of a small file in DIR, as keystore writes one (a temporary file,
+ *                        fsync, rename over the file, fsync of the directory): prints the median in ms
  * Built by bench/sign.sh and bench/agent.sh with the system libsodium.
  */
 #define _GNU_SOURCE /* memmem */
@@ -222,7 +225,29 @@ int main(int argc, char **argv) {
         printf("%.0f\n", (n / connections * connections) / (seconds() - start));
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "durable-write") == 0) {
+        long n = atol(argv[3]);
+        double *times = calloc(n, sizeof *times);
+        char temporary[4096], final[4096], record[256];
+        snprintf(temporary, sizeof temporary, "%s/.limits-durable.tmp", argv[2]);
+        snprintf(final, sizeof final, "%s/limits-durable", argv[2]);
+        int directory = open(argv[2], O_RDONLY | O_DIRECTORY);
+        if (directory < 0) { perror("limits: directory"); return 1; }
+        for (long i = 0; i < n; i++) {
+            int length = snprintf(record, sizeof record, "{\"version\": 2, \"slices\": [[%ld, \"rule\", \"native\", 86400, \"1.5\", \"0\"]]}\n", i);
+            double start = seconds();
+            int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (fd < 0 || write(fd, record, length) != length || fsync(fd) != 0 || close(fd) != 0
+                || rename(temporary, final) != 0 || fsync(directory) != 0) { perror("limits: durable write"); return 1; }
+            times[i] = (seconds() - start) * 1000;
+        }
+        unlink(final);
+        close(directory);
+        qsort(times, n, sizeof *times, compare);
+        printf("%.4f\n", times[n / 2]);
+        return 0;
+    }
     fprintf(stderr, "usage: limits sign N | limits spawn N CMD... | limits rss CMD... | limits agent SOCKET N"
-                    " | limits agent-rate SOCKET N CONNECTIONS WINDOW\n");
+                    " | limits agent-rate SOCKET N CONNECTIONS WINDOW | limits durable-write DIR N\n");
     return 64;
 }
