@@ -14,13 +14,16 @@ import StellarKeys
 /// - a contract call `transfer(from, to, amount)` (SEP-41's signature, whatever the contract), made by an
 ///   operation or in an authorization tree: `amount` of the asset `C…` that the contract is (a classic asset's
 ///   Stellar Asset Contract is matched by `StellarAssetContract.id(of:on:)`);
+/// - `clawback`: its amount of its asset (it leaves an account and goes to no one);
 /// - the fee: a transaction's fee, a fee bump's outer fee (the inner fee is then not charged to anyone).
 ///
 /// Not countable (`uncountable` says why), because what they move is not in the request: `accountMerge` (the
-/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), an authorized contract call
+/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), `clawbackClaimableBalance`
+/// (a balance's id), `allowTrust` and `setTrustLineFlags` (revoking pulls offers and pool shares the ledger holds),
+/// `beginSponsoringFutureReserves` and `revokeSponsorship` (reserves the ledger sets), an authorized contract call
 /// other than `transfer` (the authorization lets the contract move what it holds for the authorizing address), and
 /// any amount that cannot be read as one (negative, a price with a zero denominator). Operations that move nothing
-/// count 0; sums past `Int64.max` stay at `Int64.max`.
+/// out count 0; sums past `Int64.max` stay at `Int64.max`.
 package struct Outflow: Sendable, Equatable {
     /// A contract function called, or authorized, by the request.
     package struct Call: Sendable, Hashable {
@@ -123,7 +126,28 @@ package struct Outflow: Sendable, Equatable {
                 uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
             case .invokeHostFunctionOp(let op):
                 add(op)
+            case .clawbackOp(let op):
+                // Value leaves an account (the key may sign as the asset's issuer) and goes to no one: it is burned.
+                add(op.amount, of: op.asset, to: nil, as: type)
+            // What these move is in the ledger, not in the operation; none has an amount that would be an honest
+            // count, so a rule that counts refuses them.
+            case .clawbackClaimableBalanceOp:
+                uncountable.append("clawbackClaimableBalance names a balance, not its asset and amount")
+            case .allowTrustOp, .setTrustLineFlagsOp:
+                // Revoking an authorization pulls the trustor's offers and turns its pool shares into claimable
+                // balances: what moves is what the ledger holds.
+                uncountable.append("\(type) changes what an account may hold, and what that moves is in the ledger")
+            case .beginSponsoringFutureReservesOp:
+                // The sponsor pays a base reserve for each entry the sponsored account creates until the end of
+                // the sandwich: a count of entries and a reserve that the ledger, not the request, states.
+                uncountable.append("beginSponsoringFutureReserves pays reserves the ledger sets, for entries another account creates")
+            case .revokeSponsorshipOp:
+                uncountable.append("revokeSponsorship moves a sponsored entry's reserve, which the ledger states")
             default:
+                // Nothing leaves an account: changeTrust, setOptions, manageData, bumpSequence, inflation,
+                // claimClaimableBalance and liquidityPoolWithdraw (they bring in), the footprint operations (their
+                // cost is the fee), and endSponsoringFutureReserves, which only closes the sandwich that a
+                // beginSponsoringFutureReserves of the same transaction opens (that one is not countable).
                 break
             }
         }

@@ -122,6 +122,23 @@ import TestFixtures
         #expect(Self.refused(policy.decision(for: deploy, now: 1_699_999_500) { _, _, _ in 0 }) == nil)
     }
 
+    /// An issuer's clawback moves value: it counts against its asset. What allowTrust, setTrustLineFlags, a clawed
+    /// back claimable balance and sponsoring move is in the ledger, not in the operation: a capped rule refuses them,
+    /// a rule without caps lets its operations decide.
+    @Test func issuerAndSponsorOperationsCountOrAreRefusedUnderACap() throws {
+        let own = "OWN:\(Self.file.identity)"
+        let ownCap = ", \"limits\": [{\"asset\": \"\(own)\", \"perRequest\": \"1\"}], \"maxFee\": \"1\""
+        #expect(Self.refused(try Self.decision("clawback", ownCap)) == "rule r: over 1 OWN:\(Self.file.identity.prefix(5))… per request: this one 1.5")
+        let nativeCap = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1000\"}]"
+        #expect(Self.refused(try Self.decision("clawback", nativeCap)) == "rule r: moves OWN:\(Self.file.identity.prefix(5))…, which no limit of the rule names")
+        for name in ["clawback-claimable-balance", "allow-trust", "set-trust-line-flags", "sponsoring-future-reserves", "revoke-sponsorship"] {
+            #expect(Self.refused(try Self.decision(name, nativeCap))?.hasPrefix("rule r: what this request moves cannot be counted (") == true, "\(name)")
+            #expect(Self.refused(try Self.decision(name, "")) == nil, "\(name)")
+        }
+        // Ending a sponsorship moves nothing by itself (its beginning is what cannot be counted).
+        #expect(Self.refused(try Self.decision("moves-nothing-operations", nativeCap)) == nil)
+    }
+
     @Test func destinationsAreAccountsWithMuxedOnesResolved() throws {
         let payees = ", \"destinations\": [\"\(Self.payee)\"]"
         #expect(Self.refused(try Self.decision("payment-muxed-destination", payees)) == nil)
