@@ -45,6 +45,12 @@ package struct Outflow: Sendable, Equatable {
     package private(set) var fee: Int64 = 0
     /// The transaction's time bounds (0 for no bound), nil when it has none; always nil for an authorization.
     package private(set) var timeBounds: (min: UInt64, max: UInt64)?
+    /// The operations that trade on the order book, in order, each once: an offer (not a deletion), and a path
+    /// payment that converts or goes through a path. What they sell goes to whoever takes the other side (an offer
+    /// the caller placed at any price, or a path through an asset the caller picked), whom the request does not
+    /// name: a list of destinations cannot be checked against them. What they sell is counted in `amounts`; what
+    /// they buy comes in. A path payment of one asset with an empty path converts nothing: it pays its destination.
+    package private(set) var trades: [String] = []
     /// Why what the request moves cannot be counted, one reason a line; empty when it can.
     package private(set) var uncountable: [String] = []
 
@@ -53,7 +59,7 @@ package struct Outflow: Sendable, Equatable {
     package static func == (a: Outflow, b: Outflow) -> Bool {
         a.amounts == b.amounts && a.destinations == b.destinations && a.operations == b.operations && a.calls == b.calls
             && a.fee == b.fee && a.timeBounds?.min == b.timeBounds?.min && a.timeBounds?.max == b.timeBounds?.max
-            && a.uncountable == b.uncountable
+            && a.uncountable == b.uncountable && a.trades == b.trades
     }
 
     /// What `envelope` can move.
@@ -99,8 +105,10 @@ package struct Outflow: Sendable, Equatable {
                 add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
             case .pathPaymentStrictReceiveOp(let op):
                 add(op.sendMax, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .pathPaymentStrictSendOp(let op):
                 add(op.sendAmount, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .createAccountOp(let op):
                 add(op.startingBalance, of: .native, to: SummaryText.account(op.destination), as: type)
             case .createClaimableBalanceOp(let op):
@@ -108,9 +116,12 @@ package struct Outflow: Sendable, Equatable {
                 for case .v0(let claimant) in op.claimants { addDestination(SummaryText.account(claimant.destination)) }
             case .manageSellOfferOp(let op):
                 add(op.amount, of: op.selling, to: nil, as: type)
+                if op.amount > 0 { addTrade(type) }  // 0 deletes the offer, which pays no one
             case .createPassiveSellOfferOp(let op):
                 add(op.amount, of: op.selling, to: nil, as: type)
+                if op.amount > 0 { addTrade(type) }
             case .manageBuyOfferOp(let op):
+                if op.buyAmount > 0 { addTrade(type) }
                 guard op.buyAmount >= 0, op.price.n >= 0, op.price.d > 0 else {
                     uncountable.append("\(type): an amount or price that is not one")
                     continue
@@ -248,6 +259,10 @@ package struct Outflow: Sendable, Equatable {
 
     private mutating func addDestination(_ destination: String) {
         if !destinations.contains(destination) { destinations.append(destination) }
+    }
+
+    private mutating func addTrade(_ operation: String) {
+        if !trades.contains(operation) { trades.append(operation) }
     }
 
     private mutating func addCall(_ call: XDR.InvokeContractArgs) {

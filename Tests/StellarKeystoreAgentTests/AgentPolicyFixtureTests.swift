@@ -14,6 +14,8 @@ import TestFixtures
     static let file = try! Fixtures.load(File.self, "policy-requests.json")
     static let usd = "USD:GDWUSKGGFDI4FRXK5EBTRECZSVQSSWJHHJOGH6JWG3AUMFFMQ435DIAG"
     static let payee = "GBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7DWXN"
+    /// The account of seed 0x02…, the fixtures' other payee.
+    static let dest = "GCATS5YOVB6ROX2WUNKGNQ2MP3GMXDMKSG2O4N5CLX3A6W4PZGZZI55U"
     /// USD's Stellar Asset Contract on testnet (stellar-sdk's `Asset.contract_id`, in the fixture file).
     static let usdContract = "CDEBOE26IQRBYUKCPKEXNLKFHPHEW4S33GMXZULCJYURO7RPEZIJ7GZK"
 
@@ -137,6 +139,26 @@ import TestFixtures
         }
         // Ending a sponsorship moves nothing by itself (its beginning is what cannot be counted).
         #expect(Self.refused(try Self.decision("moves-nothing-operations", nativeCap)) == nil)
+    }
+
+    /// What an offer or a converting path payment sells goes to whoever takes the other side: a rule that lists
+    /// destinations cannot check it, and refuses it. A path payment of one asset with an empty path is a payment.
+    @Test func destinationsRefuseWhatTradesOnTheOrderBook() throws {
+        let payees = ", \"destinations\": [\"\(Self.payee)\", \"\(Self.dest)\"]"
+        for (name, operation) in [("manage-sell-offer", "manageSellOffer"), ("create-passive-sell-offer", "createPassiveSellOffer"),
+                                  ("manage-buy-offer-rounds-up", "manageBuyOffer"), ("path-payment-strict-receive", "pathPaymentStrictReceive"),
+                                  ("path-payment-strict-send", "pathPaymentStrictSend"),
+                                  ("path-payment-same-asset-through-another", "pathPaymentStrictSend")] {
+            #expect(Self.refused(try Self.decision(name, payees))
+                    == "rule r: \(operation) trades on the order book, paying whoever takes the other side, which destinations cannot name", "\(name)")
+            // Without destinations, what it sells is counted as before.
+            #expect(Self.refused(try Self.decision(name, "")) == nil, "\(name)")
+        }
+        #expect(Self.refused(try Self.decision("path-payment-same-asset-empty-path", payees)) == nil)
+        #expect(Self.refused(try Self.decision("path-payment-same-asset-empty-path", ", \"destinations\": [\"\(Self.dest)\"]"))?
+                    .hasPrefix("rule r: destination \(Self.payee)") == true)
+        // Deleting an offer pays no one.
+        #expect(Self.refused(try Self.decision("manage-sell-offer-delete", payees)) == nil)
     }
 
     @Test func destinationsAreAccountsWithMuxedOnesResolved() throws {

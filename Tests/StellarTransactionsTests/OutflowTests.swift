@@ -103,7 +103,7 @@ import TestFixtures
         struct Bounds: Decodable { let min, max: String }
         let countable: Bool
         let outflows: [String: String]
-        let destinations, operations: [String]
+        let destinations, operations, trades: [String]
         let calls: [Call]
         let fee: String
         let timeBounds: Bounds?
@@ -133,6 +133,7 @@ import TestFixtures
             #expect(outflow.operations == expected.operations, "\(request.name)")
             #expect(outflow.amounts == amounts, "\(request.name)")
             #expect(outflow.destinations == expected.destinations, "\(request.name)")
+            #expect(outflow.trades == expected.trades, "\(request.name)")
             #expect(outflow.calls == calls, "\(request.name)")
             #expect(String(outflow.fee) == expected.fee, "\(request.name)")
             #expect(outflow.timeBounds.map { "\($0.min)-\($0.max)" } == expected.timeBounds.map { "\($0.min)-\($0.max)" }, "\(request.name)")
