@@ -4,7 +4,8 @@ import StellarKeys
 /// it), so that a policy can cap it. Every operation counts, whatever its source, and every `transfer`, whatever its
 /// `from`: a key's signature may authorize another account's operation (one it co-signs) or a transfer from a smart
 /// account or an entry's bound address (one it signs for), and which accounts a key signs for cannot be known from
-/// the request. Counting them all can only refuse more. A muxed `M…` address resolves to its `G…`.
+/// the request. Counting them all can only refuse more. A muxed `M…` destination is kept as written (its `G…` is
+/// what receives; its id, like a memo, says for whom), so that a policy can tell one id from another.
 ///
 /// Counted, per asset, in stroops:
 /// - `payment`: its amount; `pathPaymentStrictReceive`: its send maximum; `pathPaymentStrictSend`: its send amount;
@@ -34,8 +35,12 @@ package struct Outflow: Sendable, Equatable {
 
     /// Stroops (the asset's units at 7 decimals) by asset: `native`, `CODE:ISSUER`, or a contract's `C…`.
     package private(set) var amounts: [String: Int64] = [:]
-    /// Where what is counted goes (accounts `G…`, muxed ones resolved, and contracts `C…`), in order, each once.
+    /// Where what is counted goes, as written: accounts `G…`, muxed accounts `M…` and contracts `C…`, in order,
+    /// each once.
     package private(set) var destinations: [String] = []
+    /// The transaction's memo (a fee bump's inner transaction's), nil when it has none; always nil for an
+    /// authorization. An exchange credits a deposit to its account by the memo.
+    package private(set) var memo: Memo?
     /// The operation types of the transaction, in order, each once, named as in the XDR (`payment`,
     /// `invokeHostFunction`, …); empty for an authorization.
     package private(set) var operations: [String] = []
@@ -59,7 +64,7 @@ package struct Outflow: Sendable, Equatable {
     package static func == (a: Outflow, b: Outflow) -> Bool {
         a.amounts == b.amounts && a.destinations == b.destinations && a.operations == b.operations && a.calls == b.calls
             && a.fee == b.fee && a.timeBounds?.min == b.timeBounds?.min && a.timeBounds?.max == b.timeBounds?.max
-            && a.uncountable == b.uncountable && a.trades == b.trades
+            && a.uncountable == b.uncountable && a.trades == b.trades && a.memo == b.memo
     }
 
     /// What `envelope` can move.
@@ -69,6 +74,7 @@ package struct Outflow: Sendable, Equatable {
         case .v0(let tx):
             addFee(Int64(tx.fee))
             timeBounds = tx.timeBounds.map { ($0.minTime, $0.maxTime) }
+            memo = Memo(tx.memo)
             add(tx.operations)
             inner = nil
         case .v1(let tx):
@@ -80,6 +86,7 @@ package struct Outflow: Sendable, Equatable {
             inner = wrapped.tx
         }
         if let tx = inner {
+            memo = Memo(tx.memo)
             switch tx.cond {
             case .none: timeBounds = nil
             case .timeBounds(let bounds): timeBounds = (bounds.minTime, bounds.maxTime)
@@ -102,12 +109,12 @@ package struct Outflow: Sendable, Equatable {
             if !self.operations.contains(type) { self.operations.append(type) }
             switch operation.body {
             case .paymentOp(let op):
-                add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
+                add(op.amount, of: op.asset, to: SummaryText.muxed(op.destination), as: type)
             case .pathPaymentStrictReceiveOp(let op):
-                add(op.sendMax, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                add(op.sendMax, of: op.sendAsset, to: SummaryText.muxed(op.destination), as: type)
                 if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .pathPaymentStrictSendOp(let op):
-                add(op.sendAmount, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                add(op.sendAmount, of: op.sendAsset, to: SummaryText.muxed(op.destination), as: type)
                 if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .createAccountOp(let op):
                 add(op.startingBalance, of: .native, to: SummaryText.account(op.destination), as: type)
@@ -132,7 +139,7 @@ package struct Outflow: Sendable, Equatable {
                 add(most > Int128(Int64.max) ? Int64.max : Int64(most), of: op.selling, to: nil, as: type)
             case .destination(let destination):
                 uncountable.append("accountMerge moves the account's whole balance")
-                addDestination(Self.account(destination))
+                addDestination(SummaryText.muxed(destination))
             case .liquidityPoolDepositOp:
                 uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
             case .invokeHostFunctionOp(let op):
@@ -220,7 +227,7 @@ package struct Outflow: Sendable, Equatable {
               case .address = call.args[0], case .address(let to) = call.args[1],
               case .i128(let amount) = call.args[2] else { return nil }
         let value: Int64? = if amount.hi == 0 { amount.lo > UInt64(Int64.max) ? .max : Int64(amount.lo) } else if amount.hi > 0 { .max } else { nil }
-        return Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value)
+        return Transfer(contract: SummaryText.address(call.contractAddress), to: SummaryText.address(to), amount: value)
     }
 
     private mutating func add(_ transfer: Transfer) {
@@ -281,30 +288,6 @@ package struct Outflow: Sendable, Equatable {
         }
     }
 
-    private static func key(_ account: XDR.MuxedAccount) -> [UInt8] {
-        switch account {
-        case .ed25519(let raw): raw.value
-        case .med25519(let muxed): muxed.ed25519.value
-        }
-    }
-
-    /// The account key of an address (a muxed one resolved); nil for a contract or another kind.
-    private static func key(_ address: XDR.SCAddress) -> [UInt8]? {
-        switch address {
-        case .accountId(.ed25519(let raw)): raw.value
-        case .muxedAccount(let muxed): muxed.ed25519.value
-        default: nil
-        }
-    }
-
-    /// `G…` for an account, muxed or not.
-    private static func account(_ account: XDR.MuxedAccount) -> String { SummaryText.strKey(.accountID, key(account)) }
-
-    /// `G…` for an account, muxed or not, `C…` for a contract.
-    private static func address(_ address: XDR.SCAddress) -> String {
-        key(address).map { SummaryText.strKey(.accountID, $0) } ?? SummaryText.address(address)
-    }
-
     /// The operation type as the XDR names it, in camel case: `payment`, `pathPaymentStrictSend`.
     static func name(of body: XDR.OperationBody) -> String {
         switch body {
@@ -346,6 +329,36 @@ package struct Outflow: Sendable, Equatable {
         "endSponsoringFutureReserves", "revokeSponsorship", "clawback", "clawbackClaimableBalance", "setTrustLineFlags",
         "liquidityPoolDeposit", "liquidityPoolWithdraw", "invokeHostFunction", "extendFootprintTtl", "restoreFootprint",
     ]
+}
+
+extension Outflow {
+    /// A transaction's memo, as written.
+    package enum Memo: Sendable, Hashable {
+        case text([UInt8])
+        case id(UInt64)
+        case hash([UInt8])
+        case `return`([UInt8])
+
+        init?(_ memo: XDR.Memo) {
+            switch memo {
+            case .none: return nil
+            case .text(let bytes): self = .text(bytes)
+            case .id(let id): self = .id(id)
+            case .hash(let hash): self = .hash(hash.value)
+            case .retHash(let hash): self = .return(hash.value)
+            }
+        }
+
+        /// As a summary shows it: `text "deposit-7731"`, `id 7731`, `hash 0001…`.
+        package var shown: String {
+            switch self {
+            case .text(let bytes): "text " + SummaryText.quoted(bytes)
+            case .id(let id): "id \(id)"
+            case .hash(let bytes): "hash \(Hex.string(bytes))"
+            case .return(let bytes): "return \(Hex.string(bytes))"
+            }
+        }
+    }
 }
 
 /// The contract a classic asset has on a network (its Stellar Asset Contract): the id is fixed by the asset and the

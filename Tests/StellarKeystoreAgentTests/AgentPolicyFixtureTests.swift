@@ -6,8 +6,9 @@ import TestFixtures
 @testable import StellarKeystoreAgent
 
 /// Decisions on requests stellar-sdk made (fixtures/policy-requests.json): a classic asset and its Stellar Asset
-/// Contract are one asset, the last stroop fits, a muxed destination is its account, every operation and transfer
-/// counts whoever's it is.
+/// Contract are one asset, the last stroop fits, a listed muxed account is that id only and a memo asked for is
+/// required, what trades on the order book meets no list of destinations, every operation and transfer counts
+/// whoever's it is.
 @Suite struct AgentPolicyFixtureTests {
     struct Request: Decodable { let name, kind, networkPassphrase, xdr: String }
     struct File: Decodable { let identity: String; let requests: [Request] }
@@ -161,11 +162,46 @@ import TestFixtures
         #expect(Self.refused(try Self.decision("manage-sell-offer-delete", payees)) == nil)
     }
 
-    @Test func destinationsAreAccountsWithMuxedOnesResolved() throws {
-        let payees = ", \"destinations\": [\"\(Self.payee)\"]"
-        #expect(Self.refused(try Self.decision("payment-muxed-destination", payees)) == nil)
-        #expect(Self.refused(try Self.decision("payment-100-xlm", payees))?.hasPrefix("rule r: destination GCATS5") == true)
-        #expect(Self.refused(try Self.decision("sac-transfer-to-muxed-address", payees)) == nil)
+    /// A listed `M…` is that muxed account only; a listed `G…` is the account and, when it asks for no memo, its
+    /// muxed forms (the money lands in it). A transfer to a muxed address is judged the same way.
+    @Test func aListedMuxedAccountIsThatIdOnly() throws {
+        let muxedPayee = "MBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7CAAAAEPXD6YEZM4PC"
+        let muxed = ", \"destinations\": [\"\(muxedPayee)\"]"
+        #expect(Self.refused(try Self.decision("payment-muxed-destination", muxed)) == nil)
+        #expect(Self.refused(try Self.decision("sac-transfer-to-muxed-address", muxed)) == nil)
+        #expect(Self.refused(try Self.decision("payment-muxed-destination-other-id", muxed))?.hasPrefix("rule r: destination MBXHUHG5") == true)
+        #expect(Self.refused(try Self.decision("payment-memo-missing", muxed)) == "rule r: destination \(Self.payee) is not allowed")
+        let account = ", \"destinations\": [\"\(Self.payee)\"]"
+        for name in ["payment-muxed-destination", "payment-muxed-destination-other-id", "sac-transfer-to-muxed-address", "payment-memo-missing"] {
+            #expect(Self.refused(try Self.decision(name, account)) == nil, "\(name)")
+        }
+        #expect(Self.refused(try Self.decision("payment-100-xlm", account))?.hasPrefix("rule r: destination GCATS5") == true)
+    }
+
+    /// An exchange's deposit address is an account and a memo: a destination that names a memo takes only a
+    /// transaction that carries that memo (of that type), and not the account's muxed forms, whose id the
+    /// exchange might read instead of the memo.
+    @Test func aDestinationWithAMemoTakesOnlyThatMemo() throws {
+        let text = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": \"deposit-7731\"}]"
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", text)) == nil)
+        let needs = "rule r: destination \(Self.payee) takes only memo text \"deposit-7731\""
+        #expect(Self.refused(try Self.decision("payment-memo-text-wrong", text)) == needs + ": this transaction's is text \"deposit-7732\"")
+        #expect(Self.refused(try Self.decision("payment-memo-id", text)) == needs + ": this transaction's is id 7731")
+        #expect(Self.refused(try Self.decision("payment-memo-missing", text)) == needs + ": this transaction has none")
+        #expect(Self.refused(try Self.decision("payment-memo-hash", text))?.hasPrefix(needs + ": this transaction's is hash 000102") == true)
+        #expect(Self.refused(try Self.decision("payment-memo-text-to-muxed", text))?.hasPrefix("rule r: destination MBXHUHG5") == true)
+        // An authorization entry has no memo.
+        #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", text)) == needs + ": this request has none")
+        let id = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"7731\"}]"
+        #expect(Self.refused(try Self.decision("payment-memo-id", id)) == nil)
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", id)) == "rule r: destination \(Self.payee) takes only memo id 7731: "
+                + "this transaction's is text \"deposit-7731\"")
+        // Two deposits at one exchange, and a plain payee beside them: each its own entry.
+        let two = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"1\"}, "
+            + "{\"destination\": \"\(Self.payee)\", \"memoText\": \"deposit-7731\"}, \"\(Self.dest)\"]"
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", two)) == nil)
+        #expect(Self.refused(try Self.decision("payment-100-xlm", two)) == nil)
+        #expect(Self.refused(try Self.decision("payment-memo-missing", two))?.hasPrefix("rule r: destination \(Self.payee) takes only memo id 1") == true)
     }
 
     @Test func feesTimeBoundsAndWhatCannotBeCounted() throws {

@@ -121,8 +121,8 @@ extension AgentPolicy.Rule {
         if destinations != nil, let trade = outflow.trades.first {
             return refuse("\(trade) trades on the order book, paying whoever takes the other side, which destinations cannot name")
         }
-        if let destinations, let other = outflow.destinations.first(where: { !destinations.contains($0) }) {
-            return refuse("destination \(other) is not allowed")
+        if let destinations, let why = outflow.destinations.lazy.compactMap({ destinations.refusal(of: $0, memo: outflow.memo, in: request.kind) }).first {
+            return refuse(why)
         }
         // One asset, two names: a classic asset is its Stellar Asset Contract on the request's network.
         func same(_ a: String) -> String { request.network.flatMap { StellarAssetContract.id(of: a, on: $0) } ?? a }
