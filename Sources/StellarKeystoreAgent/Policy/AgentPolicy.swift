@@ -374,6 +374,10 @@ extension [AgentPolicy.Destination] {
     func refusal(of destination: String, memo: Outflow.Memo?, in kind: AgentPolicy.Kind) -> String? {
         guard !contains(where: { $0.takes(destination, memo: memo) }) else { return nil }
         guard let required = first(where: { $0.address == destination && $0.memo != nil })?.memo else {
+            if let account = (try? StrKey(destination, as: .muxedAccount))?.ed25519PublicKey?.accountID,
+               contains(where: { $0.address == account && $0.memo != nil }) {
+                return "destination \(destination) is not allowed: its account is listed with a memo, which a muxed id would route around"
+            }
             return "destination \(destination) is not allowed"
         }
         let given = memo.map { "this transaction's is \($0.shown)" } ?? (kind == .transaction ? "this transaction has none" : "this request has none")
