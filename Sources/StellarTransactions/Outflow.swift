@@ -4,7 +4,8 @@ import StellarKeys
 /// it), so that a policy can cap it. Every operation counts, whatever its source, and every `transfer`, whatever its
 /// `from`: a key's signature may authorize another account's operation (one it co-signs) or a transfer from a smart
 /// account or an entry's bound address (one it signs for), and which accounts a key signs for cannot be known from
-/// the request. Counting them all can only refuse more. A muxed `M…` address resolves to its `G…`.
+/// the request. Counting them all can only refuse more. A muxed `M…` destination is kept as written (its `G…` is
+/// what receives; its id, like a memo, says for whom), so that a policy can tell one id from another.
 ///
 /// Counted, per asset, in stroops:
 /// - `payment`: its amount; `pathPaymentStrictReceive`: its send maximum; `pathPaymentStrictSend`: its send amount;
@@ -14,13 +15,16 @@ import StellarKeys
 /// - a contract call `transfer(from, to, amount)` (SEP-41's signature, whatever the contract), made by an
 ///   operation or in an authorization tree: `amount` of the asset `C…` that the contract is (a classic asset's
 ///   Stellar Asset Contract is matched by `StellarAssetContract.id(of:on:)`);
+/// - `clawback`: its amount of its asset (it leaves an account and goes to no one);
 /// - the fee: a transaction's fee, a fee bump's outer fee (the inner fee is then not charged to anyone).
 ///
 /// Not countable (`uncountable` says why), because what they move is not in the request: `accountMerge` (the
-/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), an authorized contract call
+/// whole balance), `liquidityPoolDeposit` (the pool's assets are not in the operation), `clawbackClaimableBalance`
+/// (a balance's id), `allowTrust` and `setTrustLineFlags` (revoking pulls offers and pool shares the ledger holds),
+/// `beginSponsoringFutureReserves` and `revokeSponsorship` (reserves the ledger sets), an authorized contract call
 /// other than `transfer` (the authorization lets the contract move what it holds for the authorizing address), and
 /// any amount that cannot be read as one (negative, a price with a zero denominator). Operations that move nothing
-/// count 0; sums past `Int64.max` stay at `Int64.max`.
+/// out count 0; sums past `Int64.max` stay at `Int64.max`.
 package struct Outflow: Sendable, Equatable {
     /// A contract function called, or authorized, by the request.
     package struct Call: Sendable, Hashable {
@@ -31,8 +35,12 @@ package struct Outflow: Sendable, Equatable {
 
     /// Stroops (the asset's units at 7 decimals) by asset: `native`, `CODE:ISSUER`, or a contract's `C…`.
     package private(set) var amounts: [String: Int64] = [:]
-    /// Where what is counted goes (accounts `G…`, muxed ones resolved, and contracts `C…`), in order, each once.
+    /// Where what is counted goes, as written: accounts `G…`, muxed accounts `M…` and contracts `C…`, in order,
+    /// each once.
     package private(set) var destinations: [String] = []
+    /// The transaction's memo (a fee bump's inner transaction's), nil when it has none; always nil for an
+    /// authorization. An exchange credits a deposit to its account by the memo.
+    package private(set) var memo: Memo?
     /// The operation types of the transaction, in order, each once, named as in the XDR (`payment`,
     /// `invokeHostFunction`, …); empty for an authorization.
     package private(set) var operations: [String] = []
@@ -42,6 +50,12 @@ package struct Outflow: Sendable, Equatable {
     package private(set) var fee: Int64 = 0
     /// The transaction's time bounds (0 for no bound), nil when it has none; always nil for an authorization.
     package private(set) var timeBounds: (min: UInt64, max: UInt64)?
+    /// The operations that trade on the order book, in order, each once: an offer (not a deletion), and a path
+    /// payment that converts or goes through a path. What they sell goes to whoever takes the other side (an offer
+    /// the caller placed at any price, or a path through an asset the caller picked), whom the request does not
+    /// name: a list of destinations cannot be checked against them. What they sell is counted in `amounts`; what
+    /// they buy comes in. A path payment of one asset with an empty path converts nothing: it pays its destination.
+    package private(set) var trades: [String] = []
     /// Why what the request moves cannot be counted, one reason a line; empty when it can.
     package private(set) var uncountable: [String] = []
 
@@ -50,7 +64,7 @@ package struct Outflow: Sendable, Equatable {
     package static func == (a: Outflow, b: Outflow) -> Bool {
         a.amounts == b.amounts && a.destinations == b.destinations && a.operations == b.operations && a.calls == b.calls
             && a.fee == b.fee && a.timeBounds?.min == b.timeBounds?.min && a.timeBounds?.max == b.timeBounds?.max
-            && a.uncountable == b.uncountable
+            && a.uncountable == b.uncountable && a.trades == b.trades && a.memo == b.memo
     }
 
     /// What `envelope` can move.
@@ -60,6 +74,7 @@ package struct Outflow: Sendable, Equatable {
         case .v0(let tx):
             addFee(Int64(tx.fee))
             timeBounds = tx.timeBounds.map { ($0.minTime, $0.maxTime) }
+            memo = Memo(tx.memo)
             add(tx.operations)
             inner = nil
         case .v1(let tx):
@@ -71,6 +86,7 @@ package struct Outflow: Sendable, Equatable {
             inner = wrapped.tx
         }
         if let tx = inner {
+            memo = Memo(tx.memo)
             switch tx.cond {
             case .none: timeBounds = nil
             case .timeBounds(let bounds): timeBounds = (bounds.minTime, bounds.maxTime)
@@ -93,11 +109,13 @@ package struct Outflow: Sendable, Equatable {
             if !self.operations.contains(type) { self.operations.append(type) }
             switch operation.body {
             case .paymentOp(let op):
-                add(op.amount, of: op.asset, to: Self.account(op.destination), as: type)
+                add(op.amount, of: op.asset, to: SummaryText.muxed(op.destination), as: type)
             case .pathPaymentStrictReceiveOp(let op):
-                add(op.sendMax, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                add(op.sendMax, of: op.sendAsset, to: SummaryText.muxed(op.destination), as: type)
+                if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .pathPaymentStrictSendOp(let op):
-                add(op.sendAmount, of: op.sendAsset, to: Self.account(op.destination), as: type)
+                add(op.sendAmount, of: op.sendAsset, to: SummaryText.muxed(op.destination), as: type)
+                if Self.name(of: op.sendAsset) != Self.name(of: op.destAsset) || !op.path.isEmpty { addTrade(type) }
             case .createAccountOp(let op):
                 add(op.startingBalance, of: .native, to: SummaryText.account(op.destination), as: type)
             case .createClaimableBalanceOp(let op):
@@ -105,9 +123,12 @@ package struct Outflow: Sendable, Equatable {
                 for case .v0(let claimant) in op.claimants { addDestination(SummaryText.account(claimant.destination)) }
             case .manageSellOfferOp(let op):
                 add(op.amount, of: op.selling, to: nil, as: type)
+                if op.amount > 0 { addTrade(type) }  // 0 deletes the offer, which pays no one
             case .createPassiveSellOfferOp(let op):
                 add(op.amount, of: op.selling, to: nil, as: type)
+                if op.amount > 0 { addTrade(type) }
             case .manageBuyOfferOp(let op):
+                if op.buyAmount > 0 { addTrade(type) }
                 guard op.buyAmount >= 0, op.price.n >= 0, op.price.d > 0 else {
                     uncountable.append("\(type): an amount or price that is not one")
                     continue
@@ -118,12 +139,33 @@ package struct Outflow: Sendable, Equatable {
                 add(most > Int128(Int64.max) ? Int64.max : Int64(most), of: op.selling, to: nil, as: type)
             case .destination(let destination):
                 uncountable.append("accountMerge moves the account's whole balance")
-                addDestination(Self.account(destination))
+                addDestination(SummaryText.muxed(destination))
             case .liquidityPoolDepositOp:
                 uncountable.append("liquidityPoolDeposit names a pool, not the assets it takes")
             case .invokeHostFunctionOp(let op):
                 add(op)
+            case .clawbackOp(let op):
+                // Value leaves an account (the key may sign as the asset's issuer) and goes to no one: it is burned.
+                add(op.amount, of: op.asset, to: nil, as: type)
+            // What these move is in the ledger, not in the operation; none has an amount that would be an honest
+            // count, so a rule that counts refuses them.
+            case .clawbackClaimableBalanceOp:
+                uncountable.append("clawbackClaimableBalance names a balance, not its asset and amount")
+            case .allowTrustOp, .setTrustLineFlagsOp:
+                // Revoking an authorization pulls the trustor's offers and turns its pool shares into claimable
+                // balances: what moves is what the ledger holds.
+                uncountable.append("\(type) changes what an account may hold, and what that moves is in the ledger")
+            case .beginSponsoringFutureReservesOp:
+                // The sponsor pays a base reserve for each entry the sponsored account creates until the end of
+                // the sandwich: a count of entries and a reserve that the ledger, not the request, states.
+                uncountable.append("beginSponsoringFutureReserves pays reserves the ledger sets, for entries another account creates")
+            case .revokeSponsorshipOp:
+                uncountable.append("revokeSponsorship moves a sponsored entry's reserve, which the ledger states")
             default:
+                // Nothing leaves an account: changeTrust, setOptions, manageData, bumpSequence, inflation,
+                // claimClaimableBalance and liquidityPoolWithdraw (they bring in), the footprint operations (their
+                // cost is the fee), and endSponsoringFutureReserves, which only closes the sandwich that a
+                // beginSponsoringFutureReserves of the same transaction opens (that one is not countable).
                 break
             }
         }
@@ -185,7 +227,7 @@ package struct Outflow: Sendable, Equatable {
               case .address = call.args[0], case .address(let to) = call.args[1],
               case .i128(let amount) = call.args[2] else { return nil }
         let value: Int64? = if amount.hi == 0 { amount.lo > UInt64(Int64.max) ? .max : Int64(amount.lo) } else if amount.hi > 0 { .max } else { nil }
-        return Transfer(contract: SummaryText.address(call.contractAddress), to: address(to), amount: value)
+        return Transfer(contract: SummaryText.address(call.contractAddress), to: SummaryText.address(to), amount: value)
     }
 
     private mutating func add(_ transfer: Transfer) {
@@ -226,6 +268,10 @@ package struct Outflow: Sendable, Equatable {
         if !destinations.contains(destination) { destinations.append(destination) }
     }
 
+    private mutating func addTrade(_ operation: String) {
+        if !trades.contains(operation) { trades.append(operation) }
+    }
+
     private mutating func addCall(_ call: XDR.InvokeContractArgs) {
         let call = Call(contract: SummaryText.address(call.contractAddress), function: String(decoding: call.functionName.value, as: UTF8.self))
         if !calls.contains(call) { calls.append(call) }
@@ -240,30 +286,6 @@ package struct Outflow: Sendable, Equatable {
         case .alphaNum4(let credit): SummaryText.credit(credit.assetCode.value, credit.issuer)
         case .alphaNum12(let credit): SummaryText.credit(credit.assetCode.value, credit.issuer)
         }
-    }
-
-    private static func key(_ account: XDR.MuxedAccount) -> [UInt8] {
-        switch account {
-        case .ed25519(let raw): raw.value
-        case .med25519(let muxed): muxed.ed25519.value
-        }
-    }
-
-    /// The account key of an address (a muxed one resolved); nil for a contract or another kind.
-    private static func key(_ address: XDR.SCAddress) -> [UInt8]? {
-        switch address {
-        case .accountId(.ed25519(let raw)): raw.value
-        case .muxedAccount(let muxed): muxed.ed25519.value
-        default: nil
-        }
-    }
-
-    /// `G…` for an account, muxed or not.
-    private static func account(_ account: XDR.MuxedAccount) -> String { SummaryText.strKey(.accountID, key(account)) }
-
-    /// `G…` for an account, muxed or not, `C…` for a contract.
-    private static func address(_ address: XDR.SCAddress) -> String {
-        key(address).map { SummaryText.strKey(.accountID, $0) } ?? SummaryText.address(address)
     }
 
     /// The operation type as the XDR names it, in camel case: `payment`, `pathPaymentStrictSend`.
@@ -307,6 +329,36 @@ package struct Outflow: Sendable, Equatable {
         "endSponsoringFutureReserves", "revokeSponsorship", "clawback", "clawbackClaimableBalance", "setTrustLineFlags",
         "liquidityPoolDeposit", "liquidityPoolWithdraw", "invokeHostFunction", "extendFootprintTtl", "restoreFootprint",
     ]
+}
+
+extension Outflow {
+    /// A transaction's memo, as written.
+    package enum Memo: Sendable, Hashable {
+        case text([UInt8])
+        case id(UInt64)
+        case hash([UInt8])
+        case `return`([UInt8])
+
+        init?(_ memo: XDR.Memo) {
+            switch memo {
+            case .none: return nil
+            case .text(let bytes): self = .text(bytes)
+            case .id(let id): self = .id(id)
+            case .hash(let hash): self = .hash(hash.value)
+            case .retHash(let hash): self = .return(hash.value)
+            }
+        }
+
+        /// As a summary shows it: `text "deposit-7731"`, `id 7731`, `hash 0001…`.
+        package var shown: String {
+            switch self {
+            case .text(let bytes): "text " + SummaryText.quoted(bytes)
+            case .id(let id): "id \(id)"
+            case .hash(let bytes): "hash \(Hex.string(bytes))"
+            case .return(let bytes): "return \(Hex.string(bytes))"
+            }
+        }
+    }
 }
 
 /// The contract a classic asset has on a network (its Stellar Asset Contract): the id is fixed by the asset and the

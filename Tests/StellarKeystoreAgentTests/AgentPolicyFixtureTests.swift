@@ -6,14 +6,17 @@ import TestFixtures
 @testable import StellarKeystoreAgent
 
 /// Decisions on requests stellar-sdk made (fixtures/policy-requests.json): a classic asset and its Stellar Asset
-/// Contract are one asset, the last stroop fits, a muxed destination is its account, every operation and transfer
-/// counts whoever's it is.
+/// Contract are one asset, the last stroop fits, a listed muxed account is that id only and a memo asked for is
+/// required, what trades on the order book meets no list of destinations, every operation and transfer counts
+/// whoever's it is.
 @Suite struct AgentPolicyFixtureTests {
     struct Request: Decodable { let name, kind, networkPassphrase, xdr: String }
     struct File: Decodable { let identity: String; let requests: [Request] }
     static let file = try! Fixtures.load(File.self, "policy-requests.json")
     static let usd = "USD:GDWUSKGGFDI4FRXK5EBTRECZSVQSSWJHHJOGH6JWG3AUMFFMQ435DIAG"
     static let payee = "GBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7DWXN"
+    /// The account of seed 0x02…, the fixtures' other payee.
+    static let dest = "GCATS5YOVB6ROX2WUNKGNQ2MP3GMXDMKSG2O4N5CLX3A6W4PZGZZI55U"
     /// USD's Stellar Asset Contract on testnet (stellar-sdk's `Asset.contract_id`, in the fixture file).
     static let usdContract = "CDEBOE26IQRBYUKCPKEXNLKFHPHEW4S33GMXZULCJYURO7RPEZIJ7GZK"
 
@@ -122,11 +125,85 @@ import TestFixtures
         #expect(Self.refused(policy.decision(for: deploy, now: 1_699_999_500) { _, _, _ in 0 }) == nil)
     }
 
-    @Test func destinationsAreAccountsWithMuxedOnesResolved() throws {
-        let payees = ", \"destinations\": [\"\(Self.payee)\"]"
-        #expect(Self.refused(try Self.decision("payment-muxed-destination", payees)) == nil)
-        #expect(Self.refused(try Self.decision("payment-100-xlm", payees))?.hasPrefix("rule r: destination GCATS5") == true)
-        #expect(Self.refused(try Self.decision("sac-transfer-to-muxed-address", payees)) == nil)
+    /// An issuer's clawback moves value: it counts against its asset. What allowTrust, setTrustLineFlags, a clawed
+    /// back claimable balance and sponsoring move is in the ledger, not in the operation: a capped rule refuses them,
+    /// a rule without caps lets its operations decide.
+    @Test func issuerAndSponsorOperationsCountOrAreRefusedUnderACap() throws {
+        let own = "OWN:\(Self.file.identity)"
+        let ownCap = ", \"limits\": [{\"asset\": \"\(own)\", \"perRequest\": \"1\"}], \"maxFee\": \"1\""
+        #expect(Self.refused(try Self.decision("clawback", ownCap)) == "rule r: over 1 OWN:\(Self.file.identity.prefix(5))… per request: this one 1.5")
+        let nativeCap = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1000\"}]"
+        #expect(Self.refused(try Self.decision("clawback", nativeCap)) == "rule r: moves OWN:\(Self.file.identity.prefix(5))…, which no limit of the rule names")
+        for name in ["clawback-claimable-balance", "allow-trust", "set-trust-line-flags", "sponsoring-future-reserves", "revoke-sponsorship"] {
+            #expect(Self.refused(try Self.decision(name, nativeCap))?.hasPrefix("rule r: what this request moves cannot be counted (") == true, "\(name)")
+            #expect(Self.refused(try Self.decision(name, "")) == nil, "\(name)")
+        }
+        // Ending a sponsorship moves nothing by itself (its beginning is what cannot be counted).
+        #expect(Self.refused(try Self.decision("moves-nothing-operations", nativeCap)) == nil)
+    }
+
+    /// What an offer or a converting path payment sells goes to whoever takes the other side: a rule that lists
+    /// destinations cannot check it, and refuses it. A path payment of one asset with an empty path is a payment.
+    @Test func destinationsRefuseWhatTradesOnTheOrderBook() throws {
+        let payees = ", \"destinations\": [\"\(Self.payee)\", \"\(Self.dest)\"]"
+        for (name, operation) in [("manage-sell-offer", "manageSellOffer"), ("create-passive-sell-offer", "createPassiveSellOffer"),
+                                  ("manage-buy-offer-rounds-up", "manageBuyOffer"), ("path-payment-strict-receive", "pathPaymentStrictReceive"),
+                                  ("path-payment-strict-send", "pathPaymentStrictSend"),
+                                  ("path-payment-same-asset-through-another", "pathPaymentStrictSend")] {
+            #expect(Self.refused(try Self.decision(name, payees))
+                    == "rule r: \(operation) trades on the order book, paying whoever takes the other side, which destinations cannot name", "\(name)")
+            // Without destinations, what it sells is counted as before.
+            #expect(Self.refused(try Self.decision(name, "")) == nil, "\(name)")
+        }
+        #expect(Self.refused(try Self.decision("path-payment-same-asset-empty-path", payees)) == nil)
+        #expect(Self.refused(try Self.decision("path-payment-same-asset-empty-path", ", \"destinations\": [\"\(Self.dest)\"]"))?
+                    .hasPrefix("rule r: destination \(Self.payee)") == true)
+        // Deleting an offer pays no one.
+        #expect(Self.refused(try Self.decision("manage-sell-offer-delete", payees)) == nil)
+    }
+
+    /// A listed `M…` is that muxed account only; a listed `G…` is the account and, when it asks for no memo, its
+    /// muxed forms (the money lands in it). A transfer to a muxed address is judged the same way.
+    @Test func aListedMuxedAccountIsThatIdOnly() throws {
+        let muxedPayee = "MBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7CAAAAEPXD6YEZM4PC"
+        let muxed = ", \"destinations\": [\"\(muxedPayee)\"]"
+        #expect(Self.refused(try Self.decision("payment-muxed-destination", muxed)) == nil)
+        #expect(Self.refused(try Self.decision("sac-transfer-to-muxed-address", muxed)) == nil)
+        #expect(Self.refused(try Self.decision("payment-muxed-destination-other-id", muxed))?.hasPrefix("rule r: destination MBXHUHG5") == true)
+        #expect(Self.refused(try Self.decision("payment-memo-missing", muxed)) == "rule r: destination \(Self.payee) is not allowed")
+        let account = ", \"destinations\": [\"\(Self.payee)\"]"
+        for name in ["payment-muxed-destination", "payment-muxed-destination-other-id", "sac-transfer-to-muxed-address", "payment-memo-missing"] {
+            #expect(Self.refused(try Self.decision(name, account)) == nil, "\(name)")
+        }
+        #expect(Self.refused(try Self.decision("payment-100-xlm", account))?.hasPrefix("rule r: destination GCATS5") == true)
+    }
+
+    /// An exchange's deposit address is an account and a memo: a destination that names a memo takes only a
+    /// transaction that carries that memo (of that type), and not the account's muxed forms, whose id the
+    /// exchange might read instead of the memo.
+    @Test func aDestinationWithAMemoTakesOnlyThatMemo() throws {
+        let text = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": \"deposit-7731\"}]"
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", text)) == nil)
+        let needs = "rule r: destination \(Self.payee) takes only memo text \"deposit-7731\""
+        #expect(Self.refused(try Self.decision("payment-memo-text-wrong", text)) == needs + ": this transaction's is text \"deposit-7732\"")
+        #expect(Self.refused(try Self.decision("payment-memo-id", text)) == needs + ": this transaction's is id 7731")
+        #expect(Self.refused(try Self.decision("payment-memo-missing", text)) == needs + ": this transaction has none")
+        #expect(Self.refused(try Self.decision("payment-memo-hash", text))?.hasPrefix(needs + ": this transaction's is hash 000102") == true)
+        let muxedPayee = "MBXHUHG5FGYLPD6RHL2MKWMP572O6KUXCZXDZJXS4T57ZTMAKBN7CAAAAEPXD6YEZM4PC"
+        #expect(Self.refused(try Self.decision("payment-memo-text-to-muxed", text))
+                == "rule r: destination \(muxedPayee) is not allowed: its account is listed with a memo, which a muxed id would route around")
+        // An authorization entry has no memo.
+        #expect(Self.refused(try Self.decision("auth-entry-sac-transfer", text)) == needs + ": this request has none")
+        let id = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"7731\"}]"
+        #expect(Self.refused(try Self.decision("payment-memo-id", id)) == nil)
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", id)) == "rule r: destination \(Self.payee) takes only memo id 7731: "
+                + "this transaction's is text \"deposit-7731\"")
+        // Two deposits at one exchange, and a plain payee beside them: each its own entry.
+        let two = ", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"1\"}, "
+            + "{\"destination\": \"\(Self.payee)\", \"memoText\": \"deposit-7731\"}, \"\(Self.dest)\"]"
+        #expect(Self.refused(try Self.decision("payment-memo-text-right", two)) == nil)
+        #expect(Self.refused(try Self.decision("payment-100-xlm", two)) == nil)
+        #expect(Self.refused(try Self.decision("payment-memo-missing", two))?.hasPrefix("rule r: destination \(Self.payee) takes only memo id 1") == true)
     }
 
     @Test func feesTimeBoundsAndWhatCannotBeCounted() throws {

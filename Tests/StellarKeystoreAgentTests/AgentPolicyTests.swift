@@ -86,6 +86,20 @@ import TestFixtures
             (Self.rule(", \"networks\": [\"moonnet\"]"), "rules[0].networks[0]"),
             (Self.rule(", \"operations\": [\"payment\", \"teleport\"]"), "rules[0].operations[1]"),
             (Self.rule(", \"destinations\": [\"GAAAA\"]"), "rules[0].destinations[0]"),
+            (Self.rule(", \"destinations\": [42]"), "rules[0].destinations[0]"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"GAAAA\"}]"), "rules[0].destinations[0].destination"),
+            (Self.rule(", \"destinations\": [{\"memoText\": \"a\"}]"), "rules[0].destinations[0].destination"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memo\": \"a\"}]"), "rules[0].destinations[0].memo"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": 7731}]"), "rules[0].destinations[0].memoId"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"-1\"}]"), "rules[0].destinations[0].memoId"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"18446744073709551616\"}]"), "rules[0].destinations[0].memoId"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": \"twenty-nine bytes of memo tex\"}]"), "rules[0].destinations[0].memoText"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": \"\"}]"), "rules[0].destinations[0].memoText"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": 5}]"), "rules[0].destinations[0].memoText"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoText\": \"a\", \"memoId\": \"1\"}]"), "rules[0].destinations[0]"),
+            (Self.rule(", \"destinations\": [{\"destination\": \"\(Self.payee)\", \"memoId\": \"1\"}, {\"destination\": \"\(Self.payee)\", \"memoId\": \"1\"}]"),
+             "rules[0].destinations[1]"),
+            (Self.rule(", \"destinations\": [\"\(Self.payee)\", {\"destination\": \"\(Self.payee)\"}]"), "rules[0].destinations[1]"),
             (Self.rule(", \"callers\": [{\"executable\": \"bot\"}]"), "rules[0].callers[0].executable"),
             (Self.rule(", \"callers\": [{\"executable\": \"/bin/bot\", \"uid\": -1}]"), "rules[0].callers[0].uid"),
             (Self.rule(", \"maxFee\": \"0.1\", \"expiresWithin\": \"400d\""), "rules[0].expiresWithin"),
@@ -102,6 +116,9 @@ import TestFixtures
             #expect(named == field, "\(text)")
         }
         #expect(Self.refusal(Self.rule(", \"maxFee\": \"0.1\"")) == nil)
+        // A destination is a string, or an object with a memo (text of 1 to 28 bytes, or an id of 64 bits).
+        #expect(Self.refusal(Self.rule(", \"destinations\": [\"\(Self.payee)\", {\"destination\": \"\(Self.payee)\", \"memoText\": \"twenty-eight bytes of memo..\"}, "
+                                       + "{\"destination\": \"\(Self.payee)\", \"memoId\": \"18446744073709551615\"}, {\"destination\": \"\(Self.issuer)\"}]")) == nil)
     }
 
     /// Without `operations`, a rule that caps transactions would allow every operation that moves nothing:

@@ -34,13 +34,21 @@ import TestFixtures
         #expect(try Self.outflow("create_account (testnet, memo id, none)").timeBounds == nil)
     }
 
-    @Test func aMuxedDestinationIsItsAccount() throws {
+    /// A muxed destination is kept as written, with its id (a policy tells one id from another); its account is
+    /// what receives.
+    @Test func aMuxedDestinationKeepsItsIdAndTheMemoIsRead() throws {
         let payment = try Self.outflow("payment_credit12_muxed (testnet, memo none, v2)")
         #expect(payment.amounts == ["LONGASSET123:\(Self.issuer)": Int64.max, "native": 100])
-        #expect(payment.destinations == [Self.destination])
+        let muxed = try #require(payment.destinations.first)
+        #expect(payment.destinations.count == 1)
+        #expect(try StrKey(muxed, as: .muxedAccount).ed25519PublicKey?.accountID == Self.destination)
+        #expect(payment.memo == nil)
         // A muxed source is the account too.
-        #expect(try Self.outflow("payment_credit4 (testnet, memo return, open-time, muxed source)").amounts
-                == ["USD:\(Self.issuer)": 1, "native": 100])
+        let source = try Self.outflow("payment_credit4 (testnet, memo return, open-time, muxed source)")
+        #expect(source.amounts == ["USD:\(Self.issuer)": 1, "native": 100])
+        guard case .return(let hash)? = source.memo else { Issue.record("memo \(String(describing: source.memo))"); return }
+        #expect(hash.count == 32)
+        #expect(try Self.outflow("create_account (testnet, memo id, none)").memo.map { if case .id = $0 { true } else { false } } == true)
     }
 
     @Test func pathPaymentsAndOffersCountWhatTheyCanSell() throws {
@@ -103,7 +111,8 @@ import TestFixtures
         struct Bounds: Decodable { let min, max: String }
         let countable: Bool
         let outflows: [String: String]
-        let destinations, operations: [String]
+        let destinations, operations, trades: [String]
+        let memo: [String: String]?
         let calls: [Call]
         let fee: String
         let timeBounds: Bounds?
@@ -133,6 +142,15 @@ import TestFixtures
             #expect(outflow.operations == expected.operations, "\(request.name)")
             #expect(outflow.amounts == amounts, "\(request.name)")
             #expect(outflow.destinations == expected.destinations, "\(request.name)")
+            #expect(outflow.trades == expected.trades, "\(request.name)")
+            let memo: [String: String]? = switch outflow.memo {
+            case nil: nil
+            case .text(let bytes): ["text": String(decoding: bytes, as: UTF8.self)]
+            case .id(let id): ["id": String(id)]
+            case .hash(let bytes): ["hash": Hex.string(bytes)]
+            case .return(let bytes): ["return": Hex.string(bytes)]
+            }
+            #expect(memo == expected.memo, "\(request.name)")
             #expect(outflow.calls == calls, "\(request.name)")
             #expect(String(outflow.fee) == expected.fee, "\(request.name)")
             #expect(outflow.timeBounds.map { "\($0.min)-\($0.max)" } == expected.timeBounds.map { "\($0.min)-\($0.max)" }, "\(request.name)")

@@ -20,7 +20,7 @@ import StellarTransactions
 ///       "networks": ["public"],
 ///       "kinds": ["transaction"],
 ///       "operations": ["payment"],
-///       "destinations": ["GA…", "GB…"],
+///       "destinations": ["GA…", { "destination": "GB…", "memoText": "deposit-7731" }],
 ///       "limits": [{ "asset": "native", "perWindow": "100", "window": "24h" }],
 ///       "maxFee": "0.01" } ] }
 /// ```
@@ -58,6 +58,24 @@ package struct AgentPolicy: Sendable {
         package let ask: Bool
     }
 
+    /// Where a rule lets a request send: an account `G…`, a muxed account `M…` or a contract `C…`, and the memo
+    /// the transaction must carry to send there (an exchange's deposit address is its account and a memo).
+    package struct Destination: Sendable, Equatable {
+        package let address: String
+        package let memo: Outflow.Memo?
+
+        /// Whether a request with `memo` may send to `destination` (as `Outflow` writes it). A listed `M…` is
+        /// that account and id only. A listed `G…` is the account and its muxed forms too, since what is sent
+        /// lands in it, but not when it asks for a memo: a muxed id is a second say on whom to credit, which a
+        /// receiver may read instead of the memo.
+        func takes(_ destination: String, memo given: Outflow.Memo?) -> Bool {
+            if let memo, memo != given { return false }
+            if destination == address { return true }
+            guard memo == nil, address.hasPrefix("G"), let muxed = try? StrKey(destination, as: .muxedAccount) else { return false }
+            return muxed.ed25519PublicKey?.accountID == address
+        }
+    }
+
     package struct Rule: Sendable {
         package let name: String
         package let identities: [String]?
@@ -68,7 +86,7 @@ package struct AgentPolicy: Sendable {
         package let operations: Set<String>?
         /// Contract `C…` → its functions allowed (nil: any of them).
         package let contracts: [String: Set<String>?]?
-        package let destinations: Set<String>?
+        package let destinations: [Destination]?
         package let assets: [String]?
         package let limits: [Limit]
         /// Stroops.
@@ -272,13 +290,12 @@ extension AgentPolicy.Rule {
             }
             return contracts
         }
-        destinations = try fields.strings("destinations") { path, text throws in
-            guard let key = try? StrKey(text), key.kind == .accountID || key.kind == .contract || key.kind == .muxedAccount else {
-                throw PolicyError.invalid(field: path, line: nil, "not an account G…, a muxed account M… or a contract C…")
-            }
-            // A muxed destination is its account: the money goes there whatever the id.
-            return key.kind == .muxedAccount ? key.ed25519PublicKey!.accountID : text
-        }.map(Set.init)
+        destinations = try fields.list("destinations")?.enumerated().reduce(into: [AgentPolicy.Destination]()) { list, item throws in
+            let path = fields.path("destinations[\(item.offset)]")
+            let destination = try AgentPolicy.Destination(item.element, path: path)
+            guard !list.contains(destination) else { throw PolicyError.invalid(field: path, line: nil, "listed twice") }
+            list.append(destination)
+        }
         assets = try fields.strings("assets") { path, text throws in
             try AgentPolicy.Fields.asset(text, path: path)
         }
@@ -313,6 +330,58 @@ extension AgentPolicy.Rule {
             throw fields.fault("operations", "a rule that sets \(field) for transactions lists its operations "
                 + "(without, it allows every operation that moves nothing, setOptions too)")
         }
+    }
+}
+
+extension AgentPolicy.Destination {
+    /// `"G…"`, or `{"destination": "G…", "memoText": "…"}` (1 to 28 bytes) or `{…, "memoId": "…"}` (a decimal
+    /// string, since a memo id takes 64 bits and a JSON number does not keep them in every reader).
+    init(_ value: StrictJSON.Value, path: String) throws {
+        if let text = value.string {
+            self.init(address: try Self.address(text, path: path), memo: nil)
+            return
+        }
+        guard value.object != nil else { throw PolicyError.invalid(field: path, line: nil, "\(value.kind.rawValue), not a string or an object") }
+        var entry = AgentPolicy.Fields(try AgentPolicy.Fields.object(value, path: path), path: path)
+        let address = try Self.address(try entry.string("destination", required: true)!, path: entry.path("destination"))
+        let text = try entry.string("memoText"), id = try entry.string("memoId")
+        try entry.finish()
+        var memo: Outflow.Memo?
+        if let text {
+            guard (1...28).contains(text.utf8.count) else { throw entry.fault("memoText", "a memo's text is 1 to 28 bytes") }
+            memo = .text(Array(text.utf8))
+        }
+        if let id {
+            guard text == nil else { throw entry.fault(nil, "a transaction has one memo: give memoText or memoId, not both") }
+            guard !id.isEmpty, id.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = UInt64(id) else {
+                throw entry.fault("memoId", "a memo id is a decimal string from 0 to 18446744073709551615")
+            }
+            memo = .id(value)
+        }
+        self.init(address: address, memo: memo)
+    }
+
+    static func address(_ text: String, path: String) throws -> String {
+        guard let key = try? StrKey(text), key.kind == .accountID || key.kind == .contract || key.kind == .muxedAccount else {
+            throw PolicyError.invalid(field: path, line: nil, "not an account G…, a muxed account M… or a contract C…")
+        }
+        return text
+    }
+}
+
+extension [AgentPolicy.Destination] {
+    /// Why a request with `memo` may not send to `destination`, naming the memo it lacks; nil when it may.
+    func refusal(of destination: String, memo: Outflow.Memo?, in kind: AgentPolicy.Kind) -> String? {
+        guard !contains(where: { $0.takes(destination, memo: memo) }) else { return nil }
+        guard let required = first(where: { $0.address == destination && $0.memo != nil })?.memo else {
+            if let account = (try? StrKey(destination, as: .muxedAccount))?.ed25519PublicKey?.accountID,
+               contains(where: { $0.address == account && $0.memo != nil }) {
+                return "destination \(destination) is not allowed: its account is listed with a memo, which a muxed id would route around"
+            }
+            return "destination \(destination) is not allowed"
+        }
+        let given = memo.map { "this transaction's is \($0.shown)" } ?? (kind == .transaction ? "this transaction has none" : "this request has none")
+        return "destination \(destination) takes only memo \(required.shown): \(given)"
     }
 }
 

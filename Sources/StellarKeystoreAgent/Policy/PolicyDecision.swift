@@ -72,7 +72,8 @@ extension AgentPolicy {
     ///
     /// The first rule that matches (identity, caller, network, kind) decides. Its checks, in order, each a
     /// refusal naming the rule: a V1 authorization unless allowed; operation types, contract functions,
-    /// destinations and assets outside its lists; a request whose outflow cannot be counted, when the rule
+    /// destinations and assets outside its lists (and trades on the order book, whose counterparties no list of
+    /// destinations names); a request whose outflow cannot be counted, when the rule
     /// caps amounts or lists destinations or assets; a fee over `maxFee`; missing or too distant time bounds;
     /// an asset moved that no limit names, when the rule has limits; then its limits, the hard ones first (a
     /// refusal), then those marked `ask`. A classic asset and its Stellar Asset Contract on the request's network
@@ -116,8 +117,12 @@ extension AgentPolicy.Rule {
         if countingNeeded, let why = outflow.uncountable.first {
             return refuse("what this request moves cannot be counted (\(why))")
         }
-        if let destinations, let other = outflow.destinations.first(where: { !destinations.contains($0) }) {
-            return refuse("destination \(other) is not allowed")
+        // What an offer or a converting path payment sells goes to whoever trades with it: no list can name them.
+        if destinations != nil, let trade = outflow.trades.first {
+            return refuse("\(trade) trades on the order book, paying whoever takes the other side, which destinations cannot name")
+        }
+        if let destinations, let why = outflow.destinations.lazy.compactMap({ destinations.refusal(of: $0, memo: outflow.memo, in: request.kind) }).first {
+            return refuse(why)
         }
         // One asset, two names: a classic asset is its Stellar Asset Contract on the request's network.
         func same(_ a: String) -> String { request.network.flatMap { StellarAssetContract.id(of: a, on: $0) } ?? a }
