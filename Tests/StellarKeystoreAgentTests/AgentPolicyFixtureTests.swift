@@ -17,7 +17,7 @@ import TestFixtures
     /// USD's Stellar Asset Contract on testnet (stellar-sdk's `Asset.contract_id`, in the fixture file).
     static let usdContract = "CDEBOE26IQRBYUKCPKEXNLKFHPHEW4S33GMXZULCJYURO7RPEZIJ7GZK"
 
-    /// The decision of a rule r (for transactions and authorization entries, every operation allowed unless `rule`
+    /// The decision of a rule r (for the request's kind, every operation allowed unless `rule`
     /// lists some) on the fixture `name`, `spent` already spent in every window; `asked` gets each asset a window
     /// was asked for.
     static func decision(_ name: String, _ rule: String, spent: Int64 = 0, asked: ((String) -> Void)? = nil) throws -> PolicyDecision {
@@ -26,7 +26,7 @@ import TestFixtures
         let outflow = kind == .authEntry ? Outflow(of: try AuthorizationPreimage(base64: request.xdr))
             : Outflow(of: try TransactionEnvelope(base64: request.xdr))
         let operations = rule.contains("\"operations\"") ? "" : AgentPolicyTests.everyOperation
-        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\", \"authEntry\"]\(operations)\(rule)}]}".utf8))
+        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"\(kind.rawValue)\"]\(operations)\(rule)}]}".utf8))
         return policy.decision(for: PolicyRequest(identityName: "bot", identityAddress: file.identity, caller: .init(executable: "/bin/bot"),
                                                   network: try StellarNetwork(passphrase: request.networkPassphrase), kind: kind, outflow: outflow),
                                now: 1_690_000_000) { _, asset, _ in asked?(asset); return spent }

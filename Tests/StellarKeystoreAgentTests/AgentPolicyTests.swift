@@ -123,6 +123,24 @@ import TestFixtures
         #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"expiresWithin\": \"5m\"}]}") == nil)
     }
 
+    /// An authorization entry expires at a ledger, which the agent, offline, cannot place in time: entries signed
+    /// over weeks could all be submitted in one day, past any per-window cap. So a window is refused in a rule for
+    /// authorization entries, and `expiresWithin` (which it cannot check for them) in a rule for nothing else.
+    @Test func aWindowCannotHoldAuthorizationEntries() {
+        let window = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}, {\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}]"
+        for kinds in ["\"authEntry\"", "\"transaction\", \"authEntry\""] {
+            let text = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\(kinds)]\(Self.everyOperation)\(window), \"expiresWithin\": \"5m\"}]}"
+            guard case .invalid("rules[0].limits[1].perWindow", nil, let reason)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }
+            #expect(reason.contains("authorization entries") && reason.contains("ledger"), "\(reason)")
+        }
+        let expiry = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"authEntry\"], \"expiresWithin\": \"5m\"}]}"
+        guard case .invalid("rules[0].expiresWithin", nil, let reason)? = Self.refusal(expiry) else { Issue.record("taken: \(expiry)"); return }
+        #expect(reason.contains("ledger"), "\(reason)")
+        // Per request, an entry is capped; and a window holds a rule's transactions.
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"authEntry\"], \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]}]}") == nil)
+        #expect(Self.refusal(Self.rule(window + ", \"expiresWithin\": \"5m\"")) == nil)
+    }
+
     /// A raw payload can be a transaction's hash: a limit on a payload rule would promise what nothing checks.
     @Test func aPayloadRuleSetsNoLimits() {
         let fields = [(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]", "limits"),
