@@ -14,8 +14,10 @@ import StellarTransactions
 /// Every decision is made, and what it allows recorded, under an exclusive lock on `.policy-windows.lock`, held
 /// across the read, the decision and the write, so that two requests (from two clients, or two agents on one
 /// keystore) cannot both spend the last of a window. The file is replaced whole (`AtomicFile.write`: after a crash
-/// it holds the old records or the new ones). A slice is dropped only when its own window has passed, whatever
-/// policy writes the file, so that two agents with different policies on one keystore keep each other's spending.
+/// it holds the old records or the new ones). A slice leaves its window only when its own window has passed, whatever
+/// policy writes the file, so that two agents with different policies on one keystore keep each other's spending;
+/// it is then kept coarser for the longest window any policy can set (`dropExpired`). A window counts an asset's
+/// slices under either of its names (a classic asset and its Stellar Asset Contract, as the policy does).
 ///
 /// The file is in a directory every process of the user can write: a caller could remove it and start its windows
 /// again. So what an instance has read and recorded is kept in memory too, and the file can only add to it: a
