@@ -84,9 +84,10 @@ extension PolicyWindows {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// The file's slices. Version 3 is version 2 with an id (`FileIdentity`). Version 2 keeps each slice's window, so
-    /// that a slice leaves its window when its own window has passed whatever policy reads it; version 1 (records of a time, rule, asset and amount, written before) is
-    /// read with the window this policy sets for the rule and asset, or the longest any policy can set.
+    /// The file's slices. Version 3 is version 2 with an id (`FileIdentity`). Version 2 keeps each slice's window,
+    /// so that a slice leaves its window when its own window has passed whatever policy reads it; version 1 (records
+    /// of a time, rule, asset and amount, written before) is read with the window this policy sets for the rule and
+    /// asset, or the longest any policy can set.
     func load() throws -> [Slice: Spent]? { try loadWithIdentity()?.slices }
 
     func loadWithIdentity() throws -> (file: FileIdentity, slices: [Slice: Spent])? {
