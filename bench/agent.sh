@@ -60,11 +60,11 @@ POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
             printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload"]},\n' "$n" "$n"
         else
             printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["transaction"],' "$n" "$n"
-            printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
+            printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}], "expiresWithin": "1h"},\n'
         fi
     done
     printf '{"name": "bench-payments", "callers": [{"executable": "%s"}], "kinds": ["transaction"],' "$WORK/limits"
-    printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}]},\n'
+    printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}], "expiresWithin": "1h"},\n'
     printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
 } > "$WORK/policy.json"
 chmod 600 "$WORK/policy.json"

@@ -13,7 +13,7 @@ import TestFixtures
 
     static func capped(_ rule: String = "r", perWindow: Int64, window: String = "1h") throws -> AgentPolicy {
         try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"\(rule)\", \"kinds\": [\"transaction\"], \"operations\": [\"payment\"], \"limits\": "
-            + "[{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(perWindow))\", \"window\": \"\(window)\"}]}]}")
+            + "[{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(perWindow))\", \"window\": \"\(window)\"}], \"expiresWithin\": \"5m\"}]}")
     }
 
     static func allowed(_ windows: PolicyWindows, _ payment: Outflow) throws -> Bool {
@@ -177,7 +177,7 @@ import TestFixtures
         let contract = try #require(StellarAssetContract.id(of: "native", on: .testnet))
         func policy(_ asset: String) throws -> AgentPolicy {
             try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"networks\": [\"testnet\"], "
-                + "\"operations\": [\"payment\"], \"limits\": [{\"asset\": \"\(asset)\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}]}]}")
+                + "\"operations\": [\"payment\"], \"limits\": [{\"asset\": \"\(asset)\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}], \"expiresWithin\": \"5m\"}]}")
         }
         #expect(try Self.allowed(PolicyWindows(directory: directory, policy: try policy("native"), now: { clock.now }), payment))
         let renamed = PolicyWindows(directory: directory, policy: try policy(contract), now: { clock.now })
