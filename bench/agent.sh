@@ -55,8 +55,8 @@ AGENT_PID=$!
 for _ in $(seq 100); do [ -S "$SOCKET" ] && break; sleep 0.05; done
 "$KEYSTORE" login --agent --pin-file "$WORK/pin" 2>/dev/null >/dev/null
 
-# The same agent with a ten-rule policy, on a socket of its own. $1: the limit of the rule that allows this
-# client's payments.
+# The same agent with a ten-rule policy, on a socket of its own. $1: how the rule that allows this client's
+# payments caps them.
 policy() {
     printf '{"version": 1, "rules": [\n'
     # Other callers' rules, half for payloads (which take no limits), half for capped payments.
@@ -65,11 +65,11 @@ policy() {
             printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload"]},\n' "$n" "$n"
         else
             printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["transaction"],' "$n" "$n"
-            printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}]},\n'
+            printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}], "expiresWithin": "1h"},\n'
         fi
     done
     printf '{"name": "bench-payments", "callers": [{"executable": "%s"}], "kinds": ["transaction"],' "$WORK/limits"
-    printf ' "operations": ["payment"], "limits": [{"asset": "native", %s}]},\n' "$1"
+    printf ' "operations": ["payment"], %s},\n' "$1"
     printf '{"name": "bench", "callers": [{"executable": "%s"}], "kinds": ["payload"]}\n]}\n' "$WORK/limits"
 }
 # $1: the socket, $2: the policy file, $3: the log. Prints the agent's process id.
@@ -80,8 +80,8 @@ start_policy_agent() {
 }
 POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
 REQUEST_CAP_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-request-cap.sock"
-policy '"perWindow": "1000000000", "window": "24h"' > "$WORK/policy.json"
-policy '"perRequest": "1000000000"' > "$WORK/policy-request-cap.json"
+policy '"limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}], "expiresWithin": "1h"' > "$WORK/policy.json"
+policy '"limits": [{"asset": "native", "perRequest": "1000000000"}]' > "$WORK/policy-request-cap.json"
 POLICY_AGENT_PID=$(start_policy_agent "$POLICY_SOCKET" "$WORK/policy.json" "$WORK/agent-policy.log")
 REQUEST_CAP_AGENT_PID=$(start_policy_agent "$REQUEST_CAP_SOCKET" "$WORK/policy-request-cap.json" "$WORK/agent-request-cap.log")
 for socket in "$POLICY_SOCKET" "$REQUEST_CAP_SOCKET"; do

@@ -22,8 +22,10 @@ import StellarTransactions
 
     @Test func aKilledAgentKeepsWhatItsRulesSpent() throws {
         let envelopes = try Fixtures.load(File.self, "tx-envelopes.json").envelopes
+        // Valid for ten minutes from now: the windowed rule sets expiresWithin.
         let payments = try ["payment 0 (testnet)", "payment 12 (testnet)", "payment 24 (testnet)"].map { name in
-            try #require(envelopes.first { $0.name == name })
+            let payment = try #require(envelopes.first { $0.name == name })
+            return Envelope(name: name, envelope: Fixtures.expiring(payment.envelope, at: UInt64(time(nil)) + 600), passphrase: payment.passphrase)
         }
         // What the first two move, fee included: the cap.
         let moved = try payments.map { try #require(Outflow(of: try TransactionEnvelope(base64: $0.envelope)).amounts["native"]) }
@@ -33,7 +35,7 @@ import StellarTransactions
         let policy = home.home.path + "/policy.json"
         try Data("""
             {"version": 1, "rules": [{"name": "payments", "networks": ["testnet"], "kinds": ["transaction"], "operations": ["payment"],
-              "limits": [{"asset": "native", "perWindow": "\(units)", "window": "24h"}]}]}
+              "limits": [{"asset": "native", "perWindow": "\(units)", "window": "24h"}], "expiresWithin": "1h"}]}
             """.utf8).write(to: URL(fileURLWithPath: policy))
         chmod(policy, 0o600)
         var agent = try home.startInForeground(["--policy", policy])

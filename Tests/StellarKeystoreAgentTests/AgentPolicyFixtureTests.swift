@@ -20,19 +20,19 @@ import TestFixtures
     /// USD's Stellar Asset Contract on testnet (stellar-sdk's `Asset.contract_id`, in the fixture file).
     static let usdContract = "CDEBOE26IQRBYUKCPKEXNLKFHPHEW4S33GMXZULCJYURO7RPEZIJ7GZK"
 
-    /// The decision of a rule r (for transactions and authorization entries, every operation allowed unless `rule`
+    /// The decision of a rule r (for the request's kind, every operation allowed unless `rule`
     /// lists some) on the fixture `name`, `spent` already spent in every window; `asked` gets each asset a window
-    /// was asked for.
+    /// was asked for. Decided 5 minutes before the fixtures' latest time (1,700,000,000).
     static func decision(_ name: String, _ rule: String, spent: Int64 = 0, asked: ((String) -> Void)? = nil) throws -> PolicyDecision {
         let request = try #require(file.requests.first { $0.name == name }, "\(name)")
         let kind: AgentPolicy.Kind = request.kind == "authEntry" ? .authEntry : .transaction
         let outflow = kind == .authEntry ? Outflow(of: try AuthorizationPreimage(base64: request.xdr))
             : Outflow(of: try TransactionEnvelope(base64: request.xdr))
         let operations = rule.contains("\"operations\"") ? "" : AgentPolicyTests.everyOperation
-        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\", \"authEntry\"]\(operations)\(rule)}]}".utf8))
+        let policy = try AgentPolicy(json: Array("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"\(kind.rawValue)\"]\(operations)\(rule)}]}".utf8))
         return policy.decision(for: PolicyRequest(identityName: "bot", identityAddress: file.identity, caller: .init(executable: "/bin/bot"),
                                                   network: try StellarNetwork(passphrase: request.networkPassphrase), kind: kind, outflow: outflow),
-                               now: 1_690_000_000) { _, asset, _ in asked?(asset); return spent }
+                               now: 1_699_999_700) { _, asset, _ in asked?(asset); return spent }
     }
 
     static func refused(_ decision: PolicyDecision) -> String? {
@@ -47,7 +47,7 @@ import TestFixtures
         #expect(Self.refused(try Self.decision("cap-usd-exact", cap)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-over", cap)) == "rule r: over 100 USD:GDWUS… per request: this one 100.0000001")
         #expect(Self.refused(try Self.decision("cap-usd-two-payments-sum-over", cap)) != nil)
-        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"150\", \"window\": \"24h\"}], \"maxFee\": \"0.001\""
+        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"150\", \"window\": \"24h\"}], \"maxFee\": \"0.001\", \"expiresWithin\": \"5m\""
         #expect(Self.refused(try Self.decision("cap-usd-exact", window, spent: 500_000_000)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-exact", window, spent: 500_000_001)) != nil)
     }
@@ -80,10 +80,10 @@ import TestFixtures
         #expect(Self.refused(try Self.decision("cap-usd-within", usd + ", \"maxFee\": \"0.00001\"")) == nil)
         #expect(Self.refused(try Self.decision("several-assets", usd + ", \"maxFee\": \"1\"")) == "rule r: moves EURTOKEN1234:GDWUS…, which no limit of the rule names")
         // One window, whichever name the request uses: the limit's.
-        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"1000\", \"window\": \"24h\"}], \"maxFee\": \"1\""
+        let window = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perWindow\": \"1000\", \"window\": \"24h\"}], \"maxFee\": \"1\", \"expiresWithin\": \"5m\""
         var asked: [String] = []
-        #expect(try Self.decision("sac-transfer-invoke-host-function", window) { asked.append($0) }
-                == .allow(PolicySpending(rule: "r", amounts: [Self.usd: 5_000_000])))
+        #expect(try Self.decision("sac-transfer-from-someone-else", window) { asked.append($0) }
+                == .allow(PolicySpending(rule: "r", amounts: [Self.usd: 999])))
         #expect(try Self.decision("cap-usd-within", window) { asked.append($0) } == .allow(PolicySpending(rule: "r", amounts: [Self.usd: 999_999_999])))
         #expect(asked == [Self.usd, Self.usd])
     }

@@ -18,16 +18,17 @@ import TestFixtures
 
     struct Envelope: Decodable { let name, envelope, passphrase: String }
     struct File: Decodable { let envelopes: [Envelope] }
-    /// Payments of 1, 13 and 25 XLM (and a few stroops) on testnet from the fixture signer (fixtures/tx-envelopes.json).
+    /// Payments of 1, 13 and 25 XLM (and a few stroops) on testnet from the fixture signer (fixtures/tx-envelopes.json),
+    /// valid for ten minutes from now (a windowed rule sets expiresWithin).
     static let payments = try! Fixtures.load(File.self, "tx-envelopes.json").envelopes.filter {
         ["payment 0 (testnet)", "payment 12 (testnet)", "payment 24 (testnet)"].contains($0.name)
-    }
+    }.map { Envelope(name: $0.name, envelope: Fixtures.expiring($0.envelope, at: UInt64(time(nil)) + 600), passphrase: $0.passphrase) }
 
     static func policy(_ limits: String, executable: String = me) throws -> AgentPolicy {
         try AgentPolicy(json: Array("""
             {"version": 1, "rules": [
               {"name": "payments", "identities": ["golden"], "callers": [{"executable": "\(executable)"}], "networks": ["testnet"],
-               "kinds": ["transaction"], "operations": ["payment"], "limits": [\(limits)]}
+               "kinds": ["transaction"], "operations": ["payment"], "limits": [\(limits)], "expiresWithin": "1h"}
             ]}
             """.utf8))
     }

@@ -140,6 +140,42 @@ import TestFixtures
         #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"expiresWithin\": \"5m\"}]}") == nil)
     }
 
+    /// An authorization entry expires at a ledger, which the agent, offline, cannot place in time: entries signed
+    /// over weeks could all be submitted in one day, past any per-window cap. So a window is refused in a rule for
+    /// authorization entries, and `expiresWithin` (which it cannot check for them) in a rule for nothing else.
+    @Test func aWindowCannotHoldAuthorizationEntries() {
+        let window = ", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}, {\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}]"
+        for kinds in ["\"authEntry\"", "\"transaction\", \"authEntry\""] {
+            let text = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\(kinds)]\(Self.everyOperation)\(window), \"expiresWithin\": \"5m\"}]}"
+            guard case .invalid("rules[0].limits[1].perWindow", nil, let reason)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }
+            #expect(reason.contains("authorization entries") && reason.contains("ledger"), "\(reason)")
+        }
+        let expiry = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"authEntry\"], \"expiresWithin\": \"5m\"}]}"
+        guard case .invalid("rules[0].expiresWithin", nil, let reason)? = Self.refusal(expiry) else { Issue.record("taken: \(expiry)"); return }
+        #expect(reason.contains("ledger"), "\(reason)")
+        // Per request, an entry is capped; and a window holds a rule's transactions.
+        #expect(Self.refusal("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"authEntry\"], \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]}]}") == nil)
+        #expect(Self.refusal(Self.rule(window + ", \"expiresWithin\": \"5m\"")) == nil)
+    }
+
+    /// A window counts signing time: a transaction without a latest time could be signed one day and submitted with a
+    /// month's others. A rule that sets a window for transactions sets expiresWithin, and its transactions then need
+    /// a latest time.
+    @Test func aWindowOnTransactionsNeedsALatestTime() throws {
+        let window = ", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}]"
+        guard case .invalid("rules[0].expiresWithin", nil, let reason)? = Self.refusal(Self.rule(window)) else {
+            Issue.record("a window without expiresWithin was taken")
+            return
+        }
+        #expect(reason.contains("sets perWindow") && reason.contains("saved up"), "\(reason)")
+        // Per request only, no latest time is needed.
+        #expect(Self.refusal(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"100\"}]")) == nil)
+        let policy = try Self.policy(Self.rule(window + ", \"expiresWithin\": \"1h\""))
+        let unbounded = try Self.outflow(try #require(AgentPolicyFixtureTests.file.requests.first { $0.name == "payment-no-time-bounds" }).xdr)
+        #expect(policy.decision(for: Self.request(unbounded), now: 1_700_000_000) { _, _, _ in 0 }
+                == .refuse("rule r: a transaction must have a latest time (time bounds)"))
+    }
+
     /// A raw payload can be a transaction's hash: a limit on a payload rule would promise what nothing checks.
     @Test func aPayloadRuleSetsNoLimits() {
         let fields = [(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]", "limits"),
@@ -190,13 +226,14 @@ import TestFixtures
                       network: network, kind: kind, outflow: outflow)
     }
 
-    /// The envelopes of fixtures/tx-envelopes.json that the fixture signer sends from: a 1 XLM payment.
+    /// The envelopes of fixtures/tx-envelopes.json that the fixture signer sends from: a 1 XLM payment, valid until
+    /// 1,700,000,000 (a windowed rule sets expiresWithin; every clock of these tests is past it).
     static func signersPayment() throws -> Outflow {
         struct Envelope: Decodable { let name, envelope: String; let alreadySigned: Bool? }
         struct File: Decodable { let envelopes: [Envelope] }
         let file = try Fixtures.load(File.self, "tx-envelopes.json")
         let envelope = try #require(file.envelopes.first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") })
-        return try outflow(envelope.envelope)
+        return try outflow(Fixtures.expiring(envelope.envelope, at: 1_700_000_000))
     }
 
     @Test func theFirstMatchingRuleDecidesAndNoneIsARefusal() throws {
@@ -223,9 +260,9 @@ import TestFixtures
         let payment = try Self.signersPayment()
         let moved = try #require(payment.amounts["native"])
         let cap = AgentPolicy.units(moved * 3)
-        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(cap)\", \"window\": \"24h\"}]"))
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(cap)\", \"window\": \"24h\"}], \"expiresWithin\": \"24h\""))
         var spent: Int64 = 0
-        func decide() -> PolicyDecision { policy.decision(for: Self.request(payment), now: 1000) { _, _, _ in spent } }
+        func decide() -> PolicyDecision { policy.decision(for: Self.request(payment), now: 1_700_000_000) { _, _, _ in spent } }
         // The last stroop fits; one more does not.
         spent = moved * 2
         #expect(decide() == .allow(PolicySpending(rule: "r", amounts: ["native": moved])))
@@ -292,7 +329,7 @@ import TestFixtures
     @Test func windowsHoldAcrossARestartAndRollWithTheClock() throws {
         let payment = try Self.signersPayment()
         let moved = try #require(payment.amounts["native"])
-        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}]"))
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}], \"expiresWithin\": \"24h\""))
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = Clock()
@@ -320,7 +357,7 @@ import TestFixtures
     @Test func aBusyWindowIsKeptInSlicesAndNeverCountsLess() throws {
         let payment = try Self.signersPayment()
         let moved = try #require(payment.amounts["native"])
-        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 10_000))\", \"window\": \"1h\"}]"))
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 10_000))\", \"window\": \"1h\"}], \"expiresWithin\": \"24h\""))
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = Clock()
@@ -346,7 +383,7 @@ import TestFixtures
     @Test func twentyRacersForTheLastOfAWindowGetExactlyWhatFits() throws {
         let payment = try Self.signersPayment()
         let moved = try #require(payment.amounts["native"])
-        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 7))\", \"window\": \"24h\"}]"))
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved * 7))\", \"window\": \"24h\"}], \"expiresWithin\": \"24h\""))
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let allowed = NSLock()
@@ -362,7 +399,7 @@ import TestFixtures
 
     @Test func aDamagedWindowsFileRefusesRatherThanStartsAgain() throws {
         let payment = try Self.signersPayment()
-        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}]"))
+        let policy = try Self.policy(Self.rule(", \"limits\": [{\"asset\": \"native\", \"perWindow\": \"100\", \"window\": \"24h\"}], \"expiresWithin\": \"24h\""))
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data("{\"version\":1,\"spent\":[{\"time\":1,\"rule\":\"r\",\"asset\":\"native\",\"amount\":1,\"amount\":2}]}".utf8)

@@ -13,7 +13,7 @@ import TestFixtures
 
     static func capped(_ rule: String = "r", perWindow: Int64, window: String = "1h") throws -> AgentPolicy {
         try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"\(rule)\", \"kinds\": [\"transaction\"], \"operations\": [\"payment\"], \"limits\": "
-            + "[{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(perWindow))\", \"window\": \"\(window)\"}]}]}")
+            + "[{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(perWindow))\", \"window\": \"\(window)\"}], \"expiresWithin\": \"5m\"}]}")
     }
 
     static func allowed(_ windows: PolicyWindows, _ payment: Outflow) throws -> Bool {
@@ -109,12 +109,14 @@ import TestFixtures
         #expect(try Self.allowed(PolicyWindows(directory: directory, policy: second, now: { clock.now }), payment))
         #expect(try PolicyWindows(directory: directory, policy: first, now: { clock.now }).windows().map(\.spent) == [moved])
         #expect(try PolicyWindows(directory: directory, policy: second, now: { clock.now }).windows().map(\.spent) == [moved])
-        // A slice leaves the file when its own window has passed, whichever policy writes: rule a's after its hour.
+        // A slice leaves its window when its own window has passed, whichever policy writes: rule a's after its hour,
+        // then kept coarser for the longest window a policy can set, which a's hour does not count.
         clock.advance(3600)
         #expect(try Self.allowed(PolicyWindows(directory: directory, policy: second, now: { clock.now }), payment))
         let kept = try #require(try PolicyWindows(directory: directory, policy: second, now: { clock.now }).load())
-        #expect(Set(kept.keys.map(\.rule)) == ["b"])
-        #expect(PolicyWindows.sum(kept.values.map(\.amount)) == moved * 2)
+        #expect(Set(kept.keys.map { "\($0.rule) \($0.window)" }) == ["a \(AgentPolicy.longestDuration)", "b 86400"])
+        #expect(PolicyWindows.sum(kept.filter { $0.key.rule == "b" }.values.map(\.amount)) == moved * 2)
+        #expect(try PolicyWindows(directory: directory, policy: first, now: { clock.now }).windows().map(\.spent) == [0])
     }
 
     /// A file written before slices kept their window (version 1) still opens: its records count, kept for this
@@ -139,7 +141,104 @@ import TestFixtures
         let kept = try #require(try windows.load())
         #expect(Set(kept.keys.map { "\($0.rule) \($0.window)" }) == ["r 3600", "gone \(AgentPolicy.longestDuration)"])
         let text = try String(contentsOfFile: directory + "/.policy-windows", encoding: .utf8)
-        #expect(text.hasPrefix("{\"version\":2,"))
+        #expect(text.range(of: #"^\{"version":3,"id":"[0-9a-f]{32}","spent":\["#, options: .regularExpression) != nil)
+    }
+
+    /// A version 2 file (records with their window, without an id) still opens, and is written back as version 3
+    /// with an id drawn anew at each write.
+    @Test func aVersionTwoFileStillCountsAndEachWriteDrawsAnId() throws {
+        let payment = try AgentPolicyTests.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let path = directory + "/.policy-windows"
+        try Data("{\"version\":2,\"spent\":[\n{\"time\":\(clock.now - 100),\"rule\":\"r\",\"asset\":\"native\",\"window\":3600,\"amount\":\(moved),\"returned\":0}\n]}\n".utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let windows = PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 3), now: { clock.now })
+        #expect(try windows.windows().map(\.spent) == [moved])
+        #expect(try Self.allowed(windows, payment))
+        let first = try #require(PolicyWindows.FileIdentity(path: path)?.id)
+        #expect(try Self.allowed(windows, payment))
+        let second = try #require(PolicyWindows.FileIdentity(path: path)?.id)
+        #expect(first != second)
+        #expect(!(try Self.allowed(windows, payment)))
+    }
+
+    /// A classic asset and its Stellar Asset Contract are one asset to a policy, so one window: a restart under a
+    /// policy that names the other (here native XLM, then its contract on the request's network) counts what was
+    /// spent under the first name, in its decisions and in what it shows.
+    @Test func renamingALimitsAssetKeepsItsWindow() throws {
+        let payment = try AgentPolicyTests.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let contract = try #require(StellarAssetContract.id(of: "native", on: .testnet))
+        func policy(_ asset: String) throws -> AgentPolicy {
+            try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"networks\": [\"testnet\"], "
+                + "\"operations\": [\"payment\"], \"limits\": [{\"asset\": \"\(asset)\", \"perWindow\": \"\(AgentPolicy.units(moved * 2))\", \"window\": \"1h\"}], \"expiresWithin\": \"5m\"}]}")
+        }
+        #expect(try Self.allowed(PolicyWindows(directory: directory, policy: try policy("native"), now: { clock.now }), payment))
+        let renamed = PolicyWindows(directory: directory, policy: try policy(contract), now: { clock.now })
+        #expect(try renamed.windows().map(\.spent) == [moved])
+        #expect(try Self.allowed(renamed, payment))
+        #expect(!(try Self.allowed(renamed, payment)), "the renamed window started again")
+        // And back: one window under either name.
+        #expect(try PolicyWindows(directory: directory, policy: try policy("native"), now: { clock.now }).windows().map(\.spent) == [moved * 2])
+    }
+
+    /// A window lengthened on a restart counts what was spent before in its new length: a record is never forgotten
+    /// while the longest window any policy can set (366 days) would count it, only kept coarser once the recording
+    /// policy's own window has passed.
+    @Test func lengtheningAWindowCountsWhatWasSpentBefore() throws {
+        let payment = try AgentPolicyTests.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        #expect(try Self.allowed(PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 10), now: { clock.now }), payment))
+        clock.advance(2 * 3600)
+        // Out of the hour, and written again by the hour's policy in between: still kept.
+        let hourly = PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 10), now: { clock.now })
+        #expect(try hourly.windows().map(\.spent) == [0])
+        #expect(try Self.allowed(hourly, payment))
+        let daily = PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 2, window: "24h"), now: { clock.now })
+        #expect(try daily.windows().map(\.spent) == [moved * 2])
+        #expect(!(try Self.allowed(daily, payment)), "the lengthened window started lower")
+        // Past 366 days, nothing counts it any more and the file lets it go.
+        clock.advance(Int64(AgentPolicy.longestDuration) + Int64(AgentPolicy.longestDuration / PolicyWindows.slicesPerWindow) + 1)
+        #expect(try Self.allowed(daily, payment))
+        #expect(try daily.load()?.count == 1)
+    }
+
+    /// An outside rewrite of the file that leaves its status as it was (device, inode, size and change time: a
+    /// coarse clock can let the change time repeat) is still read: the file carries an id that each write draws
+    /// anew, and the agent checks it, so another agent's records written so are counted.
+    @Test func aRewriteThatKeepsTheFilesStatusIsStillRead() throws {
+        let payment = try AgentPolicyTests.signersPayment()
+        let moved = try #require(payment.amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = Clock()
+        let windows = PolicyWindows(directory: directory, policy: try Self.capped(perWindow: moved * 10), now: { clock.now })
+        #expect(try Self.allowed(windows, payment))
+        let path = directory + "/.policy-windows"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let amount = "\"amount\":\(moved),"
+        #expect(text.contains(amount))
+        // Rewritten in place, as long as it was: a larger amount, and (as another agent writes) an id of its own.
+        var rewritten = text.replacingOccurrences(of: amount, with: "\"amount\":\(String(repeating: "9", count: String(moved).count)),")
+        if let id = rewritten.range(of: #""id":"[0-9a-f]+""#, options: .regularExpression) {
+            rewritten.replaceSubrange(id, with: "\"id\":\"" + String(repeating: "0", count: rewritten[id].count - 7) + "\"")
+        }
+        #expect(rewritten.utf8.count == text.utf8.count && rewritten != text)
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(fd >= 0)
+        #expect(Array(rewritten.utf8).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == rewritten.utf8.count)
+        close(fd)
+        windows.takeStatusAsUnchanged()
+        #expect(!(try Self.allowed(windows, payment)), "the rewrite was not read")
     }
 
     /// A signature taken back after its record was merged with another in its slice of the window takes back its

@@ -324,6 +324,24 @@ extension AgentPolicy.Rule {
             throw fields.fault(field, "a rule for payloads sets no limits, since a payload can be a transaction's hash "
                 + "(give payloads a rule of their own)")
         }
+        // An authorization entry expires at a ledger, and the agent, offline, knows no ledger to bound it by: entries
+        // signed over weeks could all be submitted in one day, so a window would promise what nothing keeps.
+        if kinds.contains(.authEntry), let index = limits.firstIndex(where: { $0.perWindow != nil }) {
+            throw PolicyError.invalid(field: fields.path("limits[\(index)].perWindow"), line: nil,
+                "a window cannot cap authorization entries: their expiration is a ledger, which the agent cannot place in time, "
+                + "so entries signed over weeks could be submitted together (give authorization entries a rule of their own, with perRequest)")
+        }
+        if expiresWithin != nil, !kinds.contains(.transaction) {
+            throw fields.fault("expiresWithin", "expiresWithin bounds a transaction's time bounds; an authorization entry's expiration is "
+                + "a ledger, which the agent cannot place in time")
+        }
+        // A window counts signing time: a transaction without a latest time could be signed one day and submitted
+        // with a month's others, past the window's cap. With expiresWithin, what is submitted in one window is at most
+        // what was signed in it and in the expiresWithin before it.
+        if kinds.contains(.transaction), expiresWithin == nil, limits.contains(where: { $0.perWindow != nil }) {
+            throw fields.fault("expiresWithin", "a rule that sets perWindow for transactions sets expiresWithin (a transaction "
+                + "without a latest time can be saved up and submitted with later ones, past the window)")
+        }
         // Without operations, a limited rule would still allow setOptions (a new signer) and the like, which move nothing.
         let capped = limiting.filter { ["limits", "destinations", "assets", "maxFee"].contains($0.0) }
         if kinds.contains(.transaction), operations == nil, let (field, _) = capped.first(where: \.1) {

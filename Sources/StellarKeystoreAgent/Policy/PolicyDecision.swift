@@ -171,7 +171,11 @@ extension AgentPolicy.Rule {
                 guard limit.ask else { return refuse(over) }
                 asking = asking ?? over
             }
-            if limit.window != nil && amount > 0 { windowed[limit.asset] = amount }
+            // Recorded once under one of the asset's names: its windows count either name (`PolicyWindows`), so two
+            // limits naming it two ways must not record it twice.
+            if limit.window != nil && amount > 0 && !windowed.keys.contains(where: { same($0) == same(limit.asset) }) {
+                windowed[limit.asset] = amount
+            }
         }
         let spending = PolicySpending(rule: name, amounts: windowed)
         return asking.map { .ask("rule \(name): \($0)", spending) } ?? .allow(spending)

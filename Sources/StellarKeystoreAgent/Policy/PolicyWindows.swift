@@ -3,6 +3,7 @@ import Synchronization
 import StellarKeys
 import StellarKeystore
 import StellarText
+import StellarTransactions
 
 /// What each rule of a policy has spent, kept beside the vaults (`.policy-windows` in the keystore directory, mode
 /// 0600) so that stopping or killing the agent does not reset a cap. Spending is kept by slice: a rule's spending of
@@ -13,8 +14,10 @@ import StellarText
 /// Every decision is made, and what it allows recorded, under an exclusive lock on `.policy-windows.lock`, held
 /// across the read, the decision and the write, so that two requests (from two clients, or two agents on one
 /// keystore) cannot both spend the last of a window. The file is replaced whole (`AtomicFile.write`: after a crash
-/// it holds the old records or the new ones). A slice is dropped only when its own window has passed, whatever
-/// policy writes the file, so that two agents with different policies on one keystore keep each other's spending.
+/// it holds the old records or the new ones). A slice leaves its window only when its own window has passed, whatever
+/// policy writes the file, so that two agents with different policies on one keystore keep each other's spending;
+/// it is then kept coarser for the longest window any policy can set (`dropExpired`). A window counts an asset's
+/// slices under either of its names (a classic asset and its Stellar Asset Contract, as the policy does).
 ///
 /// The file is in a directory every process of the user can write: a caller could remove it and start its windows
 /// again. So what an instance has read and recorded is kept in memory too, and the file can only add to it: a
@@ -114,7 +117,9 @@ package final class PolicyWindows: Sendable {
     package func decide(_ request: PolicyRequest, recordingAsk: Bool = false) throws -> (decision: PolicyDecision, recorded: Spend?) {
         if let decision = decisionReadingNoWindow(request) { return (decision, nil) }
         return try withSpending { slices, now in
-            let decision = policy.decision(for: request, now: now) { Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now) }
+            let decision = policy.decision(for: request, now: now) {
+                Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now, on: request.network.map { [$0] } ?? [])
+            }
             let spending: PolicySpending? = switch decision {
             case .allow(let spending): spending
             case .ask(_, let spending) where recordingAsk: spending
@@ -140,7 +145,9 @@ package final class PolicyWindows: Sendable {
     package func decision(for request: PolicyRequest) throws -> PolicyDecision {
         if let decision = decisionReadingNoWindow(request) { return decision }
         return try withSpending { slices, now in
-            (policy.decision(for: request, now: now) { Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now) }, false)
+            (policy.decision(for: request, now: now) {
+                Self.spent(in: slices, rule: $0, asset: $1, window: $2, now: now, on: request.network.map { [$0] } ?? [])
+            }, false)
         }
     }
 
@@ -176,19 +183,32 @@ package final class PolicyWindows: Sendable {
         }
     }
 
-    /// Each windowed limit of each rule: what was spent in its window now.
+    /// Each windowed limit of each rule: what was spent in its window now (an asset's other name counted on each
+    /// network the rule names, or each well-known one when it names none).
     package func windows() throws -> [(rule: String, limit: AgentPolicy.Limit, spent: Int64)] {
         try withSpending { slices, now in
             (policy.rules.flatMap { rule in
-                rule.limits.compactMap { limit in
-                    limit.window.map { (rule.name, limit, Self.spent(in: slices, rule: rule.name, asset: limit.asset, window: $0, now: now)) }
+                let networks = rule.networks?.compactMap { try? StellarNetwork(passphrase: $0) } ?? [.public, .testnet, .futurenet]
+                return rule.limits.compactMap { limit in
+                    limit.window.map { (rule.name, limit, Self.spent(in: slices, rule: rule.name, asset: limit.asset, window: $0, now: now, on: networks)) }
                 }
             }, false)
         }
     }
 
-    static func spent(in slices: [Slice: Spent], rule: String, asset: String, window: Int, now: Int64) -> Int64 {
-        sum(slices.lazy.filter { $0.key.rule == rule && $0.key.asset == asset && $0.value.time > now - Int64(window) }.map(\.value.counted))
+    /// What `rule` spent of `asset` in the last `window` seconds: its slices under that name, or under the asset's
+    /// other name on one of `networks` (a classic asset and its Stellar Asset Contract are one asset to a policy,
+    /// so a limit renamed from one to the other keeps its window).
+    static func spent(in slices: [Slice: Spent], rule: String, asset: String, window: Int, now: Int64, on networks: [StellarNetwork]) -> Int64 {
+        let contracts = networks.map { StellarAssetContract.id(of: asset, on: $0) ?? asset }
+        var isAsset: [String: Bool] = [asset: true]
+        func names(_ other: String) -> Bool {
+            if let known = isAsset[other] { return known }
+            let same = zip(networks, contracts).contains { network, contract in (StellarAssetContract.id(of: other, on: network) ?? other) == contract }
+            isAsset[other] = same
+            return same
+        }
+        return sum(slices.lazy.filter { $0.key.rule == rule && $0.value.time > now - Int64(window) && names($0.key.asset) }.map(\.value.counted))
     }
 
     static func sum<S: Sequence>(_ amounts: S) -> Int64 where S.Element == Int64 {
@@ -227,7 +247,7 @@ package final class PolicyWindows: Sendable {
                 let now = now()
                 var read: [Slice: Spent]?
                 var lost: String?
-                if let seen = memory.seen, FileIdentity(path: path) == seen.file {
+                if let seen = memory.seen, let file = FileIdentity(path: path), file.isSame(as: seen.file) {
                     read = seen.slices
                 } else {
                     memory.seen = nil
@@ -278,7 +298,34 @@ package final class PolicyWindows: Sendable {
         }
     }
 
+    /// For a test: the file's status as it is now taken for the one this instance last read or wrote, as if a
+    /// rewrite since had kept its device, inode, size and change time (which a coarse clock can let happen).
+    func takeStatusAsUnchanged() {
+        memory.withLock { memory in
+            var info = stat()
+            guard let seen = memory.seen, lstat(path, &info) == 0 else { return }
+            memory.seen = (FileIdentity(info, id: seen.file.id), seen.slices)
+        }
+    }
+
+    /// Slices whose own window has passed are kept, coarser, for the longest window any policy can set: merged by
+    /// 256ths of it (`Slice.window` the longest duration), at the latest time of what they hold, so that a policy
+    /// that lengthens a window counts them (at most such a slice longer, never shorter), and dropped only when that
+    /// has passed too. A window no longer than the one a slice was recorded for never counts it once it is coarse:
+    /// its latest time was out of that window when it was merged.
     private static func dropExpired(_ slices: inout [Slice: Spent], now: Int64) {
-        slices = slices.filter { $0.value.time > now - Int64($0.key.window) }
+        let longest = AgentPolicy.longestDuration
+        var kept: [Slice: Spent] = [:]
+        for (slice, spent) in slices {
+            var into = slice
+            if spent.time <= now - Int64(slice.window) {
+                guard slice.window < longest, spent.time > now - Int64(longest) else { continue }
+                into = Slice(rule: slice.rule, asset: slice.asset, window: longest, time: spent.time)
+            }
+            kept[into] = kept[into].map {
+                Spent(time: max($0.time, spent.time), amount: sum([$0.amount, spent.amount]), returned: sum([$0.returned, spent.returned]))
+            } ?? spent
+        }
+        slices = kept
     }
 }

@@ -3,24 +3,51 @@ import StellarKeystore
 import StellarText
 
 /// The windows' file and its lock: which file was read (`FileIdentity`), the lock waited for a bounded time, and
-/// the two versions of the file read and the second written.
+/// the three versions of the file read and the third written.
 extension PolicyWindows {
-    /// A file as `stat` tells it apart: replaced (a new inode) or changed in place (a new change time, which no
-    /// process can set back), it is another.
+    /// A file as this reader tells it apart: the id its writer drew (version 3), which each write draws anew, and
+    /// its status (replaced: a new inode; changed in place: a new change time, which no process can set back). The
+    /// status alone can repeat after a rewrite (an inode reused, a change time within one tick of a coarse clock);
+    /// the id cannot, short of a writer that copies it. A file without an id (an older version, or written by hand)
+    /// is never taken for the one read before.
     struct FileIdentity: Equatable {
         let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
+        let id: String?
 
-        init(_ info: stat) {
+        init(_ info: stat, id: String?) {
             (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
             (changed, changedNanoseconds) = (Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec))
+            self.id = id
         }
 
-        /// The file at `path` now (its link itself, not what a link names); nil when there is none to tell.
+        /// The file at `path` now (not what a link names), its status and its first bytes read through one
+        /// descriptor; nil when there is none to tell.
         init?(path: String) {
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
             var info = stat()
-            guard lstat(path, &info) == 0 else { return nil }
-            self.init(info)
+            guard fstat(fd, &info) == 0 else { return nil }
+            var head = [UInt8](repeating: 0, count: PolicyWindows.headLength)
+            let count = info.st_mode & S_IFMT == S_IFREG ? head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) } : 0
+            self.init(info, id: PolicyWindows.id(inHead: head.prefix(max(count, 0))))
         }
+
+        /// Whether this is `other`, the file read or written before: the same id and status.
+        func isSame(as other: FileIdentity) -> Bool { id != nil && self == other }
+    }
+
+    /// How a version 3 file begins, its id following: `{"version":3,"id":"` and 32 hex digits.
+    static let head = Array(#"{"version":3,"id":""#.utf8)
+    static let idLength = 32
+    static var headLength: Int { head.count + idLength + 1 }
+
+    /// The id of a file that begins as this writer writes version 3; nil for any other beginning.
+    static func id<Bytes: Collection<UInt8>>(inHead bytes: Bytes) -> String? {
+        let bytes = Array(bytes.prefix(headLength))
+        guard bytes.count == headLength, bytes.starts(with: head), bytes.last == UInt8(ascii: "\""),
+              bytes[head.count..<head.count + idLength].allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return String(decoding: bytes[head.count..<head.count + idLength], as: UTF8.self)
     }
 
     /// `body` under the exclusive lock, waited for at most `lockWait` seconds.
@@ -57,9 +84,10 @@ extension PolicyWindows {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// The file's slices. Version 2 keeps each slice's window, so that a slice is dropped when its own window has
-    /// passed whatever policy reads it; version 1 (records of a time, rule, asset and amount, written before) is
-    /// read with the window this policy sets for the rule and asset, or the longest any policy can set.
+    /// The file's slices. Version 3 is version 2 with an id (`FileIdentity`). Version 2 keeps each slice's window,
+    /// so that a slice leaves its window when its own window has passed whatever policy reads it; version 1 (records
+    /// of a time, rule, asset and amount, written before) is read with the window this policy sets for the rule and
+    /// asset, or the longest any policy can set.
     func load() throws -> [Slice: Spent]? { try loadWithIdentity()?.slices }
 
     func loadWithIdentity() throws -> (file: FileIdentity, slices: [Slice: Spent])? {
@@ -77,9 +105,10 @@ extension PolicyWindows {
         } catch {
             throw damaged("\(error)")
         }
-        guard top.count == 2, let version = top["version"], version == .integer("1") || version == .integer("2"),
-              case .array(let items)? = top["spent"] else {
-            throw damaged("not version 1 or 2 with its records")
+        guard let version = top["version"], case .array(let items)? = top["spent"],
+              (version == .integer("3") && top.count == 3 && top["id"]?.string.map { $0.utf8.count == Self.idLength } == true)
+                || ((version == .integer("1") || version == .integer("2")) && top.count == 2) else {
+            throw damaged("not version 1, 2 or 3 with its records")
         }
         let longest = longestWindows
         var slices: [Slice: Spent] = [:]
@@ -107,17 +136,20 @@ extension PolicyWindows {
                 Spent(time: max($0.time, time), amount: Self.sum([$0.amount, amount]), returned: Self.sum([$0.returned, returned]))
             } ?? spent
         }
-        return (FileIdentity(status), slices)
+        return (FileIdentity(status, id: Self.id(inHead: bytes)), slices)
     }
 
-    /// Writes every slice still inside its own window (version 2), whatever rules the policy has.
+    /// Writes every slice it is given (version 3: version 2's records after an id drawn for this write), whatever
+    /// rules the policy has.
     func save(_ slices: [Slice: Spent]) throws {
         let ordered = slices.sorted { ($0.key.rule, $0.key.asset, $0.key.window, $0.value.time) < ($1.key.rule, $1.key.asset, $1.key.window, $1.value.time) }
         let lines = ordered.map { slice, spent in
             "{\"time\":\(spent.time),\"rule\":\(AgentJSON.string(slice.rule).text),\"asset\":\(AgentJSON.string(slice.asset).text),"
                 + "\"window\":\(slice.window),\"amount\":\(spent.amount),\"returned\":\(spent.returned)}"
         }
-        let text = "{\"version\":2,\"spent\":[\n" + lines.joined(separator: ",\n") + "\n]}\n"
+        // A new id at each write: what tells this file from the one read before when its status repeats.
+        let id = Hex.string(Sodium.randomBytes(count: Self.idLength / 2))
+        let text = String(decoding: Self.head, as: UTF8.self) + id + "\",\"spent\":[\n" + lines.joined(separator: ",\n") + "\n]}\n"
         do {
             try AtomicFile.write(Array(text.utf8), to: path, directory: directory)
         } catch {
