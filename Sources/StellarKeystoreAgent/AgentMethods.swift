@@ -212,4 +212,6 @@ struct PolicyFacts {
 extension AgentPolicy {
     /// Whether any rule names a caller's parents (only then is the chain read).
     var namesParents: Bool { rules.contains { $0.callers?.contains { !$0.parents.isEmpty } ?? false } }
+    /// Whether any rule names callers, which only a kernel that names each request's writer can tell apart.
+    var namesCallers: Bool { rules.contains { $0.callers != nil } }
 }

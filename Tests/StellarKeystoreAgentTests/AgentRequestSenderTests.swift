@@ -233,4 +233,28 @@ import TestFixtures
         let lines = try Self.run(copies.first, Self.halving, [running.socketPath, Self.request])
         #expect(lines.first?.contains("the request was written by more than one process") == true, "\(lines)")
     }
+
+    /// On a kernel that names no request's writer (before Linux 6.5), the caller would be read once, from the
+    /// process that connected, and a connection passed on would keep its identity: an agent whose policy names
+    /// callers refuses to start, leaving no socket behind. A policy that names none is kept (it does not tell
+    /// callers apart).
+    @Test func aPolicyNamingCallersIsRefusedWhereTheKernelNamesNoWriter() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let socketPath = directory.path + "/run/agent.sock"
+        var options = KeystoreAgent.Options()
+        options.ignoresWriterNames = true
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "/usr/bin/python3"}], "kinds": ["payload"]}]}
+            """.utf8)))
+        #expect(throws: PolicyError.writersNotNamed) { _ = try KeystoreAgent(socketPath: socketPath, options: options) }
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
+        #expect(PolicyError.writersNotNamed.message.contains("SO_PASSPIDFD"))
+
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "kinds": ["payload"]}]}
+            """.utf8)))
+        let agent = try KeystoreAgent(socketPath: socketPath, options: options)
+        #expect(!agent.identifiesSenders)
+    }
 }

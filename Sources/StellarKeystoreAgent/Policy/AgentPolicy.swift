@@ -200,6 +200,8 @@ package enum PolicyError: KeystoreError, Equatable {
     case unreadable(String, Int32)
     /// A fault at `field` (its path, `rules[2].limits[0].perWindow`) or, without one, in the JSON at `line`.
     case invalid(field: String?, line: Int?, String)
+    /// Rules name callers, and the kernel does not say which process wrote each request (before Linux 6.5).
+    case writersNotNamed
 
     package var message: String {
         switch self {
@@ -209,6 +211,9 @@ package enum PolicyError: KeystoreError, Equatable {
         case .invalid(let field, let line, let reason):
             "The policy is refused: " + [line.map { "line \($0)" }, field].compactMap { $0 }.joined(separator: ", ")
                 + (field == nil && line == nil ? "" : ": ") + reason + "."
+        case .writersNotNamed:
+            "The policy's rules name callers, and this kernel does not say which process wrote each request (SO_PASSPIDFD, "
+                + "Linux 6.5): a connection passed to another process would still be taken for the one that made it. The agent did not start."
         }
     }
 }
