@@ -24,6 +24,9 @@ package struct AgentCaller: CustomStringConvertible {
     private let parents: [String]?
     /// The connection, watched while a question is pending: a client that hangs up withdraws it.
     let socket: UnixSocket?
+    /// False when the kernel did not name the process that wrote the request, which is then judged as the one
+    /// that connected: it matches no policy rule that names callers (`PolicyFacts`).
+    var isWriterNamed = true
 
     /// The caller has exited (been reaped), so what was read by its pid may be another process's.
     struct Gone: Error {}

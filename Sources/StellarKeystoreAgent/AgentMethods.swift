@@ -203,8 +203,10 @@ struct PolicyFacts {
         // Counted whatever the key's address (a P-256 smart-account signer's too): every operation and transfer counts.
         let counted = outflow?()
         return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
-                             caller: .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [],
-                                           uid: caller.uid),
+                             caller: caller.isWriterNamed
+                                ? .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [], uid: caller.uid)
+                                // Not a path: a rule's executable is absolute, so none matches.
+                                : .init(executable: "a process the kernel did not name", uid: caller.uid),
                              network: network, kind: kind, outflow: counted, isV1Authorization: isV1Authorization)
     }
 }

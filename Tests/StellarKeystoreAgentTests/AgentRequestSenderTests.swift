@@ -257,4 +257,51 @@ import TestFixtures
         let agent = try KeystoreAgent(socketPath: socketPath, options: options)
         #expect(!agent.identifiesSenders)
     }
+
+    /// A writer the kernel did not name (pid 0: a process in a pid namespace the agent cannot see; or bytes
+    /// written before the agent asked for names) is judged as the process that connected, but its uid is checked
+    /// as every writer's, and it matches no rule that names callers: any process could have written its request.
+    /// Such a writer cannot be made without root (a connection waiting on a passed socket is named on Linux 6.18:
+    /// the kernel keeps the writer with its bytes), so the kernel's answer is handed to the connection as
+    /// `UnixSocket.read(into:naming:)` gives it.
+    @Test func aWriterTheKernelDidNotNameIsCheckedAndMatchesNoCallers() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let policy = try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "\(AgentPolicySigningTests.me)"}], "kinds": ["payload"]}]}
+            """.utf8))
+        let running = try RunningAgent(policy: PolicyWindows(directory: directory.path, policy: policy))
+        try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[1]) }
+        let socket = UnixSocket(fd: pair[0])
+        defer { socket.close() }
+        let connection = AgentConnection(agent: running.agent, socket: socket, peer: .init(pid: getpid(), uid: geteuid()))
+        let line = Array(Self.request.utf8)
+        let request = try AgentRequest(line: line)
+        func asker(uid: UInt32) -> AgentConnection.Asker {
+            var writers = RequestWriters()
+            writers.add(UnixSocket.Sender(processDescriptor: nil, processDescriptorError: 0, pid: 0, uid: uid), endingAt: line.count + 1)
+            return connection.caller(of: 0..<(line.count + 1), writtenBy: writers)
+        }
+        // Another uid: refused, though the process that connected is of this one.
+        let other = geteuid() &+ 1
+        guard case .refused(let why, _) = asker(uid: other) else {
+            Issue.record("a writer of another uid was served")
+            return
+        }
+        #expect(why == "a request from uid \(other), not this agent's user")
+        // This uid: served as the process that connected, which the rule names, but not matched as it.
+        guard case .caller(let caller, let who) = asker(uid: geteuid()) else {
+            Issue.record("a writer of this uid was refused")
+            return
+        }
+        #expect(caller.pid == getpid() && !caller.isWriterNamed && who.hasSuffix("(the kernel did not name the writer)"), "\(who)")
+        let answer = String(decoding: running.agent.answer(request, from: caller).response, as: UTF8.self)
+        #expect(answer.contains("no rule allows payload requests for golden from a process the kernel did not name"), "\(answer)")
+        // The same process, named, is allowed: the refusal is the unnamed writer's.
+        let named = AgentCaller(pid: getpid(), uid: geteuid(), withChain: false, socket: nil)
+        #expect(Self.signed(String(decoding: running.agent.answer(request, from: named).response, as: UTF8.self)))
+    }
 }
