@@ -204,14 +204,39 @@ struct PolicyFacts {
         let counted = outflow?()
         return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
                              caller: caller.isWriterNamed
-                                ? .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [], uid: caller.uid)
+                                ? Self.caller(caller, parents: parents ? caller.parentExecutables() : [])
                                 // Not a path: a rule's executable is absolute, so none matches.
                                 : .init(executable: "a process the kernel did not name", uid: caller.uid),
                              network: network, kind: kind, outflow: counted, isV1Authorization: isV1Authorization)
     }
 }
 
+extension PolicyFacts {
+    /// `caller` as a policy matches it: by the files it and its parents run (`PolicyRequest.Caller.files`).
+    static func caller(_ caller: AgentCaller, parents: [(path: String, file: ExecutableFile?)]) -> PolicyRequest.Caller {
+        .init(executable: caller.executablePath ?? "", parents: parents.map(\.path), uid: caller.uid,
+              files: (caller.executableFile, parents.map(\.file)))
+    }
+}
+
 extension AgentPolicy {
+    /// The first executable a rule names (or a parent of one) that no file is at, by its field's path; nil if each is
+    /// there. An agent does not start with one: the rule could match nothing, and a file put there later is not
+    /// what the policy was written for.
+    func missingExecutable() -> PolicyError? {
+        for (index, rule) in rules.enumerated() {
+            for (number, caller) in (rule.callers ?? []).enumerated() {
+                let field = "rules[\(index)].callers[\(number)]"
+                for (path, listed) in [(field + ".executable", caller.executable)]
+                    + caller.parents.enumerated().map({ (field + ".parents[\($0.offset)]", $0.element) })
+                    where ExecutableFile(path: listed) == nil {
+                    return .invalid(field: path, line: nil, "no file is at \(listed)")
+                }
+            }
+        }
+        return nil
+    }
+
     /// Whether any rule names a caller's parents (only then is the chain read).
     var namesParents: Bool { rules.contains { $0.callers?.contains { !$0.parents.isEmpty } ?? false } }
     /// Whether any rule names callers, which only a kernel that names each request's writer can tell apart.

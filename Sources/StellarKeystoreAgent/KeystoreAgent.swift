@@ -181,6 +181,11 @@ public final class KeystoreAgent: @unchecked Sendable {
         // On the listening socket, so that every connection has it from its first byte, written before it was
         // accepted too.
         identifiesSenders = !options.ignoresWriterNames && listener.identifySenders()
+        if let missing = options.policy?.policy.missingExecutable() {
+            listener.close()
+            if !isSocketActivated { unlink(socketPath) }
+            throw missing
+        }
         if !identifiesSenders {
             // A rule that names callers would be kept only by the process that connected: a connection passed to
             // another process (or kept across an exec) would go on speaking as it. Better not to start.

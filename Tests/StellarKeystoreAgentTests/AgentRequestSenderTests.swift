@@ -121,10 +121,11 @@ import TestFixtures
     }
 
     /// Runs `executable -c script arguments…`; its output's lines, each handed to `line` as it comes.
-    static func run(_ executable: String, _ script: String, _ arguments: [String], line: (String) -> Void = { _ in }) throws -> [String] {
+    static func run(_ executable: String, _ script: String, _ arguments: [String], commandLine whole: [String]? = nil,
+                    line: (String) -> Void = { _ in }) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", script] + arguments
+        process.arguments = whole ?? ["-c", script] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -303,5 +304,60 @@ import TestFixtures
         // The same process, named, is allowed: the refusal is the unnamed writer's.
         let named = AgentCaller(pid: getpid(), uid: geteuid(), withChain: false, socket: nil)
         #expect(Self.signed(String(decoding: running.agent.answer(request, from: named).response, as: UTF8.self)))
+    }
+
+    /// Connects to argv[1], sends argv[2] and prints the answer.
+    static let sending = """
+        import socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        agent.sendall(sys.argv[2].encode() + b"\\n")
+        print(agent.makefile().readline().strip(), flush=True)
+        """
+
+    /// Whether this user can make a user and mount namespace (`unshare -Urm`), to mount a file over another.
+    static let canMount: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-Urm", "true"]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    /// A rule's executable is matched by the file its path names, not by the path the kernel reports: in a mount
+    /// namespace of its own a process can mount another file over a listed path and run it, and
+    /// `/proc/PID/exe` names the listed path. The same script, run from the listed file there, is allowed.
+    @Test(.enabled(if: Self.canMount, "unshare -Urm is not allowed here"))
+    func anotherFileMountedAtTheListedPathIsAnotherCaller() throws {
+        let copies = try Copies()
+        // Another file than the first copy (a copy of a file is another inode; the two copies are one program).
+        let running = try copies.agent(allowing: copies.first)
+        func answer(mounting: Bool) throws -> [String] {
+            let script = (mounting ? "mount --bind \"$1\" \"$2\" && " : "") + "exec \"$2\" -c \"$3\" \"$4\" \"$5\""
+            return try Self.run("/usr/bin/unshare", "", [], commandLine: ["-Urm", "sh", "-c", script, "sh", copies.second, copies.first,
+                                                                    Self.sending, running.socketPath, Self.request])
+        }
+        let mounted = try answer(mounting: true)
+        #expect(mounted.first?.contains("no rule allows payload requests for golden from \(copies.first)") == true, "\(mounted)")
+        let listed = try answer(mounting: false)
+        #expect(Self.signed(listed.first), "\(listed)")
+    }
+
+    /// An agent does not start with a rule naming an executable no file is at: the refusal names the field.
+    @Test func aListedExecutableThatIsNotThereIsRefusedAtStart() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        var options = KeystoreAgent.Options()
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "kinds": ["payload"],
+              "callers": [{"executable": "/bin/sh"}, {"executable": "/bin/sh", "parents": ["\(directory.path)/gone"]}]}]}
+            """.utf8)))
+        let socketPath = directory.path + "/run/agent.sock"
+        #expect(throws: PolicyError.invalid(field: "rules[0].callers[1].parents[0]", line: nil, "no file is at \(directory.path)/gone")) {
+            _ = try KeystoreAgent(socketPath: socketPath, options: options)
+        }
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
     }
 }
