@@ -181,22 +181,25 @@ public final class KeystoreAgent: @unchecked Sendable {
         // On the listening socket, so that every connection has it from its first byte, written before it was
         // accepted too.
         identifiesSenders = !options.ignoresWriterNames && listener.identifySenders()
-        if let missing = options.policy?.policy.missingExecutable() {
+        // A rule that names callers where the kernel names no writer would be kept only by the process that
+        // connected: a connection passed to another process (or kept across an exec) would go on speaking as it.
+        if let refusal = options.policy?.policy.refusalAtStart(namingWriters: identifiesSenders) {
             listener.close()
             if !isSocketActivated { unlink(socketPath) }
-            throw missing
+            throw refusal
         }
         if !identifiesSenders {
-            // A rule that names callers would be kept only by the process that connected: a connection passed to
-            // another process (or kept across an exec) would go on speaking as it. Better not to start.
-            if options.policy?.policy.namesCallers == true {
-                listener.close()
-                if !isSocketActivated { unlink(socketPath) }
-                throw PolicyError.writersNotNamed
-            }
             log("\(Self.timestamp()) this kernel does not name the process that writes each request (SO_PASSPIDFD, Linux 6.5): "
                 + "each request is judged as the process that connected, read when it connected")
         }
+    }
+
+    /// Whether this kernel names the process that writes each request (`identifiesSenders`), asked of a socket
+    /// made for the purpose: for `agent start` to refuse a policy on its terminal before it detaches.
+    package static var kernelNamesWriters: Bool {
+        guard let probe = try? UnixSocket.stream() else { return false }
+        defer { probe.close() }
+        return probe.identifySenders()
     }
 
     deinit {
