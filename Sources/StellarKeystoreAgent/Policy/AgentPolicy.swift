@@ -26,8 +26,8 @@ import StellarTransactions
 /// ```
 ///
 /// A rule matches a request by who asks and what for: `identities` (key names or `G…` addresses), `callers`
-/// (the executable as the kernel reports it, `/proc/PID/exe`, optionally its parents' executables, nearest
-/// first, and a uid), `networks` (`public`, `testnet`, `futurenet`, or a passphrase) and `kinds`
+/// (the executable the process runs, `/proc/PID/exe`, matched by the file the listed path names, optionally its
+/// parents' executables, nearest first, and a uid), `networks` (`public`, `testnet`, `futurenet`, or a passphrase) and `kinds`
 /// (`transaction`, `authEntry`, `message`, `payload`; required, so that raw payloads are signed only where a rule
 /// names them). A field left out matches every request. The first rule that matches decides: its limits allow,
 /// ask or refuse, and a later rule is not tried (so that a refusal names one rule). No rule matching is a refusal.
