@@ -155,7 +155,9 @@ struct AgentStart: ParsableCommand {
         // The agent's own check, here: a client's refusal of the directory would say that nothing was sent.
         try KeystoreAgent.prepareSocketDirectory(for: path)
         // Checked here too, so that a policy refused is said on this terminal, not in the detached agent's log.
-        if let policy { _ = try AgentPolicy(contentsOf: policy) }
+        if let policy, let refusal = try AgentPolicy(contentsOf: policy).refusalAtStart(namingWriters: KeystoreAgent.kernelNamesWriters) {
+            throw refusal
+        }
         if try AgentClient.isListening(at: path) {
             // A running agent cannot say which policy it was given: starting "another" with one must not pass for it.
             if policy != nil { throw AgentCommandError.runningWithoutThisPolicy(path) }

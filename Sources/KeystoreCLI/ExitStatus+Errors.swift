@@ -96,7 +96,7 @@ extension PolicyError: CommandLineError {
     var exitStatus: ExitStatus {
         switch self {
         case .invalid: .invalidInput
-        case .unsafeFile, .unreadable: .system
+        case .unsafeFile, .unreadable, .writersNotNamed: .system
         }
     }
 }

@@ -21,9 +21,14 @@ package struct AgentCaller: CustomStringConvertible {
     /// per process, which only a question to a person needs).
     let chain: CallerChain
     /// The executables of the caller's parents, the nearest first (`parentExecutables()`); nil unless asked for.
-    private let parents: [String]?
+    private let parents: [(path: String, file: ExecutableFile?)]?
+    /// The file the caller runs, read with its path.
+    let executableFile: ExecutableFile?
     /// The connection, watched while a question is pending: a client that hangs up withdraws it.
     let socket: UnixSocket?
+    /// False when the kernel did not name the process that wrote the request, which is then judged as the one
+    /// that connected: it matches no policy rule that names callers (`PolicyFacts`).
+    var isWriterNamed = true
 
     /// The caller has exited (been reaped), so what was read by its pid may be another process's.
     struct Gone: Error {}
@@ -35,6 +40,7 @@ package struct AgentCaller: CustomStringConvertible {
         self.pid = pid
         self.uid = uid
         executablePath = Self.executable(of: pid)
+        executableFile = ExecutableFile(path: "/proc/\(pid)/exe")
         executable = executablePath.map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
         chain = withChain ? CallerChain(from: pid) : CallerChain(processes: [], isCut: false)
         parents = nil
@@ -47,6 +53,7 @@ package struct AgentCaller: CustomStringConvertible {
         pid = process.pid
         self.uid = uid
         let path = Self.executable(of: pid)
+        let file = ExecutableFile(path: "/proc/\(pid)/exe")
         if readingParents || withChain {
             let lineage = Lineage(of: pid, pastSessionLeader: readingParents)
             parents = readingParents ? lineage.parentExecutables : nil
@@ -58,6 +65,7 @@ package struct AgentCaller: CustomStringConvertible {
         // Last: every read above was of this process (and, through `Lineage`'s checks, of its parents).
         guard process.isStillThere else { throw Gone() }
         executablePath = path
+        executableFile = file
         executable = path.map { TerminalText.escaped($0, limit: nil) } ?? "(executable unknown)"
         self.socket = socket
     }
@@ -67,6 +75,7 @@ package struct AgentCaller: CustomStringConvertible {
         self.pid = pid
         self.uid = uid
         executablePath = nil
+        executableFile = nil
         executable = "(exited)"
         chain = CallerChain(processes: [.init(pid: pid, name: nil)], isCut: false)
         parents = []
@@ -77,13 +86,13 @@ package struct AgentCaller: CustomStringConvertible {
 
     /// The executables of the caller's parents, the nearest first, up to `CallerChain.longest` or a process whose
     /// executable cannot be read (read when a policy's rule names parents; a parent that has exited ends it).
-    func parentExecutables() -> [String] {
+    func parentExecutables() -> [(path: String, file: ExecutableFile?)] {
         if let parents { return parents }
-        var paths: [String] = []
+        var paths: [(path: String, file: ExecutableFile?)] = []
         var next = pid
         while paths.count < CallerChain.longest, let stat = CallerChain.stat(of: next), stat.parent > 0,
               let path = Self.executable(of: stat.parent) {
-            paths.append(path)
+            paths.append((path, ExecutableFile(path: "/proc/\(stat.parent)/exe")))
             next = stat.parent
         }
         return paths
@@ -93,6 +102,23 @@ package struct AgentCaller: CustomStringConvertible {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         return count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+    }
+}
+
+/// A file as the system names it, whatever path it is reached by: its device and inode. A policy's executable is
+/// matched by the file its path names, so that another mount showing another file at that path (in a mount
+/// namespace of the caller's) is not taken for it.
+package struct ExecutableFile: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// The file at `path`, symbolic links followed (`/proc/PID/exe` to the file the process runs, even one
+    /// removed since); nil if there is none.
+    package init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }
 
@@ -106,6 +132,7 @@ struct Lineage {
         let pid: Int32
         let stat: (command: String, parent: Int32, session: Int32)?
         let executable: String?
+        let file: ExecutableFile?
     }
 
     /// The caller first; a member whose `stat` is nil had exited by the time it was read.
@@ -121,7 +148,8 @@ struct Lineage {
                 break
             }
             let stat = CallerChain.stat(of: next)
-            members.append(Member(pid: next, stat: stat, executable: stat == nil ? nil : AgentCaller.executable(of: next)))
+            members.append(Member(pid: next, stat: stat, executable: stat == nil ? nil : AgentCaller.executable(of: next),
+                                  file: stat == nil ? nil : ExecutableFile(path: "/proc/\(next)/exe")))
             guard let stat, stat.parent > 0, pastSessionLeader || stat.session != next else { break }
             next = stat.parent
         }
@@ -133,8 +161,8 @@ struct Lineage {
     }
 
     /// As `AgentCaller.parentExecutables()`.
-    var parentExecutables: [String] {
-        Array(members.dropFirst().prefix { $0.executable != nil }.prefix(CallerChain.longest).map { $0.executable! })
+    var parentExecutables: [(path: String, file: ExecutableFile?)] {
+        Array(members.dropFirst().prefix { $0.executable != nil }.prefix(CallerChain.longest).map { ($0.executable!, $0.file) })
     }
 
     /// The chain a person is shown: up to the session leader, at most `CallerChain.longest` processes.

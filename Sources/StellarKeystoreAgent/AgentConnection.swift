@@ -123,7 +123,7 @@ struct AgentConnection {
     }
 
     /// Who asks with a request: the caller it is judged as, or why it is refused; and how the log names it.
-    private enum Asker {
+    enum Asker {
         case caller(AgentCaller, who: String)
         case refused(String, who: String)
 
@@ -139,8 +139,10 @@ struct AgentConnection {
     /// could be judged as the other), one whose writer had exited (been reaped) before it was read, and one
     /// written by another uid (a connection passed to another user's process). A writer other than the process
     /// that connected is logged as such. Bytes the kernel names no writer of were written before the agent asked
-    /// it to (`KeystoreAgent.identifiesSenders`): they are judged as the process that connected.
-    private func caller(of bytes: Range<Int>, writtenBy writers: RequestWriters) -> Asker {
+    /// it to (`KeystoreAgent.identifiesSenders`), or by a process in a pid namespace the agent cannot see (pid 0):
+    /// they are judged as the process that connected, their uid checked as every request's (the writer's, when the
+    /// kernel said it), but match no rule that names callers, since any process could have written them.
+    func caller(of bytes: Range<Int>, writtenBy writers: RequestWriters) -> Asker {
         guard agent.identifiesSenders else { return .caller(connector, who: connector.description) }
         let found = writers.writers(of: bytes)
         guard found.count == 1, let writer = found.first else {
@@ -148,26 +150,31 @@ struct AgentConnection {
         }
         switch writer {
         case .several: return .refused("the request was written by more than one process", who: connector.description)
-        case .unnamed:
+        case .unnamed(let uid):
             // Written before the agent had the kernel name writers (a connection waiting on a socket a service
-            // manager passed): judged as the process that connected, read now.
+            // manager passed), or from a pid namespace this one cannot see: judged as the process that connected,
+            // read now, as a writer not named.
             guard let connectorProcess else {
                 return .refused("the kernel did not say which process wrote the request", who: connector.description)
             }
-            return judged(connectorProcess, uid: connector.uid ?? geteuid())
+            return judged(connectorProcess, uid: uid ?? connector.uid ?? geteuid(), named: false)
         case .gone(let pid, _): return .refused("the caller exited before its request was read", who: "pid \(pid) (exited)")
         case .process(let process, let uid): return judged(process, uid: uid)
         }
     }
 
-    /// `process`, which wrote a request, read now as its caller.
-    private func judged(_ process: NamedProcess, uid: UInt32) -> Asker {
+    /// `process`, which wrote a request (or, not `named`, connected), read now as its caller.
+    private func judged(_ process: NamedProcess, uid: UInt32, named: Bool = true) -> Asker {
         guard uid == geteuid() else {
             return .refused("a request from uid \(uid), not this agent's user", who: "pid \(process.pid) uid \(uid)")
         }
-        guard let caller = try? AgentCaller(process, uid: uid, readingParents: agent.options.policy?.policy.namesParents ?? false,
+        guard var caller = try? AgentCaller(process, uid: uid, readingParents: agent.options.policy?.policy.namesParents ?? false,
                                             withChain: agent.options.confirm != nil, socket: socket) else {
             return .refused("the caller exited before its request was read", who: "pid \(process.pid) (exited)")
+        }
+        guard named else {
+            caller.isWriterNamed = false
+            return .caller(caller, who: "\(caller) (the kernel did not name the writer)")
         }
         let isConnector = caller.pid == connector.pid && caller.executablePath == connector.executablePath
         return .caller(caller, who: isConnector ? caller.description : "\(caller) (on a connection made by \(connector))")

@@ -203,13 +203,49 @@ struct PolicyFacts {
         // Counted whatever the key's address (a P-256 smart-account signer's too): every operation and transfer counts.
         let counted = outflow?()
         return PolicyRequest(identityName: key.name.rawValue, identityAddress: key.address,
-                             caller: .init(executable: caller.executablePath ?? "", parents: parents ? caller.parentExecutables() : [],
-                                           uid: caller.uid),
+                             caller: caller.isWriterNamed
+                                ? Self.caller(caller, parents: parents ? caller.parentExecutables() : [])
+                                // Not a path: a rule's executable is absolute, so none matches.
+                                : .init(executable: "a process the kernel did not name", uid: caller.uid),
                              network: network, kind: kind, outflow: counted, isV1Authorization: isV1Authorization)
     }
 }
 
+extension PolicyFacts {
+    /// `caller` as a policy matches it: by the files it and its parents run (`PolicyRequest.Caller.files`).
+    static func caller(_ caller: AgentCaller, parents: [(path: String, file: ExecutableFile?)]) -> PolicyRequest.Caller {
+        .init(executable: caller.executablePath ?? "", parents: parents.map(\.path), uid: caller.uid,
+              files: (caller.executableFile, parents.map(\.file)))
+    }
+}
+
 extension AgentPolicy {
+    /// The first executable a rule names (or a parent of one) that no file is at, by its field's path; nil if each is
+    /// there. An agent does not start with one: the rule could match nothing, and a file put there later is not
+    /// what the policy was written for.
+    /// Why an agent does not start with this policy, or nil: a listed executable missing (`missingExecutable()`),
+    /// or callers named where the kernel does not name each request's writer (`namingWriters` false).
+    package func refusalAtStart(namingWriters: Bool) -> PolicyError? {
+        if let missing = missingExecutable() { return missing }
+        return namesCallers && !namingWriters ? .writersNotNamed : nil
+    }
+
+    func missingExecutable() -> PolicyError? {
+        for (index, rule) in rules.enumerated() {
+            for (number, caller) in (rule.callers ?? []).enumerated() {
+                let field = "rules[\(index)].callers[\(number)]"
+                for (path, listed) in [(field + ".executable", caller.executable)]
+                    + caller.parents.enumerated().map({ (field + ".parents[\($0.offset)]", $0.element) })
+                    where ExecutableFile(path: listed) == nil {
+                    return .invalid(field: path, line: nil, "no file is at \(listed)")
+                }
+            }
+        }
+        return nil
+    }
+
     /// Whether any rule names a caller's parents (only then is the chain read).
     var namesParents: Bool { rules.contains { $0.callers?.contains { !$0.parents.isEmpty } ?? false } }
+    /// Whether any rule names callers, which only a kernel that names each request's writer can tell apart.
+    var namesCallers: Bool { rules.contains { $0.callers != nil } }
 }

@@ -58,6 +58,9 @@ public final class KeystoreAgent: @unchecked Sendable {
         /// With a policy, `confirm` is asked only where a rule's limit says `ask`: what a rule allows is signed
         /// without a question, what none allows is refused without one.
         package var policy: PolicyWindows?
+        /// Tests: serve as on a kernel that names no request's writer (before Linux 6.5's `SO_PASSPIDFD`), whatever
+        /// this one does. Not for a user to set: it only takes a capability away.
+        package var ignoresWriterNames = false
 
         public init(ttl: Int? = nil, idle: Int? = nil, confirm: (@Sendable (AgentConfirmation) -> Bool)? = nil,
                     confirmationScope: ConfirmationScope = .everyRequest, confirmationTimeout: Int = 120,
@@ -152,7 +155,7 @@ public final class KeystoreAgent: @unchecked Sendable {
             wakePipe.close()
             throw error
         }
-        self.init(socketPath: socketPath, listener: listener, wakePipe: wakePipe, isSocketActivated: false, options: options)
+        try self.init(socketPath: socketPath, listener: listener, wakePipe: wakePipe, isSocketActivated: false, options: options)
     }
 
     /// Serves the socket the service manager listens on and passed to this process, checked as one the agent made
@@ -160,10 +163,10 @@ public final class KeystoreAgent: @unchecked Sendable {
     /// agent again at the next connection: the socket file is the manager's, and is left in place.
     public convenience init(inheriting socket: InheritedSocket, options: Options = Options()) throws {
         let wakePipe = try WakePipe(for: "pipe")
-        self.init(socketPath: socket.path, listener: socket.socket, wakePipe: wakePipe, isSocketActivated: true, options: options)
+        try self.init(socketPath: socket.path, listener: socket.socket, wakePipe: wakePipe, isSocketActivated: true, options: options)
     }
 
-    private init(socketPath: String, listener: UnixSocket, wakePipe: WakePipe, isSocketActivated: Bool, options: Options) {
+    private init(socketPath: String, listener: UnixSocket, wakePipe: WakePipe, isSocketActivated: Bool, options: Options) throws {
         self.socketPath = socketPath
         self.options = options
         self.listener = listener
@@ -177,11 +180,26 @@ public final class KeystoreAgent: @unchecked Sendable {
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         // On the listening socket, so that every connection has it from its first byte, written before it was
         // accepted too.
-        identifiesSenders = listener.identifySenders()
+        identifiesSenders = !options.ignoresWriterNames && listener.identifySenders()
+        // A rule that names callers where the kernel names no writer would be kept only by the process that
+        // connected: a connection passed to another process (or kept across an exec) would go on speaking as it.
+        if let refusal = options.policy?.policy.refusalAtStart(namingWriters: identifiesSenders) {
+            listener.close()
+            if !isSocketActivated { unlink(socketPath) }
+            throw refusal
+        }
         if !identifiesSenders {
             log("\(Self.timestamp()) this kernel does not name the process that writes each request (SO_PASSPIDFD, Linux 6.5): "
                 + "each request is judged as the process that connected, read when it connected")
         }
+    }
+
+    /// Whether this kernel names the process that writes each request (`identifiesSenders`), asked of a socket
+    /// made for the purpose: for `agent start` to refuse a policy on its terminal before it detaches.
+    package static var kernelNamesWriters: Bool {
+        guard let probe = try? UnixSocket.stream() else { return false }
+        defer { probe.close() }
+        return probe.identifySenders()
     }
 
     deinit {

@@ -33,8 +33,9 @@ struct RequestWriters {
         case process(NamedProcess, uid: UInt32)
         /// The kernel named a writer by its pid, but could not make a pidfd for it (ESRCH: it was gone).
         case gone(pid: Int32, error: Int32)
-        /// The kernel named no writer.
-        case unnamed
+        /// The kernel named no writer (bytes written before the agent asked it to), or named it by pid 0 (a writer
+        /// in a pid namespace the agent cannot see); `uid` is the writer's when the kernel said it.
+        case unnamed(uid: UInt32?)
         /// Bytes of one unfinished request that more than one writer wrote.
         case several
     }
@@ -49,12 +50,13 @@ struct RequestWriters {
     mutating func add(_ sender: UnixSocket.Sender?, endingAt end: Int) {
         let writer: Writer
         if let sender, let pidfd = sender.processDescriptor {
-            writer = sender.pid > 0 ? .process(NamedProcess(pid: sender.pid, pidfd: pidfd), uid: sender.uid) : .unnamed
+            writer = sender.pid > 0 ? .process(NamedProcess(pid: sender.pid, pidfd: pidfd), uid: sender.uid) : .unnamed(uid: sender.uid)
             if sender.pid <= 0 { close(pidfd) }
         } else if let sender, sender.processDescriptorError != 0 {
             writer = .gone(pid: sender.pid, error: sender.processDescriptorError)
         } else {
-            writer = .unnamed
+            // `UInt32.max`: no credentials came with the bytes.
+            writer = .unnamed(uid: sender.flatMap { $0.uid == .max ? nil : $0.uid })
         }
         if parts.count > 1, let last = parts.last { parts = [(last.end, .several)] }
         if let last = parts.last, Self.isOne(last.writer, writer) {
@@ -72,7 +74,8 @@ struct RequestWriters {
         case (.process(let first, let firstUID), .process(let second, let secondUID)):
             first.pid == second.pid && firstUID == secondUID && first.isStillThere
         case (.gone(let first, _), .gone(let second, _)): first == second
-        case (.unnamed, .unnamed), (.several, .several): true
+        case (.unnamed(let first), .unnamed(let second)): first == second
+        case (.several, .several): true
         default: false
         }
     }

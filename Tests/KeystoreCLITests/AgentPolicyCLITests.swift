@@ -52,4 +52,19 @@ import StellarTransactions
         #expect(status.stdout.contains("rule payments: "), "\(status.stdout)")
         _ = try home.stop(agent)
     }
+
+    /// A rule naming an executable no file is at is refused by `agent start` on its terminal, before it detaches:
+    /// one line naming the field, exit 2, no agent left running.
+    @Test func aPolicyNamingAMissingExecutableIsRefusedBeforeTheAgentStarts() throws {
+        let home = try AgentHome()
+        let policy = home.home.path + "/policy.json"
+        try Data("""
+            {"version": 1, "rules": [{"name": "raw", "kinds": ["payload"], "callers": [{"executable": "\(home.home.path)/gone"}]}]}
+            """.utf8).write(to: URL(fileURLWithPath: policy))
+        chmod(policy, 0o600)
+        let start = try home.keystore().run(["agent", "start", "--policy", policy], timeout: 20)
+        #expect(start.status == 2, "\(start.stderr)")
+        #expect(start.stderr == "keystore: The policy is refused: rules[0].callers[0].executable: no file is at \(home.home.path)/gone.\n", "\(start.stderr)")
+        #expect(home.runtimeContents.isEmpty)
+    }
 }

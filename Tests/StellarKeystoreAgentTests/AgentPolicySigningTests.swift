@@ -96,7 +96,8 @@ import TestFixtures
     @Test func anotherExecutableIsAnotherCaller() throws {
         let keystore = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: keystore.path, withIntermediateDirectories: true)
-        let policy = try Self.policy(#"{"asset": "native", "perRequest": "1000"}"#, executable: "/usr/local/bin/payout-bot")
+        // A file that is there (an agent does not start with a rule naming one that is not), and not this process's.
+        let policy = try Self.policy(#"{"asset": "native", "perRequest": "1000"}"#, executable: "/bin/sh")
         let running = try RunningAgent(policy: PolicyWindows(directory: keystore.path, policy: policy))
         try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
         let answer = Self.signTransaction(try running.connect(), Self.payments[0], id: 1) ?? ""

@@ -236,6 +236,34 @@ import TestFixtures
         return try outflow(Fixtures.expiring(envelope.envelope, at: 1_700_000_000))
     }
 
+    /// With the files the agent read (`PolicyRequest.Caller.files`), a rule's executable and parents match by the
+    /// file their paths name now, not by the path: a symbolic link listed matches the file it points to, and the
+    /// listed path with another file behind it does not match, whatever path the caller reports.
+    @Test func withTheFilesReadCallersMatchByFileNotPath() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let link = directory.path + "/sh"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/bin/sh")
+        let policy = try Self.policy("""
+            {"version": 1, "rules": [{"name": "linked", "kinds": ["message"], "callers": [{"executable": "\(link)", "parents": ["\(link)"]}]}]}
+            """)
+        let none: (String, String, Int) -> Int64 = { _, _, _ in 0 }
+        let sh = try #require(ExecutableFile(path: "/bin/sh")), other = try #require(ExecutableFile(path: "/proc/self/exe"))
+        func decision(_ executable: ExecutableFile?, parent: ExecutableFile?, path: String = "/usr/bin/sh") -> PolicyDecision {
+            let caller = PolicyRequest.Caller(executable: path, parents: [path], files: (executable, [parent]))
+            return policy.decision(for: Self.request(nil, kind: .message, caller: caller), now: 0, spent: none)
+        }
+        #expect(decision(sh, parent: sh) == .allow(PolicySpending(rule: "linked", amounts: [:])))
+        // The listed path reported, another file run: refused.
+        #expect(decision(other, parent: sh, path: link).reason?.hasPrefix("no rule allows") == true)
+        #expect(decision(sh, parent: other, path: link).reason?.hasPrefix("no rule allows") == true)
+        // A file that could not be read matches nothing.
+        #expect(decision(nil, parent: sh, path: link).reason?.hasPrefix("no rule allows") == true)
+        // Without files (`policy check --caller`), by path.
+        let byPath = PolicyRequest.Caller(executable: link, parents: [link])
+        #expect(policy.decision(for: Self.request(nil, kind: .message, caller: byPath), now: 0, spent: none) == .allow(PolicySpending(rule: "linked", amounts: [:])))
+    }
+
     @Test func theFirstMatchingRuleDecidesAndNoneIsARefusal() throws {
         let policy = try Self.policy("""
             {"version": 1, "rules": [

@@ -121,10 +121,11 @@ import TestFixtures
     }
 
     /// Runs `executable -c script arguments…`; its output's lines, each handed to `line` as it comes.
-    static func run(_ executable: String, _ script: String, _ arguments: [String], line: (String) -> Void = { _ in }) throws -> [String] {
+    static func run(_ executable: String, _ script: String, _ arguments: [String], commandLine whole: [String]? = nil,
+                    line: (String) -> Void = { _ in }) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-c", script] + arguments
+        process.arguments = whole ?? ["-c", script] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -232,5 +233,131 @@ import TestFixtures
         let running = try copies.agent(allowing: copies.first)
         let lines = try Self.run(copies.first, Self.halving, [running.socketPath, Self.request])
         #expect(lines.first?.contains("the request was written by more than one process") == true, "\(lines)")
+    }
+
+    /// On a kernel that names no request's writer (before Linux 6.5), the caller would be read once, from the
+    /// process that connected, and a connection passed on would keep its identity: an agent whose policy names
+    /// callers refuses to start, leaving no socket behind. A policy that names none is kept (it does not tell
+    /// callers apart).
+    @Test func aPolicyNamingCallersIsRefusedWhereTheKernelNamesNoWriter() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let socketPath = directory.path + "/run/agent.sock"
+        var options = KeystoreAgent.Options()
+        options.ignoresWriterNames = true
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "/usr/bin/python3"}], "kinds": ["payload"]}]}
+            """.utf8)))
+        #expect(throws: PolicyError.writersNotNamed) { _ = try KeystoreAgent(socketPath: socketPath, options: options) }
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
+        #expect(PolicyError.writersNotNamed.message.contains("SO_PASSPIDFD"))
+
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "kinds": ["payload"]}]}
+            """.utf8)))
+        let agent = try KeystoreAgent(socketPath: socketPath, options: options)
+        #expect(!agent.identifiesSenders)
+    }
+
+    /// A writer the kernel did not name (pid 0: a process in a pid namespace the agent cannot see; or bytes
+    /// written before the agent asked for names) is judged as the process that connected, but its uid is checked
+    /// as every writer's, and it matches no rule that names callers: any process could have written its request.
+    /// Such a writer cannot be made without root (a connection waiting on a passed socket is named on Linux 6.18:
+    /// the kernel keeps the writer with its bytes), so the kernel's answer is handed to the connection as
+    /// `UnixSocket.read(into:naming:)` gives it.
+    @Test func aWriterTheKernelDidNotNameIsCheckedAndMatchesNoCallers() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        let policy = try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "callers": [{"executable": "\(AgentPolicySigningTests.me)"}], "kinds": ["payload"]}]}
+            """.utf8))
+        let running = try RunningAgent(policy: PolicyWindows(directory: directory.path, policy: policy))
+        try AgentClient(socketPath: running.socketPath).add(try AgentTests.signer(), keystore: "/keys")
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[1]) }
+        let socket = UnixSocket(fd: pair[0])
+        defer { socket.close() }
+        let connection = AgentConnection(agent: running.agent, socket: socket, peer: .init(pid: getpid(), uid: geteuid()))
+        let line = Array(Self.request.utf8)
+        let request = try AgentRequest(line: line)
+        func asker(uid: UInt32) -> AgentConnection.Asker {
+            var writers = RequestWriters()
+            writers.add(UnixSocket.Sender(processDescriptor: nil, processDescriptorError: 0, pid: 0, uid: uid), endingAt: line.count + 1)
+            return connection.caller(of: 0..<(line.count + 1), writtenBy: writers)
+        }
+        // Another uid: refused, though the process that connected is of this one.
+        let other = geteuid() &+ 1
+        guard case .refused(let why, _) = asker(uid: other) else {
+            Issue.record("a writer of another uid was served")
+            return
+        }
+        #expect(why == "a request from uid \(other), not this agent's user")
+        // This uid: served as the process that connected, which the rule names, but not matched as it.
+        guard case .caller(let caller, let who) = asker(uid: geteuid()) else {
+            Issue.record("a writer of this uid was refused")
+            return
+        }
+        #expect(caller.pid == getpid() && !caller.isWriterNamed && who.hasSuffix("(the kernel did not name the writer)"), "\(who)")
+        let answer = String(decoding: running.agent.answer(request, from: caller).response, as: UTF8.self)
+        #expect(answer.contains("no rule allows payload requests for golden from a process the kernel did not name"), "\(answer)")
+        // The same process, named, is allowed: the refusal is the unnamed writer's.
+        let named = AgentCaller(pid: getpid(), uid: geteuid(), withChain: false, socket: nil)
+        #expect(Self.signed(String(decoding: running.agent.answer(request, from: named).response, as: UTF8.self)))
+    }
+
+    /// Connects to argv[1], sends argv[2] and prints the answer.
+    static let sending = """
+        import socket, sys
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.connect(sys.argv[1])
+        agent.sendall(sys.argv[2].encode() + b"\\n")
+        print(agent.makefile().readline().strip(), flush=True)
+        """
+
+    /// Whether this user can make a user and mount namespace (`unshare -Urm`), to mount a file over another.
+    static let canMount: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-Urm", "true"]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    /// A rule's executable is matched by the file its path names, not by the path the kernel reports: in a mount
+    /// namespace of its own a process can mount another file over a listed path and run it, and
+    /// `/proc/PID/exe` names the listed path. The same script, run from the listed file there, is allowed.
+    @Test(.enabled(if: Self.canMount, "unshare -Urm is not allowed here"))
+    func anotherFileMountedAtTheListedPathIsAnotherCaller() throws {
+        let copies = try Copies()
+        // Another file than the first copy (a copy of a file is another inode; the two copies are one program).
+        let running = try copies.agent(allowing: copies.first)
+        func answer(mounting: Bool) throws -> [String] {
+            let script = (mounting ? "mount --bind \"$1\" \"$2\" && " : "") + "exec \"$2\" -c \"$3\" \"$4\" \"$5\""
+            return try Self.run("/usr/bin/unshare", "", [], commandLine: ["-Urm", "sh", "-c", script, "sh", copies.second, copies.first,
+                                                                    Self.sending, running.socketPath, Self.request])
+        }
+        let mounted = try answer(mounting: true)
+        #expect(mounted.first?.contains("no rule allows payload requests for golden from \(copies.first)") == true, "\(mounted)")
+        let listed = try answer(mounting: false)
+        #expect(Self.signed(listed.first), "\(listed)")
+    }
+
+    /// An agent does not start with a rule naming an executable no file is at: the refusal names the field.
+    @Test func aListedExecutableThatIsNotThereIsRefusedAtStart() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path, withIntermediateDirectories: true)
+        var options = KeystoreAgent.Options()
+        options.policy = PolicyWindows(directory: directory.path, policy: try AgentPolicy(json: Array("""
+            {"version": 1, "rules": [{"name": "raw", "kinds": ["payload"],
+              "callers": [{"executable": "/bin/sh"}, {"executable": "/bin/sh", "parents": ["\(directory.path)/gone"]}]}]}
+            """.utf8)))
+        let socketPath = directory.path + "/run/agent.sock"
+        #expect(throws: PolicyError.invalid(field: "rules[0].callers[1].parents[0]", line: nil, "no file is at \(directory.path)/gone")) {
+            _ = try KeystoreAgent(socketPath: socketPath, options: options)
+        }
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
     }
 }

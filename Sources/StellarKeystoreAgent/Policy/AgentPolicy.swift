@@ -26,8 +26,8 @@ import StellarTransactions
 /// ```
 ///
 /// A rule matches a request by who asks and what for: `identities` (key names or `G…` addresses), `callers`
-/// (the executable as the kernel reports it, `/proc/PID/exe`, optionally its parents' executables, nearest
-/// first, and a uid), `networks` (`public`, `testnet`, `futurenet`, or a passphrase) and `kinds`
+/// (the executable the process runs, `/proc/PID/exe`, matched by the file the listed path names, optionally its
+/// parents' executables, nearest first, and a uid), `networks` (`public`, `testnet`, `futurenet`, or a passphrase) and `kinds`
 /// (`transaction`, `authEntry`, `message`, `payload`; required, so that raw payloads are signed only where a rule
 /// names them). A field left out matches every request. The first rule that matches decides: its limits allow,
 /// ask or refuse, and a later rule is not tried (so that a refusal names one rule). No rule matching is a refusal.
@@ -218,6 +218,8 @@ package enum PolicyError: KeystoreError, Equatable {
     case unreadable(String, Int32)
     /// A fault at `field` (its path, `rules[2].limits[0].perWindow`) or, without one, in the JSON at `line`.
     case invalid(field: String?, line: Int?, String)
+    /// Rules name callers, and the kernel does not say which process wrote each request (before Linux 6.5).
+    case writersNotNamed
 
     package var message: String {
         switch self {
@@ -227,6 +229,9 @@ package enum PolicyError: KeystoreError, Equatable {
         case .invalid(let field, let line, let reason):
             "The policy is refused: " + [line.map { "line \($0)" }, field].compactMap { $0 }.joined(separator: ", ")
                 + (field == nil && line == nil ? "" : ": ") + reason + "."
+        case .writersNotNamed:
+            "The policy's rules name callers, and this kernel does not say which process wrote each request (SO_PASSPIDFD, "
+                + "Linux 6.5): a connection passed to another process would still be taken for the one that made it. The agent did not start."
         }
     }
 }

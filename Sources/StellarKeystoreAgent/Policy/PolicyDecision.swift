@@ -9,10 +9,17 @@ package struct PolicyRequest: Sendable {
         package var executable: String
         package var parents: [String]
         package var uid: UInt32?
-        package init(executable: String, parents: [String] = [], uid: UInt32? = nil) {
+        /// The files the caller and its parents run, as the agent found them (`/proc/PID/exe`), the nearest parent
+        /// first; nil where none could be read. With them a rule's executable matches by the file its path names
+        /// now, not by the path the kernel reports (which another mount can show for another file); without them
+        /// (`policy check --caller`), by the path.
+        package var files: (executable: ExecutableFile?, parents: [ExecutableFile?])?
+        package init(executable: String, parents: [String] = [], uid: UInt32? = nil,
+                     files: (executable: ExecutableFile?, parents: [ExecutableFile?])? = nil) {
             self.executable = executable
             self.parents = parents
             self.uid = uid
+            self.files = files
         }
     }
 
@@ -191,8 +198,14 @@ extension AgentPolicy.Rule {
 
 extension AgentPolicy.Caller {
     func matches(_ caller: PolicyRequest.Caller) -> Bool {
-        guard executable == caller.executable, parents.count <= caller.parents.count,
-              zip(parents, caller.parents).allSatisfy({ $0 == $1 }) else { return false }
+        guard parents.count <= caller.parents.count else { return false }
+        if let files = caller.files {
+            guard let file = files.executable, ExecutableFile(path: executable) == file, parents.count <= files.parents.count,
+                  zip(parents, files.parents).allSatisfy({ listed, running in running != nil && ExecutableFile(path: listed) == running })
+            else { return false }
+        } else {
+            guard executable == caller.executable, zip(parents, caller.parents).allSatisfy({ $0 == $1 }) else { return false }
+        }
         if let uid, uid != caller.uid { return false }
         return true
     }
