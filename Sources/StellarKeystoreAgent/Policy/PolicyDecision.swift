@@ -12,7 +12,7 @@ package struct PolicyRequest: Sendable {
         /// The files the caller and its parents run, as the agent found them (`/proc/PID/exe`), the nearest parent
         /// first; nil where none could be read. With them a rule's executable matches by the file its path names
         /// now, not by the path the kernel reports (which another mount can show for another file); without them
-        /// (`policy check --caller`), by the path.
+        /// (a policy checked against a caller described by its path alone), by the path.
         package var files: (executable: ExecutableFile?, parents: [ExecutableFile?])?
         package init(executable: String, parents: [String] = [], uid: UInt32? = nil,
                      files: (executable: ExecutableFile?, parents: [ExecutableFile?])? = nil) {
