@@ -52,6 +52,14 @@ import TestFixtures
         #expect(Self.refused(try Self.decision("cap-usd-exact", window, spent: 500_000_001)) != nil)
     }
 
+    /// `assets` lets the fee's native through only when `maxFee` caps it, as `limits` does (a third review: a fee
+    /// bump's outer fee, an Int64, was unbounded under a rule that named USD alone).
+    @Test func theFeeIsAnUnnamedAssetUnlessMaxFeeCapsIt() throws {
+        let assets = ", \"assets\": [\"\(Self.usd)\"]"
+        #expect(Self.refused(try Self.decision("cap-usd-within", assets)) == "rule r: asset XLM is not allowed")
+        #expect(Self.refused(try Self.decision("cap-usd-within", assets + ", \"maxFee\": \"0.001\"")) == nil)
+    }
+
     @Test func aClassicAssetsCapCoversItsContract() throws {
         let cap = ", \"limits\": [{\"asset\": \"\(Self.usd)\", \"perRequest\": \"0.4\"}], \"maxFee\": \"1\""
         // A SAC transfer of 0.5 USD, as a contract call and as an authorization entry.
@@ -63,7 +71,7 @@ import TestFixtures
         let contractCap = ", \"limits\": [{\"asset\": \"\(Self.usdContract)\", \"perRequest\": \"100\"}], \"maxFee\": \"1\""
         #expect(Self.refused(try Self.decision("cap-usd-exact", contractCap)) == nil)
         #expect(Self.refused(try Self.decision("cap-usd-over", contractCap)) == "rule r: over 100 \(Self.usdContract) per request: this one 100.0000001")
-        #expect(Self.refused(try Self.decision("cap-usd-within", ", \"assets\": [\"\(Self.usdContract)\"]")) == nil)
+        #expect(Self.refused(try Self.decision("cap-usd-within", ", \"assets\": [\"\(Self.usdContract)\"], \"maxFee\": \"1\"")) == nil)
     }
 
     /// A limit on one asset leaves no other unlimited: every asset a request moves is named by a limit (the fee

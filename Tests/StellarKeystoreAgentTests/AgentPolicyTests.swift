@@ -122,11 +122,12 @@ import TestFixtures
     }
 
     /// Without `operations`, a rule that caps transactions would allow every operation that moves nothing:
-    /// `setOptions` can add a signer. Listed by name, it is allowed.
+    /// `setOptions` can add a signer. Listed by name, it is allowed. `contracts` too (a third review): it judges
+    /// contract calls only, so without `operations` a classic `accountMerge` passed a rule read as "these calls".
     @Test func aRuleThatCapsTransactionsListsItsOperations() {
         for (members, field) in [(", \"limits\": [{\"asset\": \"native\", \"perRequest\": \"1\"}]", "limits"),
                                  (", \"destinations\": [\"\(Self.payee)\"]", "destinations"), (", \"assets\": [\"native\"]", "assets"),
-                                 (", \"maxFee\": \"0.1\"", "maxFee")] {
+                                 (", \"maxFee\": \"0.1\"", "maxFee"), (", \"contracts\": [{\"contract\": \"\(Self.contract)\"}]", "contracts")] {
             for kinds in ["\"transaction\"", "\"authEntry\", \"transaction\""] {
                 let text = "{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\(kinds)]\(members)}]}"
                 guard case .invalid("rules[0].operations", nil, let reason)? = Self.refusal(text) else { Issue.record("taken: \(text)"); continue }

@@ -347,8 +347,9 @@ extension AgentPolicy.Rule {
             throw fields.fault("expiresWithin", "a rule that sets perWindow for transactions sets expiresWithin (a transaction "
                 + "without a latest time can be saved up and submitted with later ones, past the window)")
         }
-        // Without operations, a limited rule would still allow setOptions (a new signer) and the like, which move nothing.
-        let capped = limiting.filter { ["limits", "destinations", "assets", "maxFee"].contains($0.0) }
+        // Without operations, a limited rule would still allow setOptions (a new signer) and the like, which move nothing;
+        // and contracts, which judges contract calls only, would let any classic operation through (an accountMerge).
+        let capped = limiting.filter { ["limits", "destinations", "assets", "maxFee", "contracts"].contains($0.0) }
         if kinds.contains(.transaction), operations == nil, let (field, _) = capped.first(where: \.1) {
             throw fields.fault("operations", "a rule that sets \(field) for transactions lists its operations "
                 + "(without, it allows every operation that moves nothing, setOptions too)")

@@ -136,7 +136,8 @@ extension AgentPolicy.Rule {
         let moved = outflow.amounts.sorted { $0.key < $1.key }
         if let assets {
             let allowed = Set(assets.map(same))
-            for (asset, amount) in moved where !allowed.contains(same(asset)) && (asset != "native" || amount > outflow.fee) {
+            // The fee's native passes unnamed only where maxFee caps it, as under limits below.
+            for (asset, amount) in moved where !allowed.contains(same(asset)) && (asset != "native" || maxFee == nil || amount > outflow.fee) {
                 return refuse("asset \(Self.shown(asset)) is not allowed")
             }
         }
