@@ -121,6 +121,35 @@ import TestFixtures
 
     /// A file written before slices kept their window (version 1) still opens: its records count, kept for this
     /// policy's window of their rule, or the longest any policy sets for a rule it does not have.
+    /// A spend counts from its signing until its transaction's latest time is a window past, since it can be
+    /// submitted until that time: a payment signed with a day to go and one signed two hours later can reach the
+    /// network together, so the second sees the first. (Counted from its signing alone, as a third review found,
+    /// a window saw up to `expiresWithin` / `window` times its cap submitted.)
+    @Test func aSpendCountsUntilItsTransactionCanNoLongerBeSubmitted() throws {
+        struct Envelope: Decodable { let name, envelope: String }
+        struct File: Decodable { let envelopes: [Envelope] }
+        let envelope = try #require(try Fixtures.load(File.self, "tx-envelopes.json").envelopes
+            .first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") }).envelope
+        let clock = Clock()
+        func payment(validFor seconds: Int64) throws -> Outflow {
+            try AgentPolicyTests.outflow(Fixtures.expiring(envelope, at: UInt64(clock.now + seconds)))
+        }
+        let moved = try #require(try payment(validFor: 300).amounts["native"])
+        let directory = try AgentPolicyTests.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let policy = try AgentPolicyTests.policy("{\"version\": 1, \"rules\": [{\"name\": \"r\", \"kinds\": [\"transaction\"], \"operations\": [\"payment\"], "
+            + "\"limits\": [{\"asset\": \"native\", \"perWindow\": \"\(AgentPolicy.units(moved))\", \"window\": \"1h\"}], \"expiresWithin\": \"1d\"}]}")
+        let windows = PolicyWindows(directory: directory, policy: policy, now: { clock.now })
+        #expect(try Self.allowed(windows, try payment(validFor: 86_000)))
+        clock.advance(7_200)
+        #expect(!(try Self.allowed(windows, try payment(validFor: 300))), "the first can still be submitted")
+        // An agent started now reads the same from the file.
+        #expect(try PolicyWindows(directory: directory, policy: policy, now: { clock.now }).windows().map(\.spent) == [moved])
+        // Once the first's latest time is a window past, its window is free again.
+        clock.advance(86_000 - 7_200 + 3_600)
+        #expect(try Self.allowed(windows, try payment(validFor: 300)))
+    }
+
     @Test func aVersionOneFileStillCounts() throws {
         let payment = try AgentPolicyTests.signersPayment()
         let moved = try #require(payment.amounts["native"])

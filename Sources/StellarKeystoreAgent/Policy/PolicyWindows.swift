@@ -66,7 +66,8 @@ package final class PolicyWindows: Sendable {
 
     /// What a slice holds: every number only grows, so that what two readings of the file hold is the larger of each.
     struct Spent: Equatable, Sendable {
-        /// The latest time spent in the slice (the slice is counted as long as it is in a window).
+        /// The latest time what the slice holds can be submitted (`submittable`): it is counted while that time is
+        /// in a window.
         var time: Int64
         var amount: Int64
         /// What was taken back of `amount` (signatures recorded and then not made).
@@ -127,18 +128,27 @@ package final class PolicyWindows: Sendable {
             }
             guard let spending, !spending.amounts.isEmpty else { return ((decision, nil), false) }
             let longest = longestWindows
+            let until = Self.submittable(request, now: now)
             var added: [Slice: Int64] = [:]
             for (asset, amount) in spending.amounts {
                 let slice = Slice(rule: spending.rule, asset: asset,
-                                  window: longest[Key(rule: spending.rule, asset: asset)] ?? AgentPolicy.longestDuration, time: now)
-                var spent = slices[slice] ?? Spent(time: now, amount: 0)
-                spent.time = max(spent.time, now)
+                                  window: longest[Key(rule: spending.rule, asset: asset)] ?? AgentPolicy.longestDuration, time: until)
+                var spent = slices[slice] ?? Spent(time: until, amount: 0)
+                spent.time = max(spent.time, until)
                 spent.amount = Self.sum([spent.amount, amount])
                 slices[slice] = spent
                 added[slice] = amount
             }
             return ((decision, Spend(amounts: added)), true)
         }
+    }
+
+    /// Until when what `request` spends is counted from: the latest time its transaction can be submitted (a
+    /// window counts it until that time is a window past, so that whichever window it is submitted in sees it), or
+    /// now. A rule with a window bounds that time by its `expiresWithin`; the longest duration bounds it here too.
+    static func submittable(_ request: PolicyRequest, now: Int64) -> Int64 {
+        guard request.kind == .transaction, let latest = request.outflow?.timeBounds?.max, latest != 0 else { return now }
+        return min(max(now, Int64(clamping: latest)), now + Int64(AgentPolicy.longestDuration))
     }
 
     /// The policy's decision on `request` against the windows as they are, recording nothing (for a check).
