@@ -340,9 +340,8 @@ extension AgentPolicy.Rule {
             throw fields.fault("expiresWithin", "expiresWithin bounds a transaction's time bounds; an authorization entry's expiration is "
                 + "a ledger, which the agent cannot place in time")
         }
-        // A window counts signing time: a transaction without a latest time could be signed one day and submitted
-        // with a month's others, past the window's cap. With expiresWithin, what is submitted in one window is at most
-        // what was signed in it and in the expiresWithin before it.
+        // A window counts a transaction's spend until its latest time is a window past (`PolicyWindows.submittable`):
+        // one without a latest time could be submitted any day, with a month's others, past the window's cap.
         if kinds.contains(.transaction), expiresWithin == nil, limits.contains(where: { $0.perWindow != nil }) {
             throw fields.fault("expiresWithin", "a rule that sets perWindow for transactions sets expiresWithin (a transaction "
                 + "without a latest time can be saved up and submitted with later ones, past the window)")
