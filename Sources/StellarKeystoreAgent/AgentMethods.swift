@@ -220,9 +220,6 @@ extension PolicyFacts {
 }
 
 extension AgentPolicy {
-    /// The first executable a rule names (or a parent of one) that no file is at, by its field's path; nil if each is
-    /// there. An agent does not start with one: the rule could match nothing, and a file put there later is not
-    /// what the policy was written for.
     /// Why an agent does not start with this policy, or nil: a listed executable missing (`missingExecutable()`),
     /// or callers named where the kernel does not name each request's writer (`namingWriters` false).
     package func refusalAtStart(namingWriters: Bool) -> PolicyError? {
@@ -230,6 +227,9 @@ extension AgentPolicy {
         return namesCallers && !namingWriters ? .writersNotNamed : nil
     }
 
+    /// The first executable a rule names (or a parent of one) that no file is at, by its field's path; nil if each is
+    /// there. An agent does not start with one: the rule could match nothing, and a file put there later is not
+    /// what the policy was written for.
     func missingExecutable() -> PolicyError? {
         for (index, rule) in rules.enumerated() {
             for (number, caller) in (rule.callers ?? []).enumerated() {
