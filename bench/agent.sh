@@ -62,9 +62,9 @@ policy() {
     # Other callers' rules, half for payloads (which take no limits), half for capped payments.
     for n in $(seq 8); do
         if [ $((n % 2)) -eq 1 ]; then
-            printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["payload"]},\n' "$n" "$n"
+            printf '{"name": "other-%d", "callers": [{"executable": "%s/bot-%d"}], "kinds": ["payload"]},\n' "$n" "$WORK" "$n"
         else
-            printf '{"name": "other-%d", "callers": [{"executable": "/usr/local/bin/bot-%d"}], "kinds": ["transaction"],' "$n" "$n"
+            printf '{"name": "other-%d", "callers": [{"executable": "%s/bot-%d"}], "kinds": ["transaction"],' "$n" "$WORK" "$n"
             printf ' "operations": ["payment"], "limits": [{"asset": "native", "perWindow": "100", "window": "24h"}], "expiresWithin": "1h"},\n'
         fi
     done
@@ -78,6 +78,8 @@ start_policy_agent() {
     "$KEYSTORE" agent start --foreground --socket "$1" --policy "$2" --log "$3" >/dev/null 2>&1 &
     echo $!
 }
+# The other callers' programs: an agent does not start with a rule naming an executable no file is at.
+for n in $(seq 8); do cp /bin/true "$WORK/bot-$n"; done
 POLICY_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-policy.sock"
 REQUEST_CAP_SOCKET="$XDG_RUNTIME_DIR/keystore/agent-request-cap.sock"
 policy '"limits": [{"asset": "native", "perWindow": "1000000000", "window": "24h"}], "expiresWithin": "1h"' > "$WORK/policy.json"
