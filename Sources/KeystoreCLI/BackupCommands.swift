@@ -157,6 +157,7 @@ struct Restore: ParsableCommand {
             Console.note("  \(item.name.rawValue) (\(item.key)): \(Self.describe(item))")
         }
         if dryRun {
+            _ = try keystore.check(plan, boundToTPM: tpm, unbinding: unbound)
             Console.note("every key in it signed and verified its probe; nothing was written (--dry-run)")
             return
         }

@@ -242,21 +242,8 @@ extension Keystore {
     /// then counts the restored keys as in the backup they came from.
     package func restore(_ plan: RestorePlan, kdf: KDFChoice = .auto, boundToTPM: Bool = false, unbinding: Bool = false,
                         pin: () throws -> PIN) throws -> [Created] {
-        for item in plan.items {
-            if case .differentKeyHere(let here) = item.action {
-                throw BackupError.differentKeyHere(name: item.name.rawValue, here: here.description, inBackup: item.key.description)
-            }
-        }
-        let toWrite = plan.items.filter { item in
-            switch item.action {
-            case .add, .replace: true
-            case .alreadyHere, .differentKeyHere, .notInBackup: false
-            }
-        }
+        let toWrite = try check(plan, boundToTPM: boundToTPM, unbinding: unbinding)
         guard !toWrite.isEmpty else { return [] }
-        let wereBound = toWrite.filter(\.wasTPMBound).map(\.name.rawValue)
-        if !boundToTPM && !unbinding && !wereBound.isEmpty { throw BackupError.wasTPMBound(names: wereBound) }
-        if boundToTPM { try checkTPMReadyToBind() }
         let pin = try pin()
         try pin.checkStrength()
         let cost = try cost(of: kdf)
@@ -276,6 +263,28 @@ extension Keystore {
         // What came from a backup is in that backup.
         try BackupRecord.noteBackedUp(created.map { ($0.name, $0.key) }, at: plan.created, file: nil, in: vaults)
         return created
+    }
+
+    /// What `restore` refuses before it asks for a PIN, and the items it would write: a different key under a
+    /// name here, identities that were TPM-bound when neither binding nor unbinding is asked, a TPM not ready to
+    /// bind. A dry run checks the same, so that a backup it passes restores.
+    package func check(_ plan: RestorePlan, boundToTPM: Bool = false, unbinding: Bool = false) throws -> [RestorePlan.Item] {
+        for item in plan.items {
+            if case .differentKeyHere(let here) = item.action {
+                throw BackupError.differentKeyHere(name: item.name.rawValue, here: here.description, inBackup: item.key.description)
+            }
+        }
+        let toWrite = plan.items.filter { item in
+            switch item.action {
+            case .add, .replace: true
+            case .alreadyHere, .differentKeyHere, .notInBackup: false
+            }
+        }
+        guard !toWrite.isEmpty else { return [] }
+        let wereBound = toWrite.filter(\.wasTPMBound).map(\.name.rawValue)
+        if !boundToTPM && !unbinding && !wereBound.isEmpty { throw BackupError.wasTPMBound(names: wereBound) }
+        if boundToTPM { try checkTPMReadyToBind() }
+        return toWrite
     }
 
     /// Writes one item's vault, if the identity here is still what the plan saw, then opens it with the PIN to sign

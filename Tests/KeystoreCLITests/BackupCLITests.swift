@@ -83,6 +83,22 @@ import TestFixtures
         #expect(target.snapshot().isEmpty)
     }
 
+    /// A dry run refuses what the restore itself would refuse, with its exit code: a different key under a name
+    /// here (without --replace). Before, it said "nothing was written" and exited 0 for a restore that would fail.
+    @Test func dryRunRefusesWhatTheRestoreWould() throws {
+        try sourceWithTwo()
+        let (file, key) = try backUp(["--name", "default"])
+        defer { unlink(file) }
+        let signup = try target.run(["signup", "--name", "default", "--kdf", "interactive", "--pin-stdin"], stdin: "\(Self.newPIN)\n")
+        try #require(signup.status == 0, "\(signup.stderr)")
+        let before = target.snapshot()
+        let checked = try target.run(["restore", file, "--dry-run", "--secret-fd", "3"], files: [3: key + "\n"])
+        #expect(checked.status == 6 && checked.stdout.isEmpty, "exit \(checked.status): \(checked.stderr)")
+        #expect(checked.stderrLines.last?.contains("'default' here is") == true, "\(checked.stderr)")
+        #expect(!checked.stderr.contains("nothing was written (--dry-run)"), "\(checked.stderr)")
+        #expect(target.snapshot() == before)
+    }
+
     @Test func aWrongKeyOrADamagedFileIsOneLineAndWritesNothing() throws {
         try sourceWithTwo()
         let (file, key) = try backUp()
