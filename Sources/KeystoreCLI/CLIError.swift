@@ -24,7 +24,8 @@ enum CLIError: CommandLineError {
     case secretToNonTerminal(String, instead: String)
     case codeNotDelivered(reason: String)
     case backupKeyNotDelivered(reason: String)
-    case inputTooLarge(source: String, limit: Int)
+    /// `advice`: what to do instead, where there is something (a payload to sign: its hash).
+    case inputTooLarge(source: String, limit: Int, advice: String? = nil)
     case emptyPayload(source: String, verb: String)
     case malformedSignature
     case malformedBase64
@@ -65,8 +66,10 @@ enum CLIError: CommandLineError {
             "Could not write the lockout code to standard output (\(reason)), so the TPM's lockout authorization was set back to empty: nothing was changed."
         case .backupKeyNotDelivered(let reason):
             "Could not write the backup's new key to standard output (\(reason)), so the backup was not written (a file there stays as it was) and nothing was recorded."
-        case .inputTooLarge(let source, let limit):
-            "\(source.prefix(1).uppercased() + source.dropFirst()) is larger than \(limit >> 20) MiB, the most keystore reads; sign a hash of it instead."
+        case .inputTooLarge(let source, let limit, let advice):
+            // A path as given (a capital would name another file); a limit under a MiB in KiB.
+            "\(source == "standard input" ? "Standard input" : source) is larger than "
+                + (limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB") + ", the most keystore reads" + (advice.map { "; \($0)" } ?? "") + "."
         case .emptyPayload(let source, let verb):
             "\(source.prefix(1).uppercased() + source.dropFirst()) is empty, so there is nothing to \(verb) (did the step before fail?); to \(verb) an empty payload, pass --hex ''."
         case .malformedSignature: "The signature is not 64 bytes of base64 or 128 hex digits."

@@ -141,21 +141,21 @@ enum Console {
     }
 
     /// A non-secret input given as an argument, else in `file`, else on standard input (with `prompt` when that is
-    /// a terminal), up to `limit` bytes.
-    static func readInput(_ argument: String?, file: String?, prompt: String, limit: Int) throws -> [UInt8] {
+    /// a terminal), up to `limit` bytes (past it, refused with `advice`).
+    static func readInput(_ argument: String?, file: String?, prompt: String, limit: Int, advice: String? = nil) throws -> [UInt8] {
         if let argument { return Array(argument.utf8) }
         if let file {
             let fd = try openInput(file)
             defer { close(fd) }
-            return try readAll(fd, source: file, limit: limit)
+            return try readAll(fd, source: file, limit: limit, advice: advice)
         }
         if isatty(STDIN_FILENO) != 0 { SecretInput.tell(prompt + " (end with Ctrl-D):") }
-        return try readAll(STDIN_FILENO, source: "standard input", limit: limit)
+        return try readAll(STDIN_FILENO, source: "standard input", limit: limit, advice: advice)
     }
 
     /// Everything `fd` gives until its end, byte for byte; refused once it passes `limit` bytes, without reading
     /// further, so that a huge input costs no more memory than the limit. Not for secrets.
-    static func readAll(_ fd: Int32, source: String, limit: Int) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, source: String, limit: Int, advice: String? = nil) throws -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -169,7 +169,7 @@ enum Console {
                 }
                 return bytes
             }
-            guard bytes.count + count <= limit else { throw CLIError.inputTooLarge(source: source, limit: limit) }
+            guard bytes.count + count <= limit else { throw CLIError.inputTooLarge(source: source, limit: limit, advice: advice) }
             bytes.append(contentsOf: chunk[0..<count])
         }
     }

@@ -198,7 +198,7 @@ struct PayloadOptions: ParsableArguments, GivesPayload {
             guard let bytes = Base64.decode(payloadBase64) else { throw CLIError.malformedBase64 }
             return bytes
         }
-        let bytes = try Console.readInput(nil, file: file, prompt: use.noun, limit: largestPayload)
+        let bytes = try Console.readInput(nil, file: file, prompt: use.noun, limit: largestPayload, advice: "sign a hash of it instead")
         guard !bytes.isEmpty else { throw CLIError.emptyPayload(source: file ?? "standard input", verb: use.verb) }
         return use.isMessage && file == nil ? SignedMessage.fromStandardInput(bytes) : bytes
     }

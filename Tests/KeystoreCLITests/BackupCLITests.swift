@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestFixtures
+import StellarKeystore
 
 /// `keystore backup` and `restore` (issue 43), in-process, checked against Debian's `age` and stellar-sdk.
 @Suite(.offThePool) struct BackupCLITests {
@@ -97,6 +98,21 @@ import TestFixtures
         #expect(checked.stderrLines.last?.contains("'default' here is") == true, "\(checked.stderr)")
         #expect(!checked.stderr.contains("nothing was written (--dry-run)"), "\(checked.stderr)")
         #expect(target.snapshot() == before)
+    }
+
+    /// A file past the largest backup is refused before it is decrypted, named as given (not capitalised, which
+    /// would name another file) and without the signing commands' advice to sign its hash.
+    @Test func aFileTooLargeToBeABackupIsNamedAsGiven() throws {
+        let big = target.path + "-big.age"
+        let fd = open(big, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { unlink(big) }
+        try #require(ftruncate(fd, off_t(Keystore.largestBackupFile + 1)) == 0)
+        close(fd)
+        let result = try target.run(["restore", big, "--secret-fd", "3"], files: [3: "AGE-SECRET-KEY-1\n"])
+        #expect(result.status == 2 && result.stdout.isEmpty && result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr == "keystore: \(big) is larger than \(Keystore.largestBackupFile >> 20) MiB, the most keystore reads.\n", "\(result.stderr)")
+        #expect(target.snapshot().isEmpty)
     }
 
     @Test func aWrongKeyOrADamagedFileIsOneLineAndWritesNothing() throws {
