@@ -134,10 +134,11 @@ extension AgentPolicy.Rule {
         // One asset, two names: a classic asset is its Stellar Asset Contract on the request's network.
         func same(_ a: String) -> String { request.network.flatMap { StellarAssetContract.id(of: a, on: $0) } ?? a }
         let moved = outflow.amounts.sorted { $0.key < $1.key }
+        // The fee alone is native that maxFee caps, when it is set: then it need not be named in assets or limits.
+        func isCappedFee(_ asset: String, _ amount: Int64) -> Bool { asset == "native" && maxFee != nil && amount <= outflow.fee }
         if let assets {
             let allowed = Set(assets.map(same))
-            // The fee's native passes unnamed only where maxFee caps it, as under limits below.
-            for (asset, amount) in moved where !allowed.contains(same(asset)) && (asset != "native" || maxFee == nil || amount > outflow.fee) {
+            for (asset, amount) in moved where !allowed.contains(same(asset)) && !isCappedFee(asset, amount) {
                 return refuse("asset \(Self.shown(asset)) is not allowed")
             }
         }
@@ -153,9 +154,9 @@ extension AgentPolicy.Rule {
             }
         }
         if !limits.isEmpty {
-            // An asset no limit names would be unlimited; the fee alone is native that maxFee caps, when it is set.
+            // An asset no limit names would be unlimited.
             let named = Set(limits.map { same($0.asset) })
-            for (asset, amount) in moved where !named.contains(same(asset)) && (asset != "native" || maxFee == nil || amount > outflow.fee) {
+            for (asset, amount) in moved where !named.contains(same(asset)) && !isCappedFee(asset, amount) {
                 return refuse("moves \(Self.shown(asset)), which no limit of the rule names")
             }
         }
