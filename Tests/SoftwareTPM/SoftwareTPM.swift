@@ -69,7 +69,12 @@ public final class SoftwareTPM: Sendable {
 
     /// Stops swtpm and deletes its state; the first call does, a later one nothing.
     public func stop() {
-        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
+        let wasStopped = stopped.withLock { stopped in
+            let was = stopped
+            stopped = true
+            return was
+        }
+        guard !wasStopped else { return }
         // SIGKILL: a child of the test process inherits its blocked signals (SIGTERM among them), and its state
         // is deleted anyway.
         kill(pid, SIGKILL)
