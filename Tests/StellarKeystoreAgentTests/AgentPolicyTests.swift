@@ -230,11 +230,15 @@ import TestFixtures
     /// The envelopes of fixtures/tx-envelopes.json that the fixture signer sends from: a 1 XLM payment, valid until
     /// 1,700,000,000 (a windowed rule sets expiresWithin; every clock of these tests is past it).
     static func signersPayment() throws -> Outflow {
+        try outflow(Fixtures.expiring(try signersPaymentEnvelope(), at: 1_700_000_000))
+    }
+
+    /// That payment's envelope as the fixture file has it (base64, without time bounds).
+    static func signersPaymentEnvelope() throws -> String {
         struct Envelope: Decodable { let name, envelope: String; let alreadySigned: Bool? }
         struct File: Decodable { let envelopes: [Envelope] }
         let file = try Fixtures.load(File.self, "tx-envelopes.json")
-        let envelope = try #require(file.envelopes.first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") })
-        return try outflow(Fixtures.expiring(envelope.envelope, at: 1_700_000_000))
+        return try #require(file.envelopes.first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") }).envelope
     }
 
     /// With the files the agent read (`PolicyRequest.Caller.files`), a rule's executable and parents match by the

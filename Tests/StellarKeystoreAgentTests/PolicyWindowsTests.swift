@@ -126,10 +126,7 @@ import TestFixtures
     /// network together, so the second sees the first. (Counted from its signing alone, as a third review found,
     /// a window saw up to `expiresWithin` / `window` times its cap submitted.)
     @Test func aSpendCountsUntilItsTransactionCanNoLongerBeSubmitted() throws {
-        struct Envelope: Decodable { let name, envelope: String }
-        struct File: Decodable { let envelopes: [Envelope] }
-        let envelope = try #require(try Fixtures.load(File.self, "tx-envelopes.json").envelopes
-            .first { $0.name.hasPrefix("payment") && $0.name.hasSuffix("(testnet)") }).envelope
+        let envelope = try AgentPolicyTests.signersPaymentEnvelope()
         let clock = Clock()
         func payment(validFor seconds: Int64) throws -> Outflow {
             try AgentPolicyTests.outflow(Fixtures.expiring(envelope, at: UInt64(clock.now + seconds)))
